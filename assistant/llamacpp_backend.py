@@ -1,0 +1,191 @@
+"""Embedded LLM: a GGUF model run in-process by llama-cpp-python, the default when no server is configured.
+
+Loading a model takes seconds and hundreds of MB, so each file is loaded once per process and shared; a lock
+serialises calls because a llama.cpp context is not thread-safe (the chat app serves several residents).
+Structured output uses llama-cpp-python's JSON-schema grammar; a timeout is enforced between tokens.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from assistant.llm import (
+    BackendRejected,
+    BackendTimeout,
+    BackendUnavailable,
+    JsonSchema,
+    LLMResult,
+    Message,
+)
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+    from assistant.settings import LLMSettings
+
+DEFAULT_N_CTX = 4096
+INSTALL_HINT = (
+    "llama-cpp-python is not installed: run `make llm-embedded`, or "
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install llama-cpp-python==0.3.36'
+)
+
+
+@dataclass
+class _Loaded:
+    llm: Llama
+    model_id: str
+    lock: threading.Lock
+
+
+_CACHE: dict[tuple[str, int, int], _Loaded] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+class _DeadlinePassed(Exception):
+    """Raised from inside generation to stop it when the time budget is spent."""
+
+
+def _load(gguf: str, n_ctx: int, n_threads: int) -> _Loaded:
+    """Resolve and load a GGUF once per (file, n_ctx, threads); later calls reuse it."""
+    from models.gguf import GGUFNotAvailable, resolve
+
+    try:
+        model = resolve(gguf)
+    except GGUFNotAvailable as exc:
+        raise BackendUnavailable(str(exc)) from exc
+    key = (str(model.path), n_ctx, n_threads)
+    with _CACHE_LOCK:
+        if key not in _CACHE:
+            try:
+                from llama_cpp import Llama
+            except ImportError as exc:
+                raise BackendUnavailable(INSTALL_HINT) from exc
+            try:
+                llm = Llama(
+                    model_path=str(model.path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise BackendUnavailable(f"llama.cpp could not load {model.path}: {exc}") from exc
+            _CACHE[key] = _Loaded(llm, model.model_id, threading.Lock())
+        return _CACHE[key]
+
+
+class LlamaCppBackend:
+    """`LLM` over llama-cpp-python. `gguf` is `qwen1.5b`, `smollm2` or a .gguf path (see models/gguf.py)."""
+
+    def __init__(
+        self, gguf: str, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int = 2, timeout_s: float = 120.0
+    ) -> None:
+        self.gguf = gguf
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.timeout_s = timeout_s
+
+    @classmethod
+    def from_settings(cls, settings: LLMSettings) -> LlamaCppBackend:
+        return cls(
+            settings.model,
+            n_ctx=settings.context_tokens or DEFAULT_N_CTX,
+            n_threads=settings.n_threads,
+            timeout_s=settings.timeout_s,
+        )
+
+    def _loaded(self) -> _Loaded:
+        return _load(self.gguf, self.n_ctx, self.n_threads)
+
+    @property
+    def model_id(self) -> str:
+        return self._loaded().model_id
+
+    @property
+    def context_window(self) -> int:
+        return int(self._loaded().llm.n_ctx())
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._loaded().llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def _request(
+        self,
+        messages: Sequence[Message],
+        json_schema: JsonSchema | None,
+        max_tokens: int,
+        temperature: float,
+        seed: int,
+        deadline: float,
+    ) -> dict[str, Any]:
+        """Keyword arguments for `create_chat_completion`, with a logits processor that enforces the deadline
+        (llama-cpp-python has no timeout of its own; the processor runs once per generated token)."""
+
+        def stop_at_deadline(_ids: Any, logits: Any) -> Any:
+            if time.monotonic() > deadline:
+                raise _DeadlinePassed
+            return logits
+
+        kwargs: dict[str, Any] = {
+            "messages": [dict(m) for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "logits_processor": [stop_at_deadline],
+        }
+        if json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+        return kwargs
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        json_schema: JsonSchema | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> LLMResult:
+        loaded = self._loaded()
+        start = time.monotonic()
+        kwargs = self._request(messages, json_schema, max_tokens, temperature, seed, start + self.timeout_s)
+        with loaded.lock:
+            try:
+                response = loaded.llm.create_chat_completion(**kwargs)
+            except _DeadlinePassed as exc:
+                raise BackendTimeout(
+                    f"the embedded model did not finish within {self.timeout_s:g} s"
+                ) from exc
+            except ValueError as exc:  # llama-cpp-python raises ValueError for a prompt over n_ctx
+                raise BackendRejected(f"the embedded model refused the prompt: {exc}") from exc
+        total = time.monotonic() - start
+        usage = {k: int(v) for k, v in response.get("usage", {}).items()}
+        timings = {"total": total}
+        if usage.get("completion_tokens"):
+            timings["tokens_per_s"] = usage["completion_tokens"] / total
+        text = response["choices"][0]["message"].get("content") or ""
+        return LLMResult(text=text, model_id=loaded.model_id, timings=timings, usage=usage)
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        json_schema: JsonSchema | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Iterator[str]:
+        loaded = self._loaded()
+        start = time.monotonic()
+        kwargs = self._request(messages, json_schema, max_tokens, temperature, seed, start + self.timeout_s)
+        with loaded.lock:
+            try:
+                for chunk in loaded.llm.create_chat_completion(stream=True, **kwargs):
+                    piece = chunk["choices"][0]["delta"].get("content")
+                    if piece:
+                        yield piece
+            except _DeadlinePassed as exc:
+                raise BackendTimeout(
+                    f"the embedded model did not finish within {self.timeout_s:g} s"
+                ) from exc
+            except ValueError as exc:
+                raise BackendRejected(f"the embedded model refused the prompt: {exc}") from exc

@@ -1,0 +1,91 @@
+"""The one interface every LLM backend implements, and the errors callers degrade on.
+
+The pipeline, the chat app and the benchmarks only see `LLM`, so an OpenAI-compatible server (vLLM, llama.cpp
+server, Ollama) and the embedded llama-cpp-python model are interchangeable. Failures are typed so a caller
+can fall back to retrieval-only results instead of showing a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+
+class Message(TypedDict):
+    """One chat message in the OpenAI shape (`system`, `user` or `assistant`)."""
+
+    role: str
+    content: str
+
+
+JsonSchema = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LLMResult:
+    """A finished completion: `timings` in seconds (`total`, `tokens_per_s`), `usage` in tokens."""
+
+    text: str
+    model_id: str
+    timings: dict[str, float] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class LLMError(RuntimeError):
+    """Base class: the backend could not produce a completion. The message says what to do."""
+
+
+class BackendUnavailable(LLMError):
+    """The backend cannot be reached or loaded (server down, model missing, package not installed)."""
+
+
+class BackendTimeout(LLMError):
+    """The backend did not finish within the configured time."""
+
+
+class BackendRejected(LLMError):
+    """The backend answered but refused the request (bad parameters, context too long)."""
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """A chat model. `temperature=0` and a fixed `seed` make benchmark runs repeatable."""
+
+    @property
+    def model_id(self) -> str:
+        """Stable name of the model that answers (recorded in every Answer and result file)."""
+        ...
+
+    @property
+    def context_window(self) -> int:
+        """Tokens the model accepts for prompt + answer; the pipeline fits its prompt into this."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens `text` takes (exact for the embedded model, a conservative estimate for HTTP backends)."""
+        ...
+
+    def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        json_schema: JsonSchema | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> LLMResult:
+        """Generate one answer; with `json_schema`, constrain the output to it where the backend can."""
+        ...
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        json_schema: JsonSchema | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Iterator[str]:
+        """Generate the same answer as `complete`, yielding text pieces as they arrive."""
+        ...
