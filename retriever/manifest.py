@@ -1,0 +1,56 @@
+"""The index manifest: what built the index and checksums of every file, checked before anything is loaded."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+
+
+@dataclass
+class EncoderInfo:
+    name: str
+    location: str
+    fingerprint: str
+    dims: int
+    max_seq_length: int
+
+
+@dataclass
+class FileInfo:
+    bytes: int
+    sha256: str
+
+
+@dataclass
+class Manifest:
+    encoder: EncoderInfo
+    fields: dict[str, int]  # field -> number of vectors
+    reports: int
+    corpus_sha256: str
+    created: str
+    index_type: str
+    files: dict[str, FileInfo] = field(default_factory=dict)
+    version: int = FORMAT_VERSION
+
+    def write(self, folder: Path) -> None:
+        (folder / MANIFEST).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def read(cls, folder: Path) -> Manifest:
+        """Parse manifest.json; raises ValueError with the reason if it is missing, malformed or too new."""
+        path = folder / MANIFEST
+        if not path.is_file():
+            raise ValueError(f"{path} is missing")
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+            if raw.get("version") != FORMAT_VERSION:
+                raise ValueError(f"index format version {raw.get('version')} (this program reads {FORMAT_VERSION})")
+            raw["encoder"] = EncoderInfo(**raw["encoder"])
+            raw["files"] = {name: FileInfo(**info) for name, info in raw["files"].items()}
+            return cls(**raw)
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path} is not a valid manifest ({exc})") from exc

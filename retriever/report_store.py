@@ -1,0 +1,86 @@
+"""SQLite store of report texts and metadata, keyed by the row ids FAISS vectors carry."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+from retriever.report import Report
+
+_SCHEMA = """
+CREATE TABLE reports (
+  rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, findings TEXT, impression TEXT, full_text TEXT,
+  modality TEXT, source TEXT, meta TEXT
+);
+CREATE TABLE labels (rowid INTEGER NOT NULL, label TEXT NOT NULL);
+CREATE INDEX labels_by_label ON labels(label);
+CREATE INDEX reports_by_modality ON reports(modality);
+CREATE INDEX reports_by_source ON reports(source);
+"""
+
+
+def write_store(path: Path, reports: Iterable[Report]) -> None:
+    """Create the database; report i gets rowid i (the id its vectors carry)."""
+    with sqlite3.connect(path) as db:
+        db.executescript(_SCHEMA)
+        for rowid, r in enumerate(reports):
+            db.execute(
+                "INSERT INTO reports VALUES (?,?,?,?,?,?,?,?)",
+                (rowid, r.id, r.findings, r.impression, r.full_text, r.modality, r.source, json.dumps(r.meta)),
+            )
+            db.executemany("INSERT INTO labels VALUES (?,?)", [(rowid, label) for label in r.labels])
+    # Connection context only commits; close explicitly so the file can be renamed on every platform.
+    db.close()
+
+
+class ReportStore:
+    """Read access to a written store (opened read-only: searching never modifies an index)."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+        self._db.execute("SELECT count(*) FROM reports").fetchone()  # fails early on a corrupt file
+
+    def count(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM reports").fetchone()[0])
+
+    def get(self, rowids: list[int]) -> dict[int, Report]:
+        """Reports by rowid, with labels."""
+        if not rowids:
+            return {}
+        marks = ",".join("?" * len(rowids))
+        rows = self._db.execute(f"SELECT * FROM reports WHERE rowid IN ({marks})", rowids).fetchall()
+        labels: dict[int, list[str]] = {}
+        for rowid, label in self._db.execute(f"SELECT rowid, label FROM labels WHERE rowid IN ({marks})", rowids):
+            labels.setdefault(rowid, []).append(label)
+        return {
+            row[0]: Report(
+                id=row[1], findings=row[2], impression=row[3], full_text=row[4], modality=row[5],
+                labels=tuple(sorted(labels.get(row[0], []))), source=row[6], meta=json.loads(row[7] or "{}"),
+            )
+            for row in rows
+        }
+
+    def filter_rowids(self, modality: str | None, source: str | None, label: str | None) -> np.ndarray:
+        """Row ids matching every given filter (case-insensitive)."""
+        sql = "SELECT rowid FROM reports WHERE 1=1"
+        args: list[str] = []
+        if modality:
+            sql += " AND lower(modality) = lower(?)"
+            args.append(modality)
+        if source:
+            sql += " AND lower(source) = lower(?)"
+            args.append(source)
+        if label:
+            sql += " AND rowid IN (SELECT rowid FROM labels WHERE lower(label) = lower(?))"
+            args.append(label)
+        return np.array([r[0] for r in self._db.execute(sql, args)], dtype=np.int64)
+
+    def values(self, column: str) -> list[str]:
+        """Distinct values of modality/source (for UI filter choices)."""
+        if column not in {"modality", "source"}:
+            raise ValueError(column)
+        return [r[0] for r in self._db.execute(f"SELECT DISTINCT {column} FROM reports ORDER BY 1") if r[0]]

@@ -1,0 +1,141 @@
+"""Importers for the public report collections (Open-i, CT-RATE, MTSamples, MedPix) in their distributed CSVs.
+
+Each is recognized by its header, so `assistant index path/to/indiana_reports.csv` needs no options. Label files
+distributed beside the reports (Open-i NegBio labels, CT-RATE predicted labels) are joined when present.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from retriever.report import Report
+from retriever.sections import clean_text, parse_sections
+from retriever.sources.base import Outcome, Rejection, normalize_modality
+from retriever.sources.files import UnreadableFile, iter_csv_rows
+from retriever.sources.tabular import compose_full_text
+
+
+def _positive_labels(path: Path, key_column: str, key: Callable[[str], str]) -> dict[str, set[str]]:
+    """key -> names of columns whose value is 1 in a 0/1 label table (empty if the file is absent)."""
+    labels: dict[str, set[str]] = {}
+    if not path.is_file():
+        return labels
+    for _, row in iter_csv_rows(path):
+        names = {name for name, value in row.items() if name != key_column and value in ("1", "1.0")}
+        labels.setdefault(key(row.get(key_column, "")), set()).update(names)
+    return labels
+
+
+def load_openi(path: Path) -> Iterator[Outcome]:
+    """Indiana University chest X-rays; labels from `negbio_labels14.csv` (filename CXR<uid>) if beside it."""
+    labels = _positive_labels(path.with_name("negbio_labels14.csv"), "filename", lambda f: f.removeprefix("CXR"))
+    for number, row in iter_csv_rows(path):
+        uid = row.get("uid", "")
+        if not uid:
+            yield Rejection("openi", f"{path}:{number}", "missing uid")
+            continue
+        sections = {k: clean_text(row.get(k, "")) for k in ("indication", "comparison", "findings", "impression")}
+        row_labels = labels.get(uid) or {p.strip() for p in row.get("Problems", "").split(";") if p.strip()}
+        yield Report(
+            id=f"openi:{uid}", findings=sections["findings"], impression=sections["impression"],
+            full_text=compose_full_text(sections), modality="XR", labels=tuple(sorted(row_labels)),
+            source="openi", meta={"exam": row.get("image", ""), "body_part": "chest"},
+        )
+
+
+def load_ctrate(path: Path) -> Iterator[Outcome]:
+    """CT-RATE chest CTs. Several reconstructions (valid_1_a_1, valid_1_a_2) share one report: kept once."""
+    labels = _positive_labels(
+        path.with_name("valid_predicted_labels.csv"), "VolumeName", lambda v: _ctrate_study(v)
+    )
+    seen: dict[str, str] = {}
+    for number, row in iter_csv_rows(path):
+        volume = row.get("VolumeName", "")
+        study = _ctrate_study(volume)
+        if not study:
+            yield Rejection("ctrate", f"{path}:{number}", "missing VolumeName")
+            continue
+        if study in seen:
+            yield Rejection("ctrate", f"{path}:{number}", "another reconstruction of a study (same report)", study)
+            continue
+        seen[study] = volume
+        sections = {
+            "indication": clean_text(row.get("ClinicalInformation_EN", "")),
+            "technique": clean_text(row.get("Technique_EN", "")),
+            "findings": clean_text(row.get("Findings_EN", "")),
+            "impression": clean_text(row.get("Impressions_EN", "")),
+        }
+        yield Report(
+            id=f"ctrate:{study}", findings=sections["findings"], impression=sections["impression"],
+            full_text=compose_full_text(sections), modality="CT", labels=tuple(sorted(labels.get(study, ()))),
+            source="ctrate", meta={"volume": volume, "body_part": "chest"},
+        )
+
+
+def _ctrate_study(volume: str) -> str:
+    """valid_1_a_2.nii.gz -> valid_1_a (the study; the last number is the reconstruction)."""
+    return re.sub(r"_\d+$", "", volume.removesuffix(".gz").removesuffix(".nii"))
+
+
+def load_mtsamples(path: Path) -> Iterator[Outcome]:
+    """MTSamples imaging transcriptions; sections from the CSV's columns, else parsed from the transcription."""
+    for number, row in iter_csv_rows(path):
+        note = row.get("note_id", "")
+        text = row.get("transcription", "")
+        if not note:
+            yield Rejection("mtsamples", f"{path}:{number}", "missing note_id")
+            continue
+        parsed = parse_sections(text)
+        yield Report(
+            id=f"mtsamples:{note}",
+            findings=clean_text(row.get("findings", "")) or parsed.findings,
+            impression=clean_text(row.get("impression", "")) or parsed.impression,
+            full_text=text.replace(",", ", ").strip() if text else "", modality=normalize_modality(row.get("modality", "")),
+            source="mtsamples", meta={"exam": row.get("sample_name", ""), "specialty": row.get("medical_specialty", "")},
+        )
+
+
+def load_medpix(path: Path) -> Iterator[Outcome]:
+    """MedPix teaching cases: findings, and the case diagnosis as the impression (cases have no impression)."""
+    for number, row in iter_csv_rows(path):
+        uid = row.get("uid", "")
+        if not uid:
+            yield Rejection("medpix", f"{path}:{number}", "missing uid")
+            continue
+        sections = {
+            "history": clean_text(row.get("history", "")),
+            "findings": clean_text(row.get("findings", "")),
+            "impression": clean_text(row.get("case_diagnosis", "")),
+        }
+        labels = {row.get(k, "").strip() for k in ("location_category", "topic_category")} - {"", "N/A"}
+        yield Report(
+            id=f"medpix:{uid}", findings=sections["findings"], impression=sections["impression"],
+            full_text=compose_full_text(sections), modality=normalize_modality(row.get("image_modalities", "")),
+            labels=tuple(sorted(labels)), source="medpix",
+            meta={"title": row.get("title", ""), "differential": clean_text(row.get("differential_diagnosis", ""))},
+        )
+
+
+#: Format name -> (columns that identify it, importer).
+FORMATS: dict[str, tuple[frozenset[str], Callable[[Path], Iterator[Outcome]]]] = {
+    "openi": (frozenset({"uid", "MeSH", "Problems", "findings", "impression"}), load_openi),
+    "ctrate": (frozenset({"VolumeName", "Findings_EN", "Impressions_EN"}), load_ctrate),
+    "mtsamples": (frozenset({"note_id", "transcription", "modality"}), load_mtsamples),
+    "medpix": (frozenset({"uid", "findings", "case_diagnosis"}), load_medpix),
+}
+
+
+def detect_format(header: list[str]) -> str | None:
+    """Name of the public format whose identifying columns are all in `header`, else None."""
+    columns = set(header)
+    return next((name for name, (needed, _) in FORMATS.items() if needed <= columns), None)
+
+
+def load_public(path: Path, name: str) -> Iterator[Outcome]:
+    """Run the importer for format `name`, turning an unreadable file into one Rejection."""
+    try:
+        yield from FORMATS[name][1](path)
+    except UnreadableFile as exc:
+        yield Rejection(name, str(path), str(exc))

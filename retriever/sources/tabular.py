@@ -1,0 +1,131 @@
+"""Generic CSV / JSON Lines importer with a column mapping (your own reports).
+
+Columns are found by common names unless mapped explicitly (`--map findings=Befund,impression=Beurteilung`).
+A row may give findings/impression columns, or one free-text column that the section parser splits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from retriever.report import Report
+from retriever.sections import clean_text, parse_sections
+from retriever.sources.base import Outcome, Rejection, normalize_modality
+from retriever.sources.files import UnreadableFile, iter_csv_rows, iter_jsonl
+
+#: Target field -> column names tried in order (case-insensitive) when not mapped explicitly.
+DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "id": ("id", "report_id", "reportid", "accession", "accession_number", "uid", "study_id", "note_id"),
+    "findings": ("findings", "finding", "findings_en"),
+    "impression": ("impression", "impressions", "impressions_en", "conclusion", "conclusions"),
+    "text": ("text", "report", "report_text", "full_text", "transcription", "body"),
+    "modality": ("modality", "exam", "examination", "image_modalities", "study_type"),
+    "labels": ("labels", "label", "findings_labels", "diagnosis_labels"),
+}
+MAPPABLE = tuple(DEFAULT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """Explicit column names per target field; unset fields are auto-detected."""
+
+    columns: Mapping[str, str]
+
+    @classmethod
+    def parse(cls, spec: str | None) -> ColumnMap:
+        """Parse "findings=Col A,impression=Col B"; raises ValueError naming the bad part."""
+        columns: dict[str, str] = {}
+        for part in filter(None, (p.strip() for p in (spec or "").split(","))):
+            key, sep, value = part.partition("=")
+            key = key.strip().lower()
+            if not sep or not value.strip():
+                raise ValueError(f"bad column mapping {part!r}: use FIELD=COLUMN")
+            if key not in MAPPABLE:
+                raise ValueError(f"unknown field {key!r} in column mapping; fields: {', '.join(MAPPABLE)}")
+            columns[key] = value.strip()
+        return cls(columns)
+
+    def resolve(self, header: list[str]) -> dict[str, str]:
+        """Field -> actual column for this header. Raises ValueError if a mapped column is absent."""
+        by_lower = {h.lower(): h for h in header}
+        resolved: dict[str, str] = {}
+        for field_name, names in DEFAULT_COLUMNS.items():
+            if field_name in self.columns:
+                wanted = self.columns[field_name]
+                if wanted.lower() not in by_lower:
+                    raise ValueError(f"mapped column {wanted!r} for {field_name} is not in the file")
+                resolved[field_name] = by_lower[wanted.lower()]
+                continue
+            for name in names:
+                if name in by_lower:
+                    resolved[field_name] = by_lower[name]
+                    break
+        return resolved
+
+
+def compose_full_text(sections: Mapping[str, str]) -> str:
+    """A full report text from named sections, in reading order, each under its header."""
+    return "\n".join(f"{name.upper()}: {text}" for name, text in sections.items() if text)
+
+
+def report_from_row(
+    row: Mapping[str, str], columns: Mapping[str, str], *, source: str, default_id: str
+) -> Report | str:
+    """Build a Report from one row, or return the reason it cannot be used."""
+    def get(field_name: str) -> str:
+        return row.get(columns.get(field_name, ""), "") or ""
+
+    findings, impression, text = clean_text(get("findings")), clean_text(get("impression")), get("text")
+    if not (findings or impression or text.strip()):
+        return "empty record (no findings, impression or report text)"
+    parsed = parse_sections(text) if text.strip() else None
+    if parsed is not None:
+        findings = findings or parsed.findings
+        impression = impression or parsed.impression
+    full = text.strip() or compose_full_text({"findings": findings, "impression": impression})
+    labels = tuple(sorted({x.strip() for x in get("labels").replace("|", ";").split(";") if x.strip()}))
+    return Report(
+        id=f"{source}:{get('id') or default_id}",
+        findings=findings,
+        impression=impression,
+        full_text=full,
+        modality=normalize_modality(get("modality")),
+        labels=labels,
+        source=source,
+    )
+
+
+def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None = None) -> Iterator[Outcome]:
+    """Import a .csv or .jsonl file of reports; every unusable row becomes a Rejection."""
+    source = source or path.stem
+    mapping = mapping or ColumnMap({})
+    try:
+        if path.suffix.lower() == ".jsonl":
+            rows: list[tuple[int, dict[str, str] | str]] = [
+                (n, {k: "" if v is None else str(v) for k, v in obj.items()} if isinstance(obj, dict) else obj)
+                for n, obj in iter_jsonl(path)
+            ]
+        else:
+            rows = list(iter_csv_rows(path))
+    except UnreadableFile as exc:
+        yield Rejection(source, str(path), str(exc))
+        return
+    header = sorted({k for _, r in rows if isinstance(r, dict) for k in r})
+    try:
+        columns = mapping.resolve(header)
+    except ValueError as exc:
+        yield from (Rejection(source, f"{path}:{n}", str(exc)) for n, _ in rows)
+        return
+    if not {"findings", "impression", "text"} & columns.keys():
+        reason = "missing columns: no findings, impression or report-text column (map with --map findings=COL,...)"
+        detail = f"columns: {', '.join(header) or 'none'}"
+        yield from (Rejection(source, f"{path}:{n}", reason, detail) for n, _ in rows)
+        return
+    for number, row in rows:
+        if isinstance(row, str):
+            yield Rejection(source, f"{path}:{number}", row)
+            continue
+        made = report_from_row(row, columns, source=source, default_id=f"{path.stem}-{number}")
+        yield made if isinstance(made, Report) else Rejection(source, f"{path}:{number}", made)

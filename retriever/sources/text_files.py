@@ -1,0 +1,26 @@
+"""Free-text reports, one per `.txt` file: sections come from the section parser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from retriever.report import Report
+from retriever.sections import parse_sections
+from retriever.sources.base import Outcome, Rejection
+from retriever.sources.files import UnreadableFile, read_text
+
+
+def load_text_file(path: Path, source: str, report_id: str) -> Outcome:
+    """One report from one text file, or a Rejection (binary, empty)."""
+    try:
+        text, encoding = read_text(path)
+    except UnreadableFile as exc:
+        return Rejection(source, str(path), str(exc))
+    if not text.strip():
+        return Rejection(source, str(path), "empty file")
+    sections = parse_sections(text)
+    meta = {"file": str(path)} | ({"encoding": encoding} if encoding != "utf-8" else {})
+    return Report(
+        id=f"{source}:{report_id}", findings=sections.findings, impression=sections.impression,
+        full_text=text.strip(), source=source, meta=meta,
+    )
