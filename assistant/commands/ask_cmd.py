@@ -1,0 +1,127 @@
+"""`assistant ask`: a finding in, the most likely diagnosis out, with the reports it rests on.
+
+Exit codes say what happened, so scripts can tell a real answer from a fallback: 0 answer, 2 bad input (empty
+query, missing index, bad flag), 3 backend down (retrieval-only result printed), 4 backend timeout
+(retrieval-only result printed), 5 the model's output held no answer (retrieval-only result printed).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from assistant.answer import Answer
+
+EXIT_BAD_INPUT = 2
+EXIT_CODES = {"backend_unavailable": 3, "timeout": 4, "unparseable": 5}
+FIELD_HELP = "Field retrieved reports are matched on: impression, findings or report (full text)."
+
+
+def ask(
+    query: Annotated[
+        str, typer.Argument(help="Finding text, e.g. 'blunting of the right costophrenic angle'.")
+    ],
+    no_retrieval: Annotated[
+        bool, typer.Option("--no-retrieval", help="Ask the LLM alone (baseline).")
+    ] = False,
+    encoder: Annotated[
+        str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
+    ] = None,
+    k: Annotated[int, typer.Option("-k", "--k", min=1, max=20, help="Reports given to the LLM.")] = 1,
+    field: Annotated[str, typer.Option(help=FIELD_HELP)] = "impression",
+    method: Annotated[str, typer.Option(help="Retrieval: dense (the index's encoder) or bm25.")] = "dense",
+    index: Annotated[
+        Path | None, typer.Option(help="Index folder (default: the demo/default index).")
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(help="embedded (llama-cpp-python) or openai (a vLLM/llama.cpp/Ollama server)."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(help="embedded: qwen1.5b, smollm2 or a .gguf path; openai: served model name."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the Answer as JSON.")] = False,
+) -> None:
+    """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
+    from rich.console import Console
+
+    from assistant.lc_retriever import ReportRetriever
+    from assistant.rag import RagPipeline
+    from assistant.settings import LLMSettings, make_llm
+    from models.paths import default_index_dir
+    from models.resolve import ModelNotAvailable
+    from retriever.index import IndexLoadError, ReportIndex
+    from retriever.query import EmptyQueryError, clean_query
+
+    err = Console(stderr=True)
+    try:
+        clean_query(query)
+        settings = LLMSettings.from_env().with_flags(backend=backend, model=model)
+        retriever = None
+        if not no_retrieval:
+            idx = ReportIndex.load(index or default_index_dir(), encoder)
+            if field not in idx.fields:
+                raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
+            retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
+        pipeline = RagPipeline(make_llm(settings), retriever)
+        if as_json:
+            answer = pipeline.invoke(query)
+        else:
+            with err.status(f"asking {settings.backend} model {settings.model or '(server default)'} ..."):
+                answer = pipeline.invoke(query)
+    except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    if as_json:
+        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        _print(answer, Console())
+    code = EXIT_CODES.get(answer.degraded_kind or "", 0)
+    if code:
+        raise typer.Exit(code)
+
+
+def _print(answer: Answer, out: Console) -> None:
+    """Diagnosis panel, then the reports (cited ones marked), then notes and provenance."""
+    from rich.markup import escape
+    from rich.panel import Panel
+    from rich.table import Table
+
+    if answer.degraded:
+        out.print(
+            Panel(
+                f"[bold]No LLM answer[/bold] ({answer.degraded_kind}): "
+                f"{escape(answer.degraded_reason or '')}\n"
+                "Retrieval-only result: the impressions of the most similar reports are below.",
+                title="degraded",
+                border_style="red",
+            )
+        )
+    else:
+        lines = [f"[bold]Most likely diagnosis:[/bold] {escape(answer.diagnosis or '')}"]
+        if answer.differential:
+            lines.append("[bold]Differential:[/bold] " + escape("; ".join(answer.differential)))
+        if answer.rationale:
+            lines.append(f"[bold]Rationale:[/bold] {escape(answer.rationale)}")
+        out.print(Panel("\n".join(lines), title="answer", border_style="green"))
+    if answer.retrieved:
+        table = Table(title="retrieved reports", show_lines=True)
+        for column in ("#", "score", "report", "cited", "impression"):
+            table.add_column(column, overflow="fold")
+        for r in answer.retrieved:
+            cited = "yes" if r.report_id in answer.cited_report_ids else ""
+            impression = r.impression if len(r.impression) <= 300 else r.impression[:299] + "…"
+            table.add_row(str(r.rank), f"{r.score:.3f}", escape(r.report_id), cited, escape(impression))
+        out.print(table)
+    for note in answer.notes:
+        out.print(f"[yellow]note:[/yellow] {escape(note)}")
+    timing = ", ".join(f"{name} {value:.2f}" for name, value in answer.timings.items())
+    out.print(f"[dim]model {answer.model_id or '-'} · prompt {answer.prompt_id} · {timing}[/dim]")
+    out.print("[dim]Decision support and teaching aid, not a diagnosis.[/dim]")
