@@ -105,3 +105,15 @@ def resolve_encoder(ref: str) -> tuple[Path | str, EncoderEntry | None]:
         f"unknown encoder {ref!r}: use a registry name ({names}), a local model folder, a model trained with "
         f"`assistant train` (in {models_dir()}), or a hub id such as sentence-transformers/all-MiniLM-L6-v2"
     )
+
+
+def main() -> None:
+    """`python -m models.resolve NAME...`: make registry encoders available locally (used by `make`)."""
+    import sys
+
+    for name in sys.argv[1:]:
+        print(f"{name}: {resolve_encoder(name)[0]}")
+
+
+if __name__ == "__main__":
+    main()

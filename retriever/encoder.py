@@ -60,7 +60,10 @@ class Encoder:
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         vectors = self.model.encode(
-            texts, batch_size=batch_size, show_progress_bar=progress, convert_to_numpy=True,
+            texts,
+            batch_size=batch_size,
+            show_progress_bar=progress,
+            convert_to_numpy=True,
             normalize_embeddings=True,
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)

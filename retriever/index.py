@@ -1,9 +1,9 @@
 """A report index: FAISS vectors per field + BM25 + SQLite report store, behind one small API.
 
-    index = ReportIndex.build(reports, encoder)          # encode every field
-    index.save(folder)                                    # atomic: temp folder, then rename
-    index = ReportIndex.load(folder)                      # checks manifest, checksums and encoder
-    hits = index.search("small left effusion", field="impression", k=5)
+index = ReportIndex.build(reports, encoder)          # encode every field
+index.save(folder)                                    # atomic: temp folder, then rename
+index = ReportIndex.load(folder)                      # checks manifest, checksums and encoder
+hits = index.search("small left effusion", field="impression", k=5)
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import numpy as np
 from models.resolve import ModelNotAvailable, sha256_file
 from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
-from retriever.faiss_index import EXACT_LIMIT, build_vector_index, read_vector_index, search_vectors
-from retriever.faiss_index import write_vector_index
+from retriever.faiss_index import EXACT_LIMIT, build_vector_index, read_vector_index, search_vectors, write_vector_index
 from retriever.manifest import EncoderInfo, FileInfo, Manifest
 from retriever.query import PreparedQuery, clean_query
 from retriever.report import FIELDS, Report
@@ -88,7 +87,12 @@ class ReportIndex:
     # ----------------------------------------------------------------------------------------- build/save
     @classmethod
     def build(
-        cls, reports: list[Report], encoder: Encoder, fields: tuple[str, ...] = FIELDS, *, batch_size: int = 32,
+        cls,
+        reports: list[Report],
+        encoder: Encoder,
+        fields: tuple[str, ...] = FIELDS,
+        *,
+        batch_size: int = 32,
         progress: bool = False,
     ) -> ReportIndex:
         """Encode each field of each report that has it; row id i is reports[i]."""
@@ -105,8 +109,9 @@ class ReportIndex:
             bm25[field_name] = BM25Field.build(texts, rowids)
             counts[field_name] = len(rowids)
         manifest = Manifest(
-            encoder=EncoderInfo(encoder.name, encoder.location, encoder.fingerprint, encoder.dims,
-                                encoder.max_seq_length),
+            encoder=EncoderInfo(
+                encoder.name, encoder.location, encoder.fingerprint, encoder.dims, encoder.max_seq_length
+            ),
             fields=counts,
             reports=len(reports),
             corpus_sha256=corpus_hash(reports),
@@ -129,7 +134,8 @@ class ReportIndex:
                 self._bm25[field_name].save(tmp / f"bm25_{field_name}")
             self.manifest.files = {
                 p.relative_to(tmp).as_posix(): FileInfo(p.stat().st_size, sha256_file(p))
-                for p in sorted(tmp.rglob("*")) if p.is_file()
+                for p in sorted(tmp.rglob("*"))
+                if p.is_file()
             }
             self.manifest.write(tmp)
             old = folder.with_name(f".{folder.name}.old")
@@ -153,8 +159,10 @@ class ReportIndex:
         folder = Path(folder)
         rebuild = f"rebuild it with `assistant index CORPUS... --out {folder}`"
         if not folder.is_dir():
-            raise IndexLoadError(f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}` "
-                                 "(or `make demo` for the demo index)")
+            raise IndexLoadError(
+                f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}` "
+                "(or `make demo` for the demo index)"
+            )
         try:
             manifest = Manifest.read(folder)
         except ValueError as exc:
@@ -165,8 +173,9 @@ class ReportIndex:
                 raise IndexLoadError(f"index file {path} is missing; {rebuild}")
             size = path.stat().st_size
             if size != info.bytes:
-                raise IndexLoadError(f"index file {path} is {size} bytes, manifest says {info.bytes} "
-                                     f"(truncated or replaced); {rebuild}")
+                raise IndexLoadError(
+                    f"index file {path} is {size} bytes, manifest says {info.bytes} (truncated or replaced); {rebuild}"
+                )
             if sha256_file(path) != info.sha256:
                 raise IndexLoadError(f"index file {path} fails its SHA-256 check (corrupt); {rebuild}")
         try:
@@ -216,7 +225,11 @@ class ReportIndex:
         return PreparedQuery(text, encoder.count_tokens(text), encoder.max_seq_length)
 
     def search(
-        self, query: str, field: str = "impression", k: int = 5, filters: SearchFilters | None = None,
+        self,
+        query: str,
+        field: str = "impression",
+        k: int = 5,
+        filters: SearchFilters | None = None,
         method: str = "dense",
     ) -> list[Hit]:
         """Top-k reports for `query` matched against one field."""
@@ -244,7 +257,8 @@ class ReportIndex:
             return None
         if isinstance(self._store, list):
             keep = [
-                i for i, r in enumerate(self._store)
+                i
+                for i, r in enumerate(self._store)
                 if (not filters.modality or r.modality.lower() == filters.modality.lower())
                 and (not filters.source or r.source.lower() == filters.source.lower())
                 and (not filters.label or filters.label.lower() in {x.lower() for x in r.labels})

@@ -58,8 +58,14 @@ class ReportStore:
             labels.setdefault(rowid, []).append(label)
         return {
             row[0]: Report(
-                id=row[1], findings=row[2], impression=row[3], full_text=row[4], modality=row[5],
-                labels=tuple(sorted(labels.get(row[0], []))), source=row[6], meta=json.loads(row[7] or "{}"),
+                id=row[1],
+                findings=row[2],
+                impression=row[3],
+                full_text=row[4],
+                modality=row[5],
+                labels=tuple(sorted(labels.get(row[0], []))),
+                source=row[6],
+                meta=json.loads(row[7] or "{}"),
             )
             for row in rows
         }

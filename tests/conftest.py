@@ -1,0 +1,40 @@
+"""Shared test set-up: no network, no writes to the user's data folder, shared data located or skipped."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_default_index(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands that fall back to the default index must never touch the user's real one."""
+    monkeypatch.setenv("RADSEARCH_INDEX", str(tmp_path_factory.getbasetemp() / "default-index"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared real-data folder, or a clean skip when this checkout has none."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data folder {SHARED_DATA} is absent")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The real all-MiniLM-L6-v2 encoder from its PyPI package (skipped only if the package is missing)."""
+    from models.resolve import ModelNotAvailable
+    from retriever.encoder import load_encoder
+
+    try:
+        return load_encoder("minilm")
+    except ModelNotAvailable as exc:
+        pytest.skip(str(exc))

@@ -1,0 +1,85 @@
+"""`assistant index` and `assistant search` as a user runs them (real processes, real MiniLM)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ASSISTANT = [sys.executable, "-m", "assistant.cli"]
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*ASSISTANT, *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {}), "COLUMNS": "200"},
+    )
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("corpus")
+    rows = [
+        {"id": "1", "findings": "Moderate right pleural effusion.", "impression": "Right pleural effusion."},
+        {"id": "2", "findings": "Patchy left lower lobe airspace disease.", "impression": "Left lower lobe pneumonia."},
+        {"id": "3", "findings": "Apical pleural line without lung markings.", "impression": "Pneumothorax."},
+        {"id": "4", "findings": "", "impression": "No findings section."},
+    ]
+    (folder / "site.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    (folder / "junk.bin").write_bytes(b"\x00\x01")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def built(corpus: Path, tmp_path_factory: pytest.TempPathFactory, minilm) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("out") / "index"
+    result = run("index", str(corpus), "--out", str(out), "--rejects", str(out.parent / "rejects.jsonl"))
+    assert result.returncode == 0, result.stderr
+    return out, result.stderr
+
+
+def test_index_prints_counts_that_add_up(built: tuple[Path, str]) -> None:
+    out, log = built
+    assert "records in" in log and "missing findings" in log and "unsupported file type" in log
+    total_line = next(line for line in log.splitlines() if "total" in line)
+    numbers = [int(x) for x in total_line.replace("│", " ").split() if x.isdigit()]
+    assert numbers == [5, 3, 2]
+    rejects = [json.loads(line) for line in (out.parent / "rejects.jsonl").read_text().splitlines()]
+    assert {r["reason"] for r in rejects} == {"missing findings", "unsupported file type (use .csv, .jsonl or .txt)"}
+
+
+def test_search_table_and_json(built: tuple[Path, str]) -> None:
+    out, _ = built
+    table = run("search", "air in the pleural space, collapsed lung", "--index", str(out), "-k", "2")
+    assert table.returncode == 0, table.stderr
+    assert "site:3" in table.stdout and "Pneumothorax" in table.stdout
+    as_json = run("search", "fluid right hemithorax", "--index", str(out), "--field", "findings", "--json")
+    payload = json.loads(as_json.stdout)
+    assert payload["hits"][0]["id"] == "site:1" and payload["hits"][0]["rank"] == 1
+    assert payload["encoder"] == "minilm"
+    bm25 = run("search", "pneumonia", "--index", str(out), "--method", "bm25", "--json")
+    assert json.loads(bm25.stdout)["hits"][0]["id"] == "site:2"
+
+
+def test_search_bad_inputs(built: tuple[Path, str], tmp_path: Path) -> None:
+    out, _ = built
+    empty = run("search", "   ", "--index", str(out))
+    assert empty.returncode == 2 and "query is empty" in empty.stderr
+    missing = run("search", "effusion", "--index", str(tmp_path / "none"))
+    assert missing.returncode == 1 and "assistant index" in missing.stderr
+    wrong = run("search", "effusion", "--index", str(out), "--encoder", "mpnet")
+    assert wrong.returncode == 1 and "built with encoder 'minilm'" in wrong.stderr
+    long = run("search", "effusion " * 12000, "--index", str(out), "-k", "1")
+    assert long.returncode == 0 and "reads only the first 256 tokens" in long.stderr
+
+
+def test_help_is_fast_and_lists_commands() -> None:
+    result = run("--help")
+    assert result.returncode == 0 and "index" in result.stdout and "search" in result.stdout

@@ -1,0 +1,260 @@
+"""Every importer on fixture files the tests write, plus the bad inputs ingestion must survive."""
+
+from __future__ import annotations
+
+import csv
+import json
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+
+from retriever.ingest import Exclusions, ingest
+from retriever.report import Report
+from retriever.sources import ColumnMap, iter_corpus
+
+KEEP_ALL = Exclusions(require_findings=False, require_impression=False, drop_duplicate_findings=False)
+
+
+def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def assert_accounted(result) -> None:
+    assert result.records_in == len(result.reports) + len(result.rejections)
+    assert sum(k + r for k, r in result.by_source().values()) == result.records_in
+
+
+def test_openi_format_with_negbio_labels(tmp_path: Path) -> None:
+    write_csv(
+        tmp_path / "indiana_reports.csv",
+        ["uid", "MeSH", "Problems", "image", "indication", "comparison", "findings", "impression"],
+        [
+            ["1", "normal", "normal", "Xray Chest PA and Lateral", "TB test", "None.", "Clear lungs.", "Normal."],
+            ["2", "Cardiomegaly", "Cardiomegaly", "Chest 2 views", "", "", "Enlarged heart.", "Cardiomegaly."],
+            ["3", "normal", "normal", "Chest", "", "", "", "No acute findings."],
+        ],
+    )
+    write_csv(
+        tmp_path / "negbio_labels14.csv",
+        ["filename", "Cardiomegaly", "normal"],
+        [["CXR1", "0", "1"], ["CXR2", "1", "0"], ["CXR3", "0", "1"]],
+    )
+    result = ingest([str(tmp_path / "indiana_reports.csv")])
+    assert [r.id for r in result.reports] == ["openi:1", "openi:2"]
+    second = result.reports[1]
+    assert second.labels == ("Cardiomegaly",) and second.modality == "XR" and second.source == "openi"
+    assert "FINDINGS: Enlarged heart." in second.full_text
+    assert [(r.ref, r.reason) for r in result.rejections] == [("openi:3", "missing findings")]
+    assert_accounted(result)
+
+
+def test_ctrate_keeps_one_report_per_study(tmp_path: Path) -> None:
+    header = ["VolumeName", "ClinicalInformation_EN", "Technique_EN", "Findings_EN", "Impressions_EN"]
+    write_csv(
+        tmp_path / "validation_reports.csv",
+        header,
+        [
+            ["valid_1_a_1.nii.gz", "Cough.", "Non-contrast.", "Nodule 4 mm.", "Lung nodule."],
+            ["valid_1_a_2.nii.gz", "Cough.", "Non-contrast.", "Nodule 4 mm.", "Lung nodule."],
+            ["valid_2_a_1.nii.gz", "Not given.", "Non-contrast.", "Emphysema.", "Emphysema."],
+        ],
+    )
+    write_csv(
+        tmp_path / "valid_predicted_labels.csv",
+        ["VolumeName", "Lung nodule", "Emphysema"],
+        [["valid_1_a_1.nii.gz", "1", "0"], ["valid_1_a_2.nii.gz", "1", "0"], ["valid_2_a_1.nii.gz", "0", "1"]],
+    )
+    result = ingest([str(tmp_path)])
+    assert [r.id for r in result.reports] == ["ctrate:valid_1_a", "ctrate:valid_2_a"]
+    assert result.reports[0].labels == ("Lung nodule",) and result.reports[0].modality == "CT"
+    assert result.reasons() == {"another reconstruction of a study (same report)": 1}
+    assert_accounted(result)
+
+
+def test_mtsamples_parses_transcription_when_columns_empty(tmp_path: Path) -> None:
+    write_csv(
+        tmp_path / "mtsamples_imaging.csv",
+        [
+            "note_id",
+            "medical_specialty",
+            "sample_name",
+            "description",
+            "section_headers",
+            "findings",
+            "impression",
+            "transcription",
+            "modality",
+        ],
+        [
+            [
+                "7",
+                "Radiology",
+                "US Scrotum",
+                "",
+                "",
+                "",
+                "",
+                "EXAM: , US.,FINDINGS: ,Small hydrocele.,IMPRESSION: , Hydrocele.",
+                "US",
+            ],
+            ["8", "Radiology", "MRI Brain", "", "", "Normal brain.", "Normal.", "x", "MRI"],
+        ],
+    )
+    result = ingest([str(tmp_path / "mtsamples_imaging.csv")])
+    first, second = result.reports
+    assert (first.findings, first.impression, first.modality) == ("Small hydrocele.", "Hydrocele.", "US")
+    assert second.modality == "MR"
+
+
+def test_medpix_uses_case_diagnosis_as_impression(tmp_path: Path) -> None:
+    header = [
+        "uid",
+        "title",
+        "history",
+        "exam",
+        "findings",
+        "differential_diagnosis",
+        "case_diagnosis",
+        "diagnosis_by",
+        "n_ct_images",
+        "n_mr_images",
+        "image_modalities",
+        "location_category",
+        "topic_category",
+        "acr_code",
+    ]
+    write_csv(
+        tmp_path / "medpix_cases.csv",
+        header,
+        [
+            [
+                "MPX1",
+                "Bladder Diverticulum",
+                "Hematuria",
+                "N/A",
+                "Outpouching of the bladder wall.",
+                "Diverticulum",
+                "Bladder Diverticulum",
+                "N/A",
+                "2",
+                "0",
+                "CT - noncontrast",
+                "Reproductive and Urinary System",
+                "Diverticulum",
+                "8.9",
+            ]
+        ],
+    )
+    (report,) = ingest([str(tmp_path)]).reports
+    assert report.impression == "Bladder Diverticulum" and report.modality == "CT"
+    assert "Diverticulum" in report.labels
+
+
+def test_generic_csv_with_mapping_quoted_newlines_extra_and_empty_rows(tmp_path: Path) -> None:
+    path = tmp_path / "site.csv"
+    path.write_text(
+        "Accession,Befund,Beurteilung,Extra\n"
+        'A1,"Pleural effusion\non the left.",Effusion.,x\n'
+        ",,,\n"
+        "A2,Normal heart.,Normal.,y,unexpected-cell\n"
+        "A1,Duplicate id row.,Dup.,z\n",
+        encoding="utf-8",
+    )
+    result = ingest([str(path)], KEEP_ALL, ColumnMap.parse("id=Accession,findings=Befund,impression=Beurteilung"))
+    assert [r.id for r in result.reports] == ["site:A1", "site:A2"]
+    assert result.reports[0].findings == "Pleural effusion on the left."
+    assert result.reasons() == {"empty record (no findings, impression or report text)": 1, "duplicate id": 1}
+    assert_accounted(result)
+
+
+def test_csv_missing_columns_rejects_every_row_with_reason(tmp_path: Path) -> None:
+    write_csv(tmp_path / "bad.csv", ["name", "age"], [["a", "1"], ["b", "2"]])
+    result = ingest([str(tmp_path / "bad.csv")])
+    assert not result.reports and len(result.rejections) == 2
+    assert result.rejections[0].reason.startswith("missing columns")
+    assert "name, age" in result.rejections[0].detail
+
+
+def test_mapping_to_absent_column_is_reported() -> None:
+    with pytest.raises(ValueError, match="unknown field"):
+        ColumnMap.parse("diagnosis=X")
+    with pytest.raises(ValueError, match="FIELD=COLUMN"):
+        ColumnMap.parse("findings")
+
+
+def test_jsonl_with_invalid_lines(tmp_path: Path) -> None:
+    path = tmp_path / "reports.jsonl"
+    lines = [
+        json.dumps({"id": "r1", "text": "FINDINGS: Nodule.\nIMPRESSION: Granuloma."}),
+        "{not json",
+        "[1, 2]",
+        json.dumps({"id": "r2", "findings": "Edema.", "impression": "CHF.", "labels": "edema;chf"}),
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = ingest([str(path)])
+    assert [r.id for r in result.reports] == ["reports:r1", "reports:r2"]
+    assert result.reports[0].impression == "Granuloma."
+    assert result.reports[1].labels == ("chf", "edema")
+    assert len(result.rejections) == 2 and result.rejections[0].reason.startswith("invalid JSON")
+
+
+def test_text_folder_with_non_utf8_and_binary_files(tmp_path: Path) -> None:
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "a.txt").write_text("FINDINGS: Small effusion.\nIMPRESSION: Effusion.", encoding="utf-8")
+    (folder / "b.txt").write_bytes("FINDINGS: Kein Erguss, Lunge bel\xfcftet.\nIMPRESSION: Normal.".encode("cp1252"))
+    (folder / "scan.txt").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    (folder / "notes.pdf").write_bytes(b"%PDF-1.4")
+    (folder / "empty.txt").write_text("   \n", encoding="utf-8")
+    result = ingest([str(folder)])
+    assert sorted(r.id for r in result.reports) == ["site:a", "site:b"]
+    german = next(r for r in result.reports if r.id == "site:b")
+    assert "belüftet" in german.findings and german.meta["encoding"] == "cp1252"
+    reasons = {Path(r.ref).name: r.reason for r in result.rejections}
+    assert reasons["scan.txt"].startswith("binary file")
+    assert reasons["notes.pdf"].startswith("unsupported file type")
+    assert reasons["empty.txt"] == "empty file"
+    assert_accounted(result)
+
+
+def test_exclusions_follow_the_paper_by_default(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    rows = [
+        {"id": "1", "findings": "Clear lungs.", "impression": "Normal."},
+        {"id": "2", "findings": "clear  lungs", "impression": "Normal chest."},
+        {"id": "3", "findings": "", "impression": "Normal."},
+        {"id": "4", "findings": "Effusion.", "impression": ""},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    strict = ingest([str(path)])
+    assert [r.id for r in strict.reports] == ["r:1"]
+    assert strict.reasons() == {"duplicate findings": 1, "missing findings": 1, "missing impression": 1}
+    assert len(ingest([str(path)], KEEP_ALL).reports) == 4
+
+
+def test_missing_path_is_a_rejection_not_a_crash() -> None:
+    (rejection,) = list(iter_corpus("/nonexistent/folder"))
+    assert "no such file" in rejection.reason
+
+
+def test_demo_corpus_from_package() -> None:
+    if find_spec("radlabels") is None:
+        pytest.skip("radlabels package not installed")
+    outcomes = list(iter_corpus("demo"))
+    reports = [o for o in outcomes if isinstance(o, Report)]
+    assert len(outcomes) == 1000 and len(reports) == 1000
+    assert all(r.modality == "XR" and r.source == "radlabels" for r in reports)
+    assert sum(bool(r.impression) for r in reports) > 300
+
+
+def test_shared_data_counts_add_up(shared_data: Path) -> None:
+    corpora = [str(shared_data / name) for name in ("openi", "ctrate", "mtsamples", "medpix")]
+    result = ingest(corpora)
+    assert_accounted(result)
+    kept = {s: k for s, (k, _) in result.by_source().items()}
+    assert kept["openi"] > 1500 and kept["ctrate"] > 250 and kept["medpix"] > 400 and kept["mtsamples"] > 80

@@ -1,0 +1,160 @@
+"""Index round trip, filters, BM25, integrity checks and the encoder guard, with the real MiniLM model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from retriever.index import IndexLoadError, ReportIndex, SearchFilters
+from retriever.query import EmptyQueryError
+from retriever.report import Report
+
+REPORTS = [
+    Report(
+        "t:1",
+        "Large left pleural effusion with compressive atelectasis.",
+        "Left pleural effusion.",
+        modality="XR",
+        labels=("effusion",),
+        source="site-a",
+    ),
+    Report(
+        "t:2",
+        "Right upper lobe consolidation with air bronchograms.",
+        "Right upper lobe pneumonia.",
+        modality="XR",
+        labels=("pneumonia",),
+        source="site-a",
+    ),
+    Report(
+        "t:3",
+        "Enlarged cardiac silhouette, cephalization of vessels.",
+        "Cardiomegaly with mild edema.",
+        modality="XR",
+        labels=("cardiomegaly", "edema"),
+        source="site-b",
+    ),
+    Report(
+        "t:4",
+        "4 mm nodule in the right lower lobe.",
+        "Small pulmonary nodule.",
+        modality="CT",
+        labels=("nodule",),
+        source="site-b",
+    ),
+    Report(
+        "t:5",
+        "Hypodense lesion in segment IV along the falciform ligament.",
+        "Focal fatty infiltration.",
+        modality="CT",
+        labels=("liver",),
+        source="site-b",
+    ),
+    Report("t:6", "", "Impression-only report about pneumothorax.", modality="XR", source="site-a"),
+]
+
+
+@pytest.fixture(scope="module")
+def index_dir(minilm, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("idx") / "index"
+    ReportIndex.build(REPORTS, minilm).save(folder)
+    return folder
+
+
+def test_round_trip_search_returns_the_semantic_match(index_dir: Path, minilm) -> None:
+    index = ReportIndex.load(index_dir, minilm)
+    assert index.manifest.fields == {"findings": 5, "impression": 6, "report": 6}
+    hits = index.search("fluid in the left pleural space", field="impression", k=3)
+    assert hits[0].report.id == "t:1" and hits[0].rank == 1
+    assert hits[0].score >= hits[1].score >= hits[2].score
+    assert hits[0].report.labels == ("effusion",) and hits[0].report.source == "site-a"
+    liver = index.search("ill-defined hypoattenuation along the falciform ligament", field="findings", k=1)
+    assert liver[0].report.id == "t:5"
+
+
+def test_filters_restrict_results(index_dir: Path, minilm) -> None:
+    index = ReportIndex.load(index_dir, minilm)
+    ct = index.search("lung lesion", field="findings", k=5, filters=SearchFilters(modality="ct"))
+    assert {h.report.id for h in ct} == {"t:4", "t:5"}
+    labelled = index.search("heart", k=5, filters=SearchFilters(label="EDEMA"))
+    assert [h.report.id for h in labelled] == ["t:3"]
+    assert index.search("heart", k=5, filters=SearchFilters(source="nowhere")) == []
+
+
+def test_bm25_baseline(index_dir: Path) -> None:
+    index = ReportIndex.load(index_dir)
+    hits = index.search("falciform ligament", field="findings", k=3, method="bm25")
+    assert [h.report.id for h in hits] == ["t:5"] and hits[0].method == "bm25"
+
+
+def test_empty_and_huge_queries(index_dir: Path, minilm) -> None:
+    index = ReportIndex.load(index_dir, minilm)
+    for bad in ("", "   \n\t", None):
+        with pytest.raises(EmptyQueryError):
+            index.search(bad)  # type: ignore[arg-type]
+    huge = "pleural effusion " * 6000  # ~100,000 characters
+    prepared = index.prepare(huge)
+    assert prepared.truncated and "first 256 tokens" in prepared.notice()
+    assert index.search(huge, k=1)[0].report.id == "t:1"
+
+
+def test_unknown_field_and_method(index_dir: Path) -> None:
+    index = ReportIndex.load(index_dir)
+    with pytest.raises(ValueError, match="field 'diagnosis'"):
+        index.search("x", field="diagnosis")
+    with pytest.raises(ValueError, match="unknown method"):
+        index.search("x", method="magic")
+
+
+def test_truncated_faiss_file_is_refused(index_dir: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(index_dir, broken)
+    faiss_file = broken / "impression.faiss"
+    faiss_file.write_bytes(faiss_file.read_bytes()[:100])
+    with pytest.raises(IndexLoadError, match="truncated or replaced.*rebuild it with `assistant index"):
+        ReportIndex.load(broken)
+
+
+def test_corrupt_and_missing_files_are_refused(index_dir: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "flipped"
+    shutil.copytree(index_dir, broken)
+    data = bytearray((broken / "findings.faiss").read_bytes())
+    data[-10] ^= 0xFF
+    (broken / "findings.faiss").write_bytes(bytes(data))
+    with pytest.raises(IndexLoadError, match="SHA-256"):
+        ReportIndex.load(broken)
+    (broken / "reports.sqlite").unlink()
+    with pytest.raises(IndexLoadError, match="missing"):
+        ReportIndex.load(broken)
+    (broken / "manifest.json").write_text("{nope", encoding="utf-8")
+    with pytest.raises(IndexLoadError, match="not a valid manifest"):
+        ReportIndex.load(broken)
+    with pytest.raises(IndexLoadError, match="no index at"):
+        ReportIndex.load(tmp_path / "absent")
+
+
+def test_index_built_with_another_encoder_is_refused(index_dir: Path, tmp_path: Path, minilm) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(index_dir, other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    manifest["encoder"]["fingerprint"] = "0" * 64
+    manifest["encoder"]["name"] = "mpnet"
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexLoadError, match="built with encoder 'mpnet'.*assistant index"):
+        ReportIndex.load(other, minilm)
+
+
+def test_save_is_atomic_and_replaces_previous(index_dir: Path, minilm, tmp_path: Path) -> None:
+    target = tmp_path / "atomic"
+    ReportIndex.build(REPORTS[:2], minilm).save(target)
+    ReportIndex.build(REPORTS, minilm).save(target)
+    assert ReportIndex.load(target).manifest.reports == len(REPORTS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["atomic"]  # no temp or backup folders left
+
+
+def test_building_nothing_is_a_clear_error(minilm) -> None:
+    with pytest.raises(ValueError, match="no reports to index"):
+        ReportIndex.build([], minilm)
