@@ -1,0 +1,86 @@
+"""`assistant train`: fine-tune a report encoder on a site's own findings -> impression pairs (no labels needed)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def train(
+    corpus: Annotated[
+        list[str], typer.Argument(help="Report files or folders (CSV, JSONL, .txt), or `demo`.")
+    ],
+    out: Annotated[str, typer.Option(help="Name of the trained model (saved in the models directory).")],
+    base: Annotated[
+        str, typer.Option(help="Encoder to start from: minilm, mpnet, a folder or a hub id.")
+    ] = "minilm",
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the training pairs.")] = 1,
+    batch_size: Annotated[int, typer.Option(min=2, help="Pairs per batch (= in-batch negatives + 1).")] = 32,
+    lr: Annotated[float, typer.Option(min=0.0, help="Peak learning rate (paper: 2e-5).")] = 2e-5,
+    max_seq_length: Annotated[int, typer.Option(min=16, max=512, help="Tokens kept per text.")] = 256,
+    seed: Annotated[int, typer.Option(help="Random seed (batches, initialization of anything new).")] = 42,
+    resume: Annotated[
+        bool, typer.Option(help="Continue an interrupted run from its last checkpoint.")
+    ] = False,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace an existing model (or stale checkpoints) of this name.")
+    ] = False,
+    mask_near_duplicates: Annotated[
+        bool, typer.Option(help="Ignore in-batch impressions nearly identical to the positive.")
+    ] = False,
+    duplicate_threshold: Annotated[
+        float, typer.Option(help="Cosine above which an impression counts as a near-duplicate.")
+    ] = 0.9,
+    cached: Annotated[
+        bool, typer.Option(help="CachedMNRL: large batches in small memory (set --batch-size high).")
+    ] = False,
+    mini_batch_size: Annotated[int, typer.Option(min=1, help="Texts embedded at once with --cached.")] = 16,
+    symmetric: Annotated[
+        bool, typer.Option(help="Also train impression -> findings (symmetric loss).")
+    ] = False,
+    checkpoint_steps: Annotated[
+        int, typer.Option(min=1, help="Save a resumable checkpoint every N steps.")
+    ] = 50,
+    column_map: Annotated[
+        str | None, typer.Option("--map", help="Column mapping, e.g. findings=Befund,impression=Beurteilung")
+    ] = None,
+) -> None:
+    """Fine-tune an encoder on findings -> impression pairs; 80 % of reports train, 10 % score each epoch (dev),
+    10 % are held out for benchmarks. Use the result with `assistant index CORPUS --encoder NAME`."""
+    import logging
+
+    from rich.console import Console
+
+    from models.resolve import ModelNotAvailable
+    from retriever.ingest import ingest
+    from retriever.sources import ColumnMap
+    from retriever.train import TrainConfig, train_encoder
+    from retriever.train_data import TrainingError
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    console = Console(stderr=True)
+    try:
+        mapping = ColumnMap.parse(column_map)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--map") from exc
+    with console.status("reading reports"):
+        result = ingest(corpus, mapping=mapping)
+    console.print(f"{result.records_in} records read, {len(result.reports)} usable reports; rejected: "
+                  f"{dict(result.reasons()) or 'none'}")
+    config = TrainConfig(
+        base=base, epochs=epochs, batch_size=batch_size, lr=lr, max_seq_length=max_seq_length, seed=seed,
+        mask_near_duplicates=mask_near_duplicates, duplicate_threshold=duplicate_threshold, cached=cached,
+        mini_batch_size=mini_batch_size, symmetric=symmetric, checkpoint_steps=checkpoint_steps,
+    )
+    try:
+        trained = train_encoder(result.reports, out, config, skipped=result.reasons(), overwrite=overwrite,
+                                resume=resume)
+    except (TrainingError, ModelNotAvailable, ValueError) as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    card = trained.card
+    console.print(f"[green]trained {out} -> {trained.path}[/green]  pairs {card['data']['pairs']}, "
+                  f"seconds/epoch {card['train_seconds_per_epoch']}")
+    console.print(f"dev before: {card['dev_metrics']['before']}\ndev after:  {card['dev_metrics']['after']}")
+    console.print(f"index with it: assistant index CORPUS --encoder {out}")

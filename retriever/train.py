@@ -1,0 +1,336 @@
+"""Contrastive fine-tuning of a report encoder on findings -> impression pairs (the RadSearch method).
+
+    result = train_encoder(reports, "my-radsearch", TrainConfig(base="minilm"))
+    load_encoder("my-radsearch")   # also: assistant index CORPUS --encoder my-radsearch
+
+Reports are split by id (retriever.splits): only the train split is trained on, the dev split scores each
+epoch (findings -> impression match@k, MRR@10), the test split is left for benchmarks. The model goes to a
+temporary folder first and is renamed into the models directory, so a crash never leaves a half-written model
+under its name. Checkpoints live beside it under `.checkpoints/NAME` until the run finishes, so `--resume` can
+continue an interrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shutil
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from retriever.encoder import load_encoder  # first: it puts the Hugging Face libraries in offline mode
+
+# isort: split
+from datasets import Dataset
+from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from sentence_transformers.base.sampler import BatchSamplers
+from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
+from transformers import TrainerCallback
+
+from models.paths import models_dir
+from retriever.model_card import write_model_card
+from retriever.report import Report
+from retriever.splits import DEFAULT_SPLIT, SplitSpec, split_reports
+from retriever.train_data import PairSet, TrainingError, build_pairs, check_contrastive
+from retriever.train_losses import make_loss
+
+log = logging.getLogger(__name__)
+
+CARD_FILE = "radsearch_card.json"
+_RUN_FILE = "radsearch_run.json"
+_CHECKPOINTS = ".checkpoints"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Hyperparameters. Defaults: the paper's (lr 2e-5, warmup 10 %, MNRL) sized for a CPU (batch 32, 1
+    epoch)."""
+
+    base: str = "minilm"
+    epochs: int = 1
+    batch_size: int = 32
+    lr: float = 2e-5
+    warmup_ratio: float = 0.1
+    max_seq_length: int = 256
+    seed: int = 42
+    mask_near_duplicates: bool = False
+    duplicate_threshold: float = 0.9
+    cached: bool = False
+    mini_batch_size: int = 16
+    symmetric: bool = False
+    checkpoint_steps: int = 50
+    max_steps: int = -1  # > 0 stops early (tests, smoke runs)
+
+    @property
+    def loss_name(self) -> str:
+        """Readable name of the loss the options select (recorded in the card and benchmark tables)."""
+        name = "CachedMNRL" if self.cached else "MNRL"
+        if self.mask_near_duplicates:
+            name += f" + near-duplicate mask (cos > {self.duplicate_threshold})"
+        return name + (" symmetric" if self.symmetric else "")
+
+
+@dataclass
+class TrainResult:
+    """Where the model went and the card written beside it (data counts, hyperparameters, metrics, times)."""
+
+    path: Path
+    card: dict[str, Any] = field(default_factory=dict)
+
+
+def train_encoder(
+    reports: Iterable[Report],
+    out_name: str,
+    config: TrainConfig = TrainConfig(),
+    *,
+    split: SplitSpec = DEFAULT_SPLIT,
+    skipped: Counter[str] | None = None,
+    overwrite: bool = False,
+    resume: bool = False,
+    models_root: Path | None = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Fine-tune `config.base` on the train split of `reports` and save it as `models_root/out_name`.
+
+    `skipped` carries reports already rejected upstream (by ingestion), so the card counts every report not
+    used.
+    """
+    root = models_root or models_dir()
+    target = _output_path(root, out_name, overwrite)
+    groups = split_reports(list(reports), split)
+    all_pairs = build_pairs(r for group in groups.values() for r in group)
+    train_pairs, dev_pairs = build_pairs(groups["train"]), build_pairs(groups["dev"])
+    batch_size = check_contrastive(train_pairs, config.batch_size)
+    if batch_size < config.batch_size:
+        log.warning(
+            "only %d distinct training impressions (%d pairs): batch size reduced from %d to %d",
+            train_pairs.unique_positives,
+            len(train_pairs),
+            config.batch_size,
+            batch_size,
+        )
+    checkpoints = root / _CHECKPOINTS / out_name
+    run_key = {"config": asdict(config), "data": train_pairs.fingerprint(), "split": asdict(split)}
+    resume_from = _prepare_checkpoints(checkpoints, run_key, resume=resume, overwrite=overwrite)
+
+    encoder = load_encoder(config.base, max_seq_length=config.max_seq_length)
+    model = encoder.model
+    evaluator = dev_evaluator(dev_pairs)
+    before = _dev_scores(evaluator, model)
+    timer = EpochTimer()
+    trainer = _trainer(model, train_pairs, evaluator, config, batch_size, checkpoints, timer, progress)
+    trainer.train(resume_from_checkpoint=resume_from)
+    after = _dev_scores(evaluator, model)
+
+    card = {
+        "name": out_name,
+        "base_model": {"ref": config.base, "name": encoder.name, "location": encoder.location},
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "loss": config.loss_name,
+        "hyperparameters": asdict(config) | {"batch_size_used": batch_size},
+        "split": asdict(split),
+        "data": {
+            "reports": sum(len(g) for g in groups.values()) + sum((skipped or Counter()).values()),
+            "pairs": {
+                "train": len(train_pairs),
+                "dev": len(dev_pairs),
+                "test (held out)": len(all_pairs) - len(train_pairs) - len(dev_pairs),
+            },
+            "unique_train_impressions": train_pairs.unique_positives,
+            "skipped_by_reason": dict((skipped or Counter()) + all_pairs.skipped),
+            "sources": dict(Counter(r.source for r in groups["train"])),
+        },
+        "dev_metrics": {
+            "before": before,
+            "after": after,
+            "per_epoch": _epoch_metrics(trainer.state.log_history),
+        },
+        "train_loss": _losses(trainer.state.log_history),
+        "masked_negatives": _masked_share(trainer.loss),
+        "train_seconds_per_epoch": timer.seconds,
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "platform": platform.platform(),
+            "device": str(model.device),
+        },
+    }
+    _save(model, card, target, overwrite)
+    shutil.rmtree(checkpoints, ignore_errors=True)
+    return TrainResult(path=target, card=card)
+
+
+def _output_path(root: Path, name: str, overwrite: bool) -> Path:
+    """models_root/name, refusing names that are paths and existing models (unless overwriting)."""
+    if not name or name.startswith(".") or "/" in name or "\\" in name:
+        raise TrainingError(f"--out must be a plain model name (letters, digits, - _), not {name!r}")
+    target = root / name
+    if target.exists() and not overwrite:
+        raise TrainingError(f"model {name!r} already exists in {root}: pass --overwrite to replace it")
+    return target
+
+
+def _prepare_checkpoints(folder: Path, run_key: dict[str, Any], *, resume: bool, overwrite: bool) -> bool:
+    """Whether to resume from the last checkpoint in `folder`; refuses to mix up runs or drop one silently."""
+    run_file = folder / _RUN_FILE
+    has_checkpoint = any(folder.glob("checkpoint-*"))
+    if resume:
+        if not has_checkpoint:
+            raise TrainingError(f"--resume: no checkpoint in {folder}; run without --resume to start afresh")
+        recorded = json.loads(run_file.read_text(encoding="utf-8")) if run_file.is_file() else None
+        if recorded != json.loads(json.dumps(run_key)):
+            raise TrainingError(
+                f"--resume: the checkpoints in {folder} come from a run with other data or settings; use the "
+                "same corpus and options, or pass --overwrite (without --resume) to start over"
+            )
+        return True
+    if has_checkpoint and not overwrite:
+        raise TrainingError(
+            f"an interrupted run left checkpoints in {folder}: pass --resume to continue it, or "
+            "--overwrite to start over"
+        )
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    run_file.write_text(json.dumps(run_key, indent=1), encoding="utf-8")
+    return False
+
+
+def dev_evaluator(pairs: PairSet, name: str = "dev") -> InformationRetrievalEvaluator | None:
+    """Findings -> impression retrieval on held-out pairs: queries = findings, corpus = unique impressions, a
+    hit
+    when the report's own impression text comes back. None when there are too few pairs to rank anything."""
+    if pairs.unique_positives < 2:
+        log.warning("dev split has %d distinct impressions: no dev evaluation", pairs.unique_positives)
+        return None
+    corpus_ids = {text: f"i{n}" for n, text in enumerate(dict.fromkeys(pairs.positives))}
+    return InformationRetrievalEvaluator(
+        queries=dict(zip(pairs.ids, pairs.anchors, strict=True)),
+        corpus={cid: text for text, cid in corpus_ids.items()},
+        relevant_docs={qid: {corpus_ids[p]} for qid, p in zip(pairs.ids, pairs.positives, strict=True)},
+        accuracy_at_k=[1, 5, 10],
+        mrr_at_k=[10],
+        ndcg_at_k=[10],
+        precision_recall_at_k=[10],
+        map_at_k=[10],
+        name=name,
+        write_csv=False,
+        score_functions=None,
+    )
+
+
+_METRICS = {
+    "cosine_accuracy@1": "match@1",
+    "cosine_accuracy@5": "match@5",
+    "cosine_accuracy@10": "match@10",
+    "cosine_mrr@10": "mrr@10",
+}
+
+
+def _pick(scores: dict[str, float], prefix: str) -> dict[str, float]:
+    """The four headline metrics out of an evaluator's or trainer's dict, under their literature names."""
+    return {short: round(float(scores[prefix + key]), 4) for key, short in _METRICS.items() if prefix + key in scores}
+
+
+def _dev_scores(evaluator: Any, model: Any) -> dict[str, float]:
+    return _pick(evaluator(model), "dev_") if evaluator is not None else {}
+
+
+def _epoch_metrics(history: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """Dev metrics the trainer logged at the end of each epoch."""
+    return [
+        {"epoch": round(row["epoch"], 2)} | _pick(row, "eval_dev_")
+        for row in history
+        if "eval_dev_cosine_accuracy@5" in row
+    ]
+
+
+def _losses(history: list[dict[str, Any]]) -> list[dict[str, float]]:
+    return [{"step": row["step"], "loss": round(row["loss"], 4)} for row in history if "loss" in row]
+
+
+def _masked_share(loss: Any) -> float | None:
+    """Share of in-batch negatives the near-duplicate mask removed (None for the other losses)."""
+    negatives = getattr(loss, "negatives", 0)
+    return round(loss.masked / negatives, 4) if negatives else None
+
+
+class EpochTimer(TrainerCallback):
+    """Wall-clock seconds of each training epoch (dev evaluation excluded: it runs after `on_epoch_end`)."""
+
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+        self._started = time.perf_counter()
+
+    def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self._started = time.perf_counter()
+
+    def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.seconds.append(round(time.perf_counter() - self._started, 1))
+
+
+def _trainer(
+    model: Any,
+    pairs: PairSet,
+    evaluator: Any,
+    config: TrainConfig,
+    batch_size: int,
+    checkpoints: Path,
+    timer: EpochTimer,
+    progress: bool,
+) -> Any:
+    loss = make_loss(
+        model,
+        mask_near_duplicates=config.mask_near_duplicates,
+        duplicate_threshold=config.duplicate_threshold,
+        cached=config.cached,
+        mini_batch_size=config.mini_batch_size,
+        symmetric=config.symmetric,
+    )
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(checkpoints),
+        num_train_epochs=config.epochs,
+        max_steps=config.max_steps,
+        per_device_train_batch_size=batch_size,
+        learning_rate=config.lr,
+        warmup_steps=config.warmup_ratio,  # a float < 1 is a ratio of all steps in transformers 5
+        seed=config.seed,
+        data_seed=config.seed,
+        batch_sampler=BatchSamplers.NO_DUPLICATES,
+        eval_strategy="epoch" if evaluator is not None else "no",
+        save_strategy="steps",
+        save_steps=config.checkpoint_steps,
+        save_total_limit=2,
+        logging_steps=max(1, min(10, config.checkpoint_steps)),
+        report_to="none",
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+    )
+    dataset = Dataset.from_dict({"anchor": pairs.anchors, "positive": pairs.positives})
+    return SentenceTransformerTrainer(
+        model=model, args=args, train_dataset=dataset, loss=loss, evaluator=evaluator, callbacks=[timer]
+    )
+
+
+def _save(model: Any, card: dict[str, Any], target: Path, overwrite: bool) -> None:
+    """Write the model and its cards to a temporary folder beside `target`, then rename it into place.
+
+    The README is our own card, replacing the one sentence-transformers generates: that one quotes training
+    examples, i.e. report text, which must not travel with a model that may be shared.
+    """
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(str(tmp))
+    (tmp / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    write_model_card(tmp / "README.md", card)
+    if target.exists():
+        if not overwrite:
+            shutil.rmtree(tmp)
+            raise TrainingError(f"{target} appeared while training; pass --overwrite to replace it")
+        shutil.rmtree(target)
+    os.replace(tmp, target)
