@@ -45,10 +45,6 @@ _CACHE: dict[tuple[str, int, int], _Loaded] = {}
 _CACHE_LOCK = threading.Lock()
 
 
-class _DeadlinePassed(Exception):
-    """Raised from inside generation to stop it when the time budget is spent."""
-
-
 def _load(gguf: str, n_ctx: int, n_threads: int) -> _Loaded:
     """Resolve and load a GGUF once per (file, n_ctx, threads); later calls reuse it."""
     from models.gguf import GGUFNotAvailable, resolve
@@ -65,9 +61,7 @@ def _load(gguf: str, n_ctx: int, n_threads: int) -> _Loaded:
             except ImportError as exc:
                 raise BackendUnavailable(INSTALL_HINT) from exc
             try:
-                llm = Llama(
-                    model_path=str(model.path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False
-                )
+                llm = Llama(model_path=str(model.path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False)
             except (ValueError, RuntimeError) as exc:
                 raise BackendUnavailable(f"llama.cpp could not load {model.path}: {exc}") from exc
             _CACHE[key] = _Loaded(llm, model.model_id, threading.Lock())
@@ -77,9 +71,7 @@ def _load(gguf: str, n_ctx: int, n_threads: int) -> _Loaded:
 class LlamaCppBackend:
     """`LLM` over llama-cpp-python. `gguf` is `qwen1.5b`, `smollm2` or a .gguf path (see models/gguf.py)."""
 
-    def __init__(
-        self, gguf: str, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int = 2, timeout_s: float = 120.0
-    ) -> None:
+    def __init__(self, gguf: str, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int = 2, timeout_s: float = 120.0) -> None:
         self.gguf = gguf
         self.n_ctx = n_ctx
         self.n_threads = n_threads
@@ -108,33 +100,43 @@ class LlamaCppBackend:
     def count_tokens(self, text: str) -> int:
         return len(self._loaded().llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    def _request(
+    def _generate(
         self,
         messages: Sequence[Message],
         json_schema: JsonSchema | None,
         max_tokens: int,
         temperature: float,
         seed: int,
-        deadline: float,
-    ) -> dict[str, Any]:
-        """Keyword arguments for `create_chat_completion`, with a logits processor that enforces the deadline
-        (llama-cpp-python has no timeout of its own; the processor runs once per generated token)."""
+    ) -> Iterator[str]:
+        """Stream text pieces under the model's lock, enforcing the timeout between tokens.
 
-        def stop_at_deadline(_ids: Any, logits: Any) -> Any:
-            if time.monotonic() > deadline:
-                raise _DeadlinePassed
-            return logits
-
+        llama-cpp-python has no timeout, and an exception raised inside its sampling callbacks is swallowed
+        by ctypes, so generation always streams and the deadline is checked after every piece; closing the
+        stream stops generation. Prompt evaluation itself cannot be interrupted.
+        """
+        loaded = self._loaded()
+        deadline = time.monotonic() + self.timeout_s
         kwargs: dict[str, Any] = {
             "messages": [dict(m) for m in messages],
             "max_tokens": max_tokens,
             "temperature": temperature,
             "seed": seed,
-            "logits_processor": [stop_at_deadline],
+            "stream": True,
         }
         if json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
-        return kwargs
+        with loaded.lock:
+            try:
+                chunks = loaded.llm.create_chat_completion(**kwargs)
+                for chunk in chunks:
+                    piece = chunk["choices"][0]["delta"].get("content")
+                    if piece:
+                        yield piece
+                    if time.monotonic() > deadline:
+                        chunks.close()
+                        raise BackendTimeout(f"the embedded model did not finish within {self.timeout_s:g} s")
+            except ValueError as exc:  # llama-cpp-python raises ValueError for a prompt over n_ctx
+                raise BackendRejected(f"the embedded model refused the prompt: {exc}") from exc
 
     def complete(
         self,
@@ -145,25 +147,13 @@ class LlamaCppBackend:
         temperature: float = 0.0,
         seed: int = 0,
     ) -> LLMResult:
-        loaded = self._loaded()
         start = time.monotonic()
-        kwargs = self._request(messages, json_schema, max_tokens, temperature, seed, start + self.timeout_s)
-        with loaded.lock:
-            try:
-                response = loaded.llm.create_chat_completion(**kwargs)
-            except _DeadlinePassed as exc:
-                raise BackendTimeout(
-                    f"the embedded model did not finish within {self.timeout_s:g} s"
-                ) from exc
-            except ValueError as exc:  # llama-cpp-python raises ValueError for a prompt over n_ctx
-                raise BackendRejected(f"the embedded model refused the prompt: {exc}") from exc
+        pieces = list(self._generate(messages, json_schema, max_tokens, temperature, seed))
         total = time.monotonic() - start
-        usage = {k: int(v) for k, v in response.get("usage", {}).items()}
-        timings = {"total": total}
-        if usage.get("completion_tokens"):
-            timings["tokens_per_s"] = usage["completion_tokens"] / total
-        text = response["choices"][0]["message"].get("content") or ""
-        return LLMResult(text=text, model_id=loaded.model_id, timings=timings, usage=usage)
+        # llama-cpp-python streams one token per piece, so the count is the completion length.
+        usage = {"completion_tokens": len(pieces)}
+        timings = {"total": total, "tokens_per_s": len(pieces) / total if total > 0 else 0.0}
+        return LLMResult(text="".join(pieces), model_id=self.model_id, timings=timings, usage=usage)
 
     def stream(
         self,
@@ -174,18 +164,4 @@ class LlamaCppBackend:
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Iterator[str]:
-        loaded = self._loaded()
-        start = time.monotonic()
-        kwargs = self._request(messages, json_schema, max_tokens, temperature, seed, start + self.timeout_s)
-        with loaded.lock:
-            try:
-                for chunk in loaded.llm.create_chat_completion(stream=True, **kwargs):
-                    piece = chunk["choices"][0]["delta"].get("content")
-                    if piece:
-                        yield piece
-            except _DeadlinePassed as exc:
-                raise BackendTimeout(
-                    f"the embedded model did not finish within {self.timeout_s:g} s"
-                ) from exc
-            except ValueError as exc:
-                raise BackendRejected(f"the embedded model refused the prompt: {exc}") from exc
+        return self._generate(messages, json_schema, max_tokens, temperature, seed)
