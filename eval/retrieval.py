@@ -1,0 +1,123 @@
+"""Findings -> impression retrieval: the RadSearch paper's intrinsic test of a report encoder.
+
+Query = a report's findings; corpus = the unique impression texts of the reports evaluated; a hit when the
+report's own impression text comes back in the top k. Metrics as in the literature: match@k (= accuracy@k, share
+of queries with a hit in the top k) and MRR@10 (mean of 1/rank of the hit, 0 when it is below rank 10).
+
+Because one impression ("No acute cardiopulmonary abnormality.") can belong to hundreds of reports, the same
+metrics are also given on the subset of reports whose impression is not one of the most frequent ones, so that
+boilerplate normals cannot carry the score. Any encoder reference or BM25 can be evaluated (`make_ranker`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from retriever.report import Report
+
+K_VALUES = (1, 5, 10)
+MRR_K = 10
+#: How many of the most frequent impressions the "rare" subset leaves out (as in the issue and the paper's spirit).
+FREQUENT = 20
+
+
+class Ranker(Protocol):
+    """Ranks corpus texts for each query; returns the top-k corpus positions per query, best first."""
+
+    name: str
+
+    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]: ...
+
+
+@dataclass
+class DenseRanker:
+    """Cosine ranking with a sentence encoder (anything `retriever.encoder.load_encoder` accepts)."""
+
+    name: str
+    encoder: object
+
+    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
+        docs = self.encoder.encode(corpus, batch_size=64)
+        found = self.encoder.encode(queries, batch_size=64)
+        scores = found @ docs.T
+        top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        return top.tolist()
+
+
+@dataclass
+class BM25Ranker:
+    """The lexical baseline: BM25 over the impression texts, the project's own tokenizer (negations kept)."""
+
+    name: str = "bm25"
+
+    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
+        from retriever.bm25_index import BM25Field
+
+        field = BM25Field.build(corpus, np.arange(len(corpus)))
+        return [[rowid for rowid, _ in field.search(query, k)] for query in queries]
+
+
+def make_ranker(ref: str) -> Ranker:
+    """`bm25`, or an encoder reference: registry name, trained model name, folder or hub id."""
+    if ref.lower() == "bm25":
+        return BM25Ranker()
+    from retriever.encoder import load_encoder
+
+    return DenseRanker(name=ref, encoder=load_encoder(ref))
+
+
+def rank_of(gold: int, ranked: Sequence[int]) -> int | None:
+    """1-based rank of `gold` in a ranked list, None when it was not retrieved."""
+    for position, item in enumerate(ranked, start=1):
+        if item == gold:
+            return position
+    return None
+
+
+def match_at_k(ranks: Sequence[int | None], k: int) -> float:
+    """Share of queries whose gold item is in the top k (accuracy@k)."""
+    return sum(1 for r in ranks if r is not None and r <= k) / len(ranks) if ranks else 0.0
+
+
+def mrr_at_k(ranks: Sequence[int | None], k: int = MRR_K) -> float:
+    """Mean reciprocal rank, counting a gold item below rank k as 0."""
+    return sum(1 / r for r in ranks if r is not None and r <= k) / len(ranks) if ranks else 0.0
+
+
+def summarize(ranks: Sequence[int | None]) -> dict[str, float]:
+    """n, match@1/5/10 and MRR@10 for a list of gold ranks."""
+    scores: dict[str, float] = {"n": len(ranks)}
+    scores |= {f"match@{k}": round(match_at_k(ranks, k), 4) for k in K_VALUES}
+    scores[f"mrr@{MRR_K}"] = round(mrr_at_k(ranks, MRR_K), 4)
+    return scores
+
+
+def frequent_impressions(impressions: Sequence[str], top: int = FREQUENT) -> set[str]:
+    """The `top` most frequent impression texts that occur more than once (a corpus of unique impressions has
+    none: leaving out 20 arbitrary singletons would only add noise)."""
+    counts = Counter(impressions)
+    return {text for text, count in counts.most_common(top) if count > 1}
+
+
+def findings_to_impression(reports: Sequence[Report], ranker: Ranker, top_frequent: int = FREQUENT) -> dict:
+    """Metrics over all reports with both sections, and over those whose impression is not a frequent one."""
+    usable = [r for r in reports if r.findings.strip() and r.impression.strip()]
+    golds = [r.impression.strip() for r in usable]
+    corpus = list(dict.fromkeys(golds))
+    position = {text: n for n, text in enumerate(corpus)}
+    k = max(*K_VALUES, MRR_K)
+    ranked = ranker.rank([r.findings for r in usable], corpus, k) if usable else []
+    ranks = [rank_of(position[gold], row) for gold, row in zip(golds, ranked, strict=True)]
+    frequent = frequent_impressions(golds, top_frequent)
+    rare = [rank for gold, rank in zip(golds, ranks, strict=True) if gold not in frequent]
+    return {
+        "ranker": ranker.name,
+        "corpus_impressions": len(corpus),
+        "all": summarize(ranks),
+        f"without_top{top_frequent}_impressions": summarize(rare),
+    }
