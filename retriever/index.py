@@ -23,13 +23,18 @@ from models.resolve import ModelNotAvailable, sha256_file
 from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import EXACT_LIMIT, build_vector_index, read_vector_index, search_vectors, write_vector_index
+from retriever.fusion import reciprocal_rank_fusion, weighted_fusion
 from retriever.manifest import EncoderInfo, FileInfo, Manifest
 from retriever.query import PreparedQuery, clean_query
 from retriever.report import FIELDS, Report
 from retriever.report_store import ReportStore, write_store
 
 STORE_FILE = "reports.sqlite"
-METHODS = ("dense", "bm25")
+#: dense = the index's encoder; bm25 = lexical; hybrid = RRF of both; hybrid-weighted = normalized-score mix.
+METHODS = ("dense", "bm25", "hybrid", "hybrid-weighted")
+#: Candidates each retriever contributes to a fusion, and the dense weight of the weighted mix.
+FUSION_DEPTH = 100
+DENSE_WEIGHT = 0.5
 
 
 class IndexLoadError(Exception):
@@ -50,7 +55,10 @@ class SearchFilters:
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved report: 1-based rank, score (cosine for dense, BM25 score for bm25) and the field matched."""
+    """One retrieved report: 1-based rank, score and the field matched.
+
+    The score's scale depends on `method`: cosine (dense), BM25 score (bm25), fused score (hybrid*).
+    """
 
     rank: int
     score: float
@@ -243,14 +251,26 @@ class ReportIndex:
         allowed = self._allowed(filters)
         if method == "bm25":
             scored = self._bm25[field].search(text, k, allowed)
+        elif method == "dense":
+            scored = self._dense(text, field, k, allowed)
         else:
-            vector = self.encoder().encode([text])[0]
-            scored = search_vectors(self._vectors[field], vector, k, allowed)
+            depth = max(FUSION_DEPTH, k)
+            rankings = [self._dense(text, field, depth, allowed), self._bm25[field].search(text, depth, allowed)]
+            fused = (
+                reciprocal_rank_fusion(rankings)
+                if method == "hybrid"
+                else weighted_fusion(rankings, (DENSE_WEIGHT, 1 - DENSE_WEIGHT))
+            )
+            scored = fused[:k]
         reports = self._reports([rowid for rowid, _ in scored])
         return [
             Hit(rank=i, score=score, field=field, report=reports[rowid], method=method)
             for i, (rowid, score) in enumerate(scored, start=1)
         ]
+
+    def _dense(self, text: str, field: str, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:
+        vector = self.encoder().encode([text])[0]
+        return search_vectors(self._vectors[field], vector, k, allowed)
 
     def _allowed(self, filters: SearchFilters | None) -> np.ndarray | None:
         if filters is None or not filters.any():

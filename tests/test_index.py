@@ -158,3 +158,13 @@ def test_save_is_atomic_and_replaces_previous(index_dir: Path, minilm, tmp_path:
 def test_building_nothing_is_a_clear_error(minilm) -> None:
     with pytest.raises(ValueError, match="no reports to index"):
         ReportIndex.build([], minilm)
+
+
+def test_hybrid_methods_fuse_dense_and_bm25(index_dir: Path, minilm) -> None:
+    index = ReportIndex.load(index_dir, minilm)
+    for method in ("hybrid", "hybrid-weighted"):
+        hits = index.search("falciform ligament hypodensity", field="findings", k=3, method=method)
+        assert hits[0].report.id == "t:5" and hits[0].method == method
+        assert [h.rank for h in hits] == [1, 2, 3]
+    filtered = index.search("lesion", field="findings", k=5, method="hybrid", filters=SearchFilters(modality="CT"))
+    assert {h.report.id for h in filtered} <= {"t:4", "t:5"}

@@ -19,7 +19,7 @@ def search(
     index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
     field: Annotated[str, typer.Option(help=FIELD_HELP)] = "impression",
     k: Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="Number of reports.")] = 5,
-    method: Annotated[str, typer.Option(help="dense (the index's encoder) or bm25.")] = "dense",
+    method: Annotated[str, typer.Option(help="dense (the index's encoder), bm25, hybrid (reciprocal rank fusion of both) or hybrid-weighted.")] = "dense",
     encoder: Annotated[
         str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
     ] = None,
@@ -40,7 +40,7 @@ def search(
     try:
         clean_query(query)
         idx = ReportIndex.load(index or default_index_dir(), encoder)
-        notice = idx.prepare(query).notice() if method == "dense" else ""
+        notice = idx.prepare(query).notice() if method != "bm25" else ""
         hits = idx.search(query, field=field, k=k, filters=SearchFilters(modality, source, label), method=method)
     except EmptyQueryError as exc:
         err.print(f"[red]{exc}[/red]")

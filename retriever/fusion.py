@@ -1,0 +1,41 @@
+"""Combine rankings from several retrievers (BM25 + dense): reciprocal rank fusion and weighted scores.
+
+RRF (Cormack et al., 2009) needs no score calibration: score(d) = sum over rankings of 1 / (k + rank(d)), ranks
+1-based, k = 60 by convention. The weighted variant min-max normalizes each ranking's scores to [0, 1] and mixes them
+(a document missing from a ranking contributes 0 there), for when one retriever deserves more trust.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
+
+Key = TypeVar("Key", bound=Hashable)
+RRF_K = 60
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[Key, float]]], k: int = RRF_K) -> list[tuple[Key, float]]:
+    """Fused (key, RRF score) best first; ties keep the order of first appearance."""
+    fused: dict[Key, float] = {}
+    for ranking in rankings:
+        for rank, (key, _) in enumerate(ranking, start=1):
+            fused[key] = fused.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(fused.items(), key=lambda item: -item[1])
+
+
+def weighted_fusion(
+    rankings: Sequence[Sequence[tuple[Key, float]]], weights: Sequence[float]
+) -> list[tuple[Key, float]]:
+    """Fused (key, sum of weight x min-max normalized score) best first."""
+    if len(weights) != len(rankings):
+        raise ValueError("one weight per ranking")
+    fused: dict[Key, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        if not ranking:
+            continue
+        scores = [score for _, score in ranking]
+        low, span = min(scores), max(scores) - min(scores)
+        for key, score in ranking:
+            normalized = (score - low) / span if span > 0 else 1.0
+            fused[key] = fused.get(key, 0.0) + weight * normalized
+    return sorted(fused.items(), key=lambda item: -item[1])

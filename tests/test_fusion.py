@@ -1,0 +1,32 @@
+"""Rank fusion against hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from retriever.fusion import reciprocal_rank_fusion, weighted_fusion
+
+
+def test_rrf_hand_computed() -> None:
+    dense = [("a", 0.9), ("b", 0.8), ("c", 0.1)]
+    bm25 = [("c", 12.0), ("a", 3.0)]
+    fused = dict(reciprocal_rank_fusion([dense, bm25], k=60))
+    assert fused["a"] == pytest.approx(1 / 61 + 1 / 62)
+    assert fused["b"] == pytest.approx(1 / 62)
+    assert fused["c"] == pytest.approx(1 / 63 + 1 / 61)
+    assert [key for key, _ in reciprocal_rank_fusion([dense, bm25], k=60)] == ["a", "c", "b"]
+
+
+def test_rrf_small_k_and_empty_rankings() -> None:
+    assert reciprocal_rank_fusion([[("x", 1.0)], []], k=1) == [("x", 0.5)]
+    assert reciprocal_rank_fusion([]) == []
+
+
+def test_weighted_fusion_normalizes_each_ranking() -> None:
+    dense = [("a", 0.9), ("b", 0.7), ("c", 0.5)]  # normalized 1, 0.5, 0
+    bm25 = [("c", 10.0), ("b", 5.0)]  # normalized 1, 0
+    fused = dict(weighted_fusion([dense, bm25], [0.25, 0.75]))
+    assert fused == pytest.approx({"a": 0.25, "b": 0.125, "c": 0.75})
+    assert weighted_fusion([[("only", 3.0)]], [1.0]) == [("only", 1.0)]
+    with pytest.raises(ValueError):
+        weighted_fusion([dense], [0.5, 0.5])
