@@ -7,6 +7,10 @@ reports (the retrieval-only result). Only bad input (an empty query) raises.
 
 The prompt is fitted into the model's context: the query may take at most half of the room left after the
 template and the answer, the references share the rest (best-ranked first); every cut is stated in `notes`.
+
+Follow-up questions (the chat): a mapping input may carry `history`, earlier turns as chat messages
+(`{"role": "user"|"assistant", "content": ...}`). They go between the system and the user message, newest
+kept first within at most a quarter of the context room; dropped turns are stated in `notes`.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from retriever.query import clean_query
 DEFAULT_K = 1  # the RadSearch paper's setting: the single most similar report
 DEFAULT_MAX_TOKENS = 512
 CHAT_OVERHEAD_TOKENS = 16  # role markers and special tokens the chat template adds per message
+HISTORY_SHARE = 4  # earlier turns may take at most 1/HISTORY_SHARE of the room left for query + references
 _TAGS = re.compile(r"<\s*/?\s*(findings|reference_report)\b[^>]*>", re.IGNORECASE)
 _CUT_MARK = " [...]"
 
@@ -113,6 +118,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         start = time.monotonic()
         raw_query = input.get("query", "") if isinstance(input, Mapping) else input
         query = clean_query(raw_query)  # EmptyQueryError: bad input, the one case that raises
+        history: list[Message] = list(input.get("history") or []) if isinstance(input, Mapping) else []
         notes: list[str] = []
         docs: list[Document] = []
         timings: dict[str, float] = {}
@@ -132,7 +138,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         }
 
         try:
-            messages = self._messages(query, docs, notes)
+            messages = self._messages(query, docs, notes, history)
             schema = answer_schema([r.report_id for r in retrieved])
             llm_start = time.monotonic()
             if streaming:
@@ -176,7 +182,9 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
     def _sampling(self) -> dict[str, Any]:
         return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
 
-    def _messages(self, query: str, docs: list[Document], notes: list[str]) -> list[Message]:
+    def _messages(
+        self, query: str, docs: list[Document], notes: list[str], history: list[Message] | None = None
+    ) -> list[Message]:
         """Fill the template within the context budget, recording every truncation in `notes`."""
         empty = self.prompt.messages(findings="", references="")
         overhead = sum(self.llm.count_tokens(m["content"]) + CHAT_OVERHEAD_TOKENS for m in empty)
@@ -186,6 +194,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
                 f"the model's context ({self.llm.context_window} tokens) has no room for a query after the "
                 f"prompt and a {self.max_tokens}-token answer: use a model or server with a longer context"
             )
+        earlier = self._history(history or [], available // HISTORY_SHARE, notes)
+        available -= sum(self.llm.count_tokens(m["content"]) + CHAT_OVERHEAD_TOKENS for m in earlier)
         findings, cut = fit_tokens(self.llm, neutralise_tags(query), available // 2 if docs else available)
         if cut:
             notes.append(
@@ -209,7 +219,30 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             blocks.append(block)
             remaining -= self.llm.count_tokens(block)
         references = "\n\n".join(blocks) if blocks else "(none)"
-        return self.prompt.messages(findings=findings, references=references)  # type: ignore[return-value]
+        system, user = self.prompt.messages(findings=findings, references=references)
+        return [system, *earlier, user]  # type: ignore[list-item]
+
+    def _history(self, history: list[Message], budget: int, notes: list[str]) -> list[Message]:
+        """The newest earlier turns that fit in `budget` tokens, oldest first; user turns are delimited like
+        the query (and their tags neutralised) so an earlier turn cannot pose as instructions either."""
+        kept: list[Message] = []
+        for message in reversed(history):
+            role = "assistant" if message.get("role") == "assistant" else "user"
+            content = neutralise_tags(str(message.get("content", "")))
+            if role == "user":
+                content = f"<findings>\n{content}\n</findings>"
+            cost = self.llm.count_tokens(content) + CHAT_OVERHEAD_TOKENS
+            if cost > budget:
+                break
+            budget -= cost
+            kept.append({"role": role, "content": content})
+        while kept and kept[-1]["role"] == "assistant":  # a conversation resumes with a user turn
+            kept.pop()
+        if len(kept) < len(history):
+            notes.append(
+                f"prompt: {len(history) - len(kept)} earlier message(s) of the conversation left out (no room)"
+            )
+        return kept[::-1]
 
     @staticmethod
     def _citations(parsed: ParsedOutput, retrieved: list[Any], notes: list[str]) -> list[str]:
