@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from assistant.commands import index_cmd, search_cmd, train_cmd
+from assistant.commands import chat_cmd, index_cmd, search_cmd, train_cmd
 
 app = typer.Typer(
     name="assistant",
@@ -19,6 +19,7 @@ app = typer.Typer(
 app.command("index")(index_cmd.index)
 app.command("search")(search_cmd.search)
 app.command("train")(train_cmd.train)
+app.command("chat")(chat_cmd.chat)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,234 @@
+"""HTML and Markdown for the chat page: the answer message, the report cards, notices, the banner, the CSS.
+
+Kept apart from `chat_app.py` so the page's wiring reads on its own and the rendering can be tested without a
+server. Every piece of report or model text is untrusted (archived reports can contain markup, a model can
+emit anything), so all of it goes through `html.escape` (cards) or `md_escape` (chat messages) here and
+nowhere else builds markup from it.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from assistant.answer import Answer, RetrievedReport, UnparseableOutput, parse_output
+
+NoticeKind = Literal["info", "warning", "error"]
+
+FIELD_LABELS = {"findings": "findings", "impression": "impressions", "report": "full reports"}
+DEGRADED_LABELS = {
+    "backend_unavailable": "the language model backend is unavailable",
+    "timeout": "the language model did not answer in time",
+    "unparseable": "the language model's output held no answer",
+}
+IMPRESSION_PREVIEW_CHARS = 600
+
+# Markdown/HTML characters that would otherwise turn report or model text into formatting or markup.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
+
+
+def md_escape(text: str) -> str:
+    """Text for a Markdown chat message shown literally: HTML-escaped, Markdown specials backslashed, and a
+    leading list/heading marker neutralised."""
+    escaped = _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+    return re.sub(r"^(\s*)([-+>]|\d+\.)(\s)", r"\1\\\2\3", escaped, flags=re.MULTILINE)
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+BANNER_HTML = (
+    '<div class="rs-banner" role="note">'
+    "<strong>Decision support and teaching tool, not a diagnosis.</strong> "
+    "Answers come from a language model grounded in archived reports of other patients; they can be wrong. "
+    "Check every suggestion against the images, the clinical context and the reports shown, and follow your "
+    "department's reporting and supervision rules. Do not enter patient identifiers."
+    "</div>"
+)
+
+
+def header_html(backend_label: str) -> str:
+    """Title bar: product name, one-line purpose, and which LLM answers (so nobody mistakes the model)."""
+    return (
+        '<div class="rs-header">'
+        '<div class="rs-title">RadSearch Assistant</div>'
+        '<div class="rs-subtitle">Describe a finding: get the most likely diagnosis, a differential and the '
+        "similar archived reports it rests on.</div>"
+        f'<div class="rs-backend">LLM: {_e(backend_label)}</div>'
+        "</div>"
+    )
+
+
+def notice_html(kind: NoticeKind, message: str, *, detail: str = "") -> str:
+    """A message box in the page (empty input, backend down, index missing); `detail` may name a command."""
+    extra = f'<div class="rs-notice-detail">{_e(detail)}</div>' if detail else ""
+    return f'<div class="rs-notice rs-{kind}" role="status">{_e(message)}{extra}</div>'
+
+
+def notes_html(notes: Iterable[str]) -> str:
+    """The pipeline's notes (truncation, dropped citations) as an info notice; empty when there are none."""
+    items = "".join(f"<li>{_e(n)}</li>" for n in notes)
+    return f'<div class="rs-notice rs-info" role="status"><ul>{items}</ul></div>' if items else ""
+
+
+def report_cards_html(
+    reports: Sequence[RetrievedReport],
+    *,
+    cited: Iterable[str] = (),
+    method: str = "dense",
+    empty_message: str = "Retrieved reports appear here.",
+) -> str:
+    """The retrieved reports as cards: impression first, findings folded in <details>, similarity, source,
+    modality and report id, with the reports the answer cites marked."""
+    if not reports:
+        return f'<div class="rs-cards-empty">{_e(empty_message)}</div>'
+    cited_ids = set(cited)
+    score_name = "similarity" if method == "dense" else f"{method} score"
+    cards = [_card(r, r.report_id in cited_ids, score_name, method == "dense") for r in reports]
+    field = FIELD_LABELS.get(reports[0].field, reports[0].field)
+    head = f'<div class="rs-cards-head">{len(reports)} similar report(s), matched on {_e(field)}</div>'
+    return f'<div class="rs-cards">{head}{"".join(cards)}</div>'
+
+
+def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) -> str:
+    impression = report.impression.strip() or "(no impression section)"
+    if len(impression) > IMPRESSION_PREVIEW_CHARS:
+        impression = impression[: IMPRESSION_PREVIEW_CHARS - 1].rstrip() + "…"
+    badges = "".join(f'<span class="rs-badge">{_e(v)}</span>' for v in (report.modality, report.source) if v)
+    cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
+    width = max(0.0, min(1.0, report.score)) * 100 if bounded else 0.0
+    bar = f'<div class="rs-bar"><div style="width:{width:.0f}%"></div></div>' if bounded else ""
+    findings = (
+        f'<details class="rs-findings"><summary>Findings</summary><p>{_e(report.findings.strip())}</p></details>'
+        if report.findings.strip()
+        else '<div class="rs-muted">No findings section in this report.</div>'
+    )
+    return (
+        f'<article class="rs-card" data-report-id="{_e(report.report_id)}">'
+        f'<div class="rs-card-top"><span class="rs-rank">#{report.rank}</span>'
+        f'<span class="rs-id">{_e(report.report_id)}</span>{badges}{cited_badge}'
+        f'<span class="rs-score" title="{_e(score_name)}">{_e(score_name)} {report.score:.3f}</span></div>'
+        f"{bar}"
+        f'<div class="rs-label">Impression</div><p class="rs-impression">{_e(impression)}</p>'
+        f"{findings}</article>"
+    )
+
+
+def answer_markdown(answer: Answer) -> str:
+    """The chat message for a finished answer; a degraded one says why and lists the top impressions."""
+    if answer.degraded:
+        why = DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")
+        lines = [f"**No LLM answer:** {why}."]
+        if answer.retrieved:
+            lines += ["", "Retrieval-only result, the impressions of the most similar reports:", ""]
+            lines += retrieval_lines(answer.retrieved)
+        return "\n".join(lines)
+    lines = [f"**Most likely diagnosis:** {md_escape(answer.diagnosis or '')}"]
+    if answer.differential:
+        lines += ["", "**Differential:**", *(f"- {md_escape(d)}" for d in answer.differential)]
+    if answer.rationale:
+        lines += ["", f"**Rationale:** {md_escape(answer.rationale)}"]
+    facts = []
+    if answer.cited_report_ids:
+        facts.append("cites " + ", ".join(md_escape(c) for c in answer.cited_report_ids))
+    elif answer.retrieved:
+        facts.append("cites no retrieved report")
+    else:
+        facts.append("no retrieval")
+    facts.append(md_escape(answer.model_id or "model unknown"))
+    if "total" in answer.timings:
+        facts.append(f"{answer.timings['total']:.1f} s")
+    lines += ["", f"<sub>{' · '.join(facts)}</sub>"]
+    return "\n".join(lines)
+
+
+def partial_answer_markdown(text: str) -> str:
+    """What the model has written so far, readable: the fields parsed from the incomplete JSON, or a
+    placeholder until the diagnosis starts."""
+    try:
+        parsed = parse_output(text)
+    except UnparseableOutput:
+        return "_Thinking…_"
+    lines = [f"**Most likely diagnosis:** {md_escape(parsed.diagnosis)}"]
+    if parsed.differential:
+        lines += ["", "**Differential:**", *(f"- {md_escape(d)}" for d in parsed.differential)]
+    if parsed.rationale and parsed.mode != "plain_text":
+        lines += ["", f"**Rationale:** {md_escape(parsed.rationale)}"]
+    return "\n".join(lines) + " ▍"
+
+
+def retrieval_lines(reports: Sequence[RetrievedReport]) -> list[str]:
+    """Numbered impressions with id and score (search-only and retrieval-only messages)."""
+    lines = []
+    for r in reports:
+        impression = " ".join(r.impression.split()) or "(no impression)"
+        if len(impression) > 200:
+            impression = impression[:199] + "…"
+        lines.append(f"{r.rank}\\. {md_escape(impression)} <sub>{md_escape(r.report_id)} · {r.score:.3f}</sub>")
+    return lines
+
+
+def search_markdown(reports: Sequence[RetrievedReport], field: str) -> str:
+    """The chat message for a search-only request (no LLM)."""
+    if not reports:
+        return "**Search only:** no report matched (check the filters)."
+    label = FIELD_LABELS.get(field, field)
+    return "\n".join([f"**Search only** (no LLM), matched on {label}:", "", *retrieval_lines(reports)])
+
+
+def history_content(answer: Answer) -> str:
+    """How an earlier answer is replayed to the model on a follow-up: the same compact JSON it answers in,
+    or for a degraded/search-only turn the top impressions, so the model knows what was on screen."""
+    if not answer.degraded and answer.diagnosis:
+        return json.dumps(
+            {"diagnosis": answer.diagnosis, "differential": answer.differential, "rationale": answer.rationale},
+            ensure_ascii=False,
+        )
+    return "Similar reports' impressions: " + "; ".join(r.impression for r in answer.retrieved[:3])
+
+
+CSS = """
+.gradio-container { max-width: 1500px !important; }
+.rs-header { display:flex; align-items:baseline; gap:16px; flex-wrap:wrap; padding:4px 2px 0; }
+.rs-title { font-size:1.5rem; font-weight:700; color:var(--body-text-color); letter-spacing:-0.01em; }
+.rs-subtitle { color:var(--body-text-color-subdued); font-size:0.95rem; flex:1; min-width:240px; }
+.rs-backend { font-size:0.8rem; color:var(--body-text-color-subdued); border:1px solid var(--border-color-primary);
+  border-radius:999px; padding:2px 10px; }
+.rs-banner { background:#fff7e6; border:1px solid #f5c26b; border-left:5px solid #e08a00; color:#5c3d00;
+  border-radius:8px; padding:10px 14px; font-size:0.9rem; line-height:1.4; }
+.dark .rs-banner { background:#3a2a0a; color:#ffd98a; border-color:#a86b00; }
+.rs-notice { border-radius:8px; padding:9px 13px; font-size:0.92rem; line-height:1.4; margin:2px 0; }
+.rs-notice ul { margin:0; padding-left:18px; }
+.rs-notice-detail { margin-top:4px; font-family:var(--font-mono); font-size:0.85rem; }
+.rs-info { background:#eef5ff; border:1px solid #b7d3f7; color:#17406d; }
+.rs-warning { background:#fff4e5; border:1px solid #f3c27a; color:#6b4100; }
+.rs-error { background:#fdecec; border:1px solid #f2b3b3; color:#7a1a1a; }
+.rs-cards { display:flex; flex-direction:column; gap:10px; }
+.rs-cards-head { font-weight:600; color:var(--body-text-color-subdued); font-size:0.85rem;
+  text-transform:uppercase; letter-spacing:0.04em; }
+.rs-cards-empty { color:var(--body-text-color-subdued); border:1px dashed var(--border-color-primary);
+  border-radius:10px; padding:28px 16px; text-align:center; font-size:0.92rem; }
+.rs-card { border:1px solid var(--border-color-primary); border-radius:10px; padding:11px 14px;
+  background:var(--background-fill-primary); box-shadow:0 1px 2px rgba(0,0,0,0.04); }
+.rs-card-top { display:flex; align-items:center; gap:6px; flex-wrap:wrap; font-size:0.82rem; }
+.rs-rank { font-weight:700; color:var(--color-accent); }
+.rs-id { font-family:var(--font-mono); color:var(--body-text-color); }
+.rs-badge { background:var(--background-fill-secondary); border:1px solid var(--border-color-primary);
+  border-radius:999px; padding:0 8px; font-size:0.75rem; color:var(--body-text-color-subdued); }
+.rs-cited { background:#e7f6ec; border-color:#9fd6b0; color:#1d6b36; }
+.rs-score { margin-left:auto; font-variant-numeric:tabular-nums; color:var(--body-text-color-subdued); }
+.rs-bar { height:4px; background:var(--background-fill-secondary); border-radius:2px; margin:7px 0 6px; }
+.rs-bar > div { height:4px; background:var(--color-accent); border-radius:2px; }
+.rs-label { font-size:0.72rem; text-transform:uppercase; letter-spacing:0.05em;
+  color:var(--body-text-color-subdued); margin-top:4px; }
+.rs-impression { margin:2px 0 6px; font-weight:600; line-height:1.4; white-space:pre-wrap; }
+.rs-findings summary { cursor:pointer; font-size:0.85rem; color:var(--color-accent); }
+.rs-findings p { margin:6px 0 0; font-size:0.9rem; line-height:1.45; white-space:pre-wrap; }
+.rs-muted { color:var(--body-text-color-subdued); font-size:0.82rem; }
+#rs-reports { max-height:78vh; overflow-y:auto; padding-right:4px; }
+#rs-notice:not(:has(.rs-notice)) { display:none; }
+"""

@@ -1,0 +1,65 @@
+"""`assistant chat`: the Gradio chat for residents, served on this machine (127.0.0.1) unless told otherwise.
+
+Safe by default for a hospital: loopback only, no public share link, Gradio analytics off (the environment
+variable is set before Gradio is imported, so not even its start-up version check calls out), optional
+password sign-in. For a team, see the README: `--host 0.0.0.0` only behind a firewall, better behind a
+reverse proxy with TLS.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+EXIT_BAD_INPUT = 2
+
+
+def chat(
+    host: Annotated[str, typer.Option(help="Address to listen on. 127.0.0.1 = this machine only; 0.0.0.0 = every network interface (only behind a firewall or reverse proxy).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7860,
+    auth: Annotated[str | None, typer.Option(help="Require sign-in: USER:PASSWORD (or set RADSEARCH_CHAT_AUTH, which keeps the password out of the process list).")] = None,
+    index: Annotated[list[Path] | None, typer.Option(help="Index folder to offer (repeatable); the default and installed indexes are offered too.")] = None,
+    backend: Annotated[str | None, typer.Option(help="embedded (llama-cpp-python) or openai (a vLLM/llama.cpp/Ollama server).")] = None,
+    model: Annotated[str | None, typer.Option(help="embedded: qwen1.5b, smollm2 or a .gguf path; openai: served model name.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Requests processed at once; more wait in the queue and see their position.")] = 4,
+    root_path: Annotated[str | None, typer.Option(help="URL prefix when served behind a reverse proxy under a sub-path, e.g. /radsearch.")] = None,
+) -> None:
+    """Start the chat: type a finding, get a streamed diagnosis with the similar reports beside it."""
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"  # before gradio is imported anywhere
+    from rich.console import Console
+
+    from assistant.chat_app import ChatConfig, ChatService, build_app, launch_app
+    from assistant.settings import LLMSettings
+
+    err = Console(stderr=True)
+    try:
+        credentials = parse_auth(auth or os.environ.get("RADSEARCH_CHAT_AUTH"))
+        settings = LLMSettings.from_env().with_flags(backend=backend, model=model)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    if host not in ("127.0.0.1", "localhost", "::1") and credentials is None:
+        err.print(
+            f"[yellow]warning:[/yellow] listening on {host} without --auth: anyone who can reach this port can "
+            "use the assistant and read the indexed reports."
+        )
+    config = ChatConfig(llm_settings=settings, indexes=tuple(index or ()), concurrency=concurrency)
+    service = ChatService(config)
+    app = build_app(config, service)
+    threading.Thread(target=service.warm_up, name="chat-warm-up", daemon=True).start()
+    err.print(f"RadSearch Assistant chat on http://{'localhost' if host == '127.0.0.1' else host}:{port} (Ctrl+C stops)")
+    launch_app(app, config, host=host, port=port, auth=credentials, root_path=root_path)
+
+
+def parse_auth(value: str | None) -> tuple[str, str] | None:
+    """`user:password` -> (user, password); the password may contain colons, neither part may be empty."""
+    if not value:
+        return None
+    user, sep, password = value.partition(":")
+    if not sep or not user or not password:
+        raise ValueError("--auth must be USER:PASSWORD, both non-empty")
+    return user, password
