@@ -1,0 +1,112 @@
+"""`assistant ask` end to end: the real CLI process, a real index, the embedded SmolLM2 GGUF."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from llm_fixtures import build_index, require_embedded_smollm2
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
+    return build_index(tmp_path_factory.mktemp("ask") / "index", minilm)
+
+
+def _ask(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_LLM_")}
+    environment |= {"RADSEARCH_LLM_GGUF": "smollm2", "RADSEARCH_LLM_CONTEXT": "2048", **env}
+    return subprocess.run(
+        [sys.executable, "-m", "assistant.cli", "ask", *args],
+        cwd=REPO,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_ask_prints_diagnosis_and_cited_reports(index_dir: Path) -> None:
+    require_embedded_smollm2()
+    run = _ask(
+        "Blunting of the right costophrenic angle with a meniscus sign",
+        "--index",
+        str(index_dir),
+        "--field",
+        "findings",
+        "-k",
+        "2",
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Most likely diagnosis:" in run.stdout and "cxr-001" in run.stdout
+    assert "Small right pleural effusion." in run.stdout and "smollm2-135m-instruct-q4_1" in run.stdout
+
+
+def test_ask_json(index_dir: Path) -> None:
+    require_embedded_smollm2()
+    run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--json", "--model", "smollm2")
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["diagnosis"] and answer["degraded"] is False and answer["prompt_id"] == "diagnosis_rag@1"
+    assert len(answer["retrieved"]) == 1 and answer["retrieved"][0]["score"] > 0
+
+
+def test_ask_without_retrieval_needs_no_index(tmp_path: Path) -> None:
+    require_embedded_smollm2()
+    run = _ask("Air bronchograms in the right lower lobe", "--no-retrieval", "--json", "--index", str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["prompt_id"] == "diagnosis_norag@1"
+
+
+@pytest.mark.parametrize("query", ["", "   "])
+def test_empty_query_exits_2(index_dir: Path, query: str) -> None:
+    run = _ask(query, "--index", str(index_dir))
+    assert run.returncode == 2 and "empty" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_missing_index_exits_2_and_says_how_to_build_one(tmp_path: Path) -> None:
+    run = _ask("Cardiomegaly", "--index", str(tmp_path / "none"))
+    assert run.returncode == 2 and "assistant index" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_server_down_exits_3_with_retrieval_only_result(index_dir: Path) -> None:
+    run = _ask(
+        "Meniscus sign at the right costophrenic angle",
+        "--index",
+        str(index_dir),
+        "--field",
+        "findings",
+        "--backend",
+        "openai",
+        "--model",
+        "m",
+        RADSEARCH_LLM_BASE_URL="http://127.0.0.1:9/v1",
+        RADSEARCH_LLM_RETRIES="0",
+    )
+    assert run.returncode == 3, run.stderr
+    assert "degraded" in run.stdout and "Small right pleural effusion." in run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
+
+
+def test_server_down_json_names_the_degradation(index_dir: Path) -> None:
+    run = _ask(
+        "Cardiomegaly",
+        "--index",
+        str(index_dir),
+        "--json",
+        "--backend",
+        "openai",
+        "--model",
+        "m",
+        RADSEARCH_LLM_BASE_URL="http://127.0.0.1:9/v1",
+        RADSEARCH_LLM_RETRIES="0",
+    )
+    assert run.returncode == 3
+    answer = json.loads(run.stdout)
+    assert answer["degraded_kind"] == "backend_unavailable" and answer["retrieved"][0]["report_id"] == "cxr-004"
