@@ -1,0 +1,64 @@
+"""Shared by the chat tests: a small report index built with the real MiniLM, and the app served on loopback.
+
+The corpus is the LLM tests' fixture reports plus two written for the chat: one whose text is markup (the page
+must show it, not run it) and a CT report so the modality filter has something to separate.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"  # before gradio is imported
+from llm_fixtures import REPORTS  # noqa: E402
+
+from retriever.report import Report  # noqa: E402
+
+MARKUP_REPORT = Report(
+    id="xr-markup-<b>007</b>",
+    findings="Rib fracture <script>document.title='pwned'</script> of the left seventh rib, no pneumothorax.",
+    impression="<img src=x onerror=\"document.title='pwned'\"> Acute left seventh rib fracture. **not bold**",
+    modality="XR",
+    source="fixture-markup",
+)
+CT_REPORT = Report(
+    id="ct-008",
+    findings="Small right pleural effusion layering dependently, adjacent compressive atelectasis.",
+    impression="Small right pleural effusion with compressive atelectasis.",
+    modality="CT",
+    source="fixture",
+)
+CHAT_REPORTS = [*REPORTS, MARKUP_REPORT, CT_REPORT]
+EFFUSION_QUERY = "Blunting of the right costophrenic angle with a meniscus sign"
+
+
+def build_chat_index(folder: Path, encoder) -> Path:
+    """Build and save the chat fixture index; returns the folder."""
+    from retriever.index import ReportIndex
+
+    ReportIndex.build(CHAT_REPORTS, encoder=encoder).save(folder)
+    return folder
+
+
+def free_port() -> int:
+    """A port nothing listens on right now (loopback only)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def served(config, service=None) -> Iterator[str]:
+    """Serve the chat on 127.0.0.1 for the duration of the block; yields its URL."""
+    from assistant.chat_app import build_app, launch_app
+
+    app = build_app(config, service)
+    port = free_port()
+    launch_app(app, config, host="127.0.0.1", port=port, block=False)
+    try:
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        app.close()
