@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -36,15 +36,23 @@ class Ranker(Protocol):
 
 @dataclass
 class DenseRanker:
-    """Cosine ranking with a sentence encoder (anything `retriever.encoder.load_encoder` accepts)."""
+    """Cosine ranking with a sentence encoder (anything `retriever.encoder.load_encoder` accepts).
+
+    Vectors are cached by text: benchmarks rank the same reports per source and pooled, and encoding is the cost.
+    """
 
     name: str
     encoder: object
+    _vectors: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            self._vectors.update(zip(missing, self.encoder.encode(missing, batch_size=64), strict=True))
+        return np.stack([self._vectors[t] for t in texts])
 
     def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
-        docs = self.encoder.encode(corpus, batch_size=64)
-        found = self.encoder.encode(queries, batch_size=64)
-        scores = found @ docs.T
+        scores = self._encode(queries) @ self._encode(corpus).T
         top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         return top.tolist()
 

@@ -66,6 +66,7 @@ class TrainConfig:
     mini_batch_size: int = 16
     symmetric: bool = False
     checkpoint_steps: int = 50
+    log_steps: int = 10
     max_steps: int = -1  # > 0 stops early (tests, smoke runs)
 
     @property
@@ -306,10 +307,11 @@ def _trainer(
         save_strategy="steps",
         save_steps=config.checkpoint_steps,
         save_total_limit=2,
-        logging_steps=max(1, min(10, config.checkpoint_steps)),
+        logging_steps=config.log_steps,
         report_to="none",
         disable_tqdm=not progress,
         dataloader_num_workers=0,
+        dataloader_pin_memory=False,  # pinning only helps a GPU and warns on CPU
     )
     dataset = Dataset.from_dict({"anchor": pairs.anchors, "positive": pairs.positives})
     return SentenceTransformerTrainer(

@@ -34,7 +34,10 @@ class NearDuplicateMaskedMNRL(MultipleNegativesRankingLoss):
     """MNRL on (findings, impression) pairs that ignores in-batch impressions near-identical to the positive.
 
     Similarity is measured with the model being trained, without gradient, so the mask follows the model's own
-    notion of "same meaning". `masked` / `negatives` count what was dropped, for the model card.
+    notion of "same meaning". `masked` / `negatives` count what was dropped, for the model card. Known limit,
+    measured with untuned MiniLM: "No acute cardiopulmonary disease." vs "...abnormality." score 0.92, but so do
+    laterality flips ("Right/Left lower lobe pneumonia.": 0.98), which the mask then wrongly spares from
+    being negatives; the benchmark measures the net effect.
     """
 
     def __init__(self, model: SentenceTransformer, threshold: float = 0.9, symmetric: bool = False) -> None:

@@ -1,0 +1,196 @@
+"""Contrastive training on a tiny corpus the test writes itself, with the real MiniLM, and every bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from retriever.report import Report
+from retriever.splits import SplitSpec, split_of, split_reports
+from retriever.train import CARD_FILE, TrainConfig, train_encoder
+from retriever.train_data import TrainingError, build_pairs
+
+REPO = Path(__file__).resolve().parents[1]
+_FINDINGS = [
+    ("a small pleural effusion blunting the costophrenic angle", "pleural effusion"),
+    ("patchy airspace consolidation with air bronchograms", "pneumonia"),
+    ("a spiculated 2 cm nodule", "suspicious pulmonary nodule"),
+    ("a visceral pleural line without peripheral lung markings", "pneumothorax"),
+    ("linear opacities with volume loss", "subsegmental atelectasis"),
+    ("a rounded mass with internal air-fluid level", "lung abscess"),
+    ("reticular opacities with honeycombing", "pulmonary fibrosis"),
+    ("multiple displaced rib fractures", "rib fractures"),
+    ("a cavitating lesion with surrounding nodules", "possible tuberculosis"),
+    ("hyperlucent lung with flattened diaphragm", "emphysema"),
+]
+_ZONES = ["left upper", "left lower", "right upper", "right lower"]
+
+
+def tiny_corpus() -> list[Report]:
+    """40 synthetic findings -> impression pairs, all impressions different."""
+    return [
+        Report(f"tiny:{n}:{z}", findings=f"There is {finding} in the {zone} zone.",
+               impression=f"{zone.capitalize()} {diagnosis}.", source="tiny")
+        for n, (finding, diagnosis) in enumerate(_FINDINGS) for z, zone in enumerate(_ZONES)
+    ]
+
+
+FAST = TrainConfig(batch_size=8, lr=1e-4, max_seq_length=64, checkpoint_steps=1000, log_steps=1)
+
+
+@pytest.fixture(scope="module")
+def base(minilm) -> str:
+    """Folder of the real MiniLM (the `minilm` fixture skips when its package is missing)."""
+    return minilm.location
+
+
+def test_split_is_deterministic_by_report_and_never_mixes(tmp_path: Path) -> None:
+    reports = tiny_corpus() * 1 + [Report(f"x:{i}", "f", f"i{i}") for i in range(2000)]
+    groups = split_reports(reports)
+    assert sum(map(len, groups.values())) == len(reports)
+    ids = {name: {r.id for r in group} for name, group in groups.items()}
+    assert not (ids["train"] & ids["dev"] or ids["train"] & ids["test"] or ids["dev"] & ids["test"])
+    assert split_reports(list(reversed(reports)))["test"] == list(reversed(groups["test"]))  # order-free
+    share = Counter(split_of(f"x:{i}") for i in range(2000))
+    assert 0.75 < share["train"] / 2000 < 0.85 and 0.07 < share["test"] / 2000 < 0.13
+    assert split_of("x:1", SplitSpec(salt="other")) in ("train", "dev", "test")
+    with pytest.raises(ValueError):
+        SplitSpec(dev=0.5, test=0.5)
+
+
+def test_loss_falls_and_the_saved_model_reloads(base: str, tmp_path: Path) -> None:
+    from retriever.encoder import load_encoder
+
+    config = TrainConfig(**{**FAST.__dict__, "base": base, "epochs": 4})
+    result = train_encoder(tiny_corpus(), "tiny", config, models_root=tmp_path, progress=False)
+    losses = [row["loss"] for row in result.card["train_loss"]]
+    assert len(losses) >= 8
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3, losses
+    assert result.path == tmp_path / "tiny" and not list(tmp_path.glob(".tiny.tmp-*"))
+    assert not (tmp_path / ".checkpoints" / "tiny").exists()  # removed once the model is saved
+
+    card = json.loads((result.path / CARD_FILE).read_text())
+    assert sum(card["data"]["pairs"].values()) == 40
+    assert card["hyperparameters"]["lr"] == 1e-4 and card["loss"] == "MNRL"
+    assert set(card["dev_metrics"]["after"]) == {"match@1", "match@5", "match@10", "mrr@10"}
+    assert len(card["dev_metrics"]["per_epoch"]) == 4 and len(card["train_seconds_per_epoch"]) == 4
+    readme = (result.path / "README.md").read_text()
+    assert "match@5" in readme and "costophrenic" not in readme  # counts and metrics, never report text
+
+    reloaded = load_encoder(str(result.path))
+    vectors = reloaded.encode(["Left upper pleural effusion.", "There is a pleural effusion."])
+    assert vectors.shape == (2, 384)
+
+
+def test_fewer_pairs_than_batch_size_shrinks_the_batch_and_skips_are_counted(
+    base: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    reports = tiny_corpus()[:12] + [
+        Report("gap:1", findings="Only findings here."),
+        Report("gap:2", impression="Only an impression."),
+        Report("gap:3", full_text="No sections at all."),
+    ]
+    config = TrainConfig(**{**FAST.__dict__, "base": base, "batch_size": 32, "max_steps": 1})
+    with caplog.at_level("WARNING"):
+        result = train_encoder(reports, "small", config, models_root=tmp_path, progress=False,
+                               skipped=Counter({"duplicate findings": 2}))
+    train_pairs = result.card["data"]["pairs"]["train"]
+    assert result.card["hyperparameters"]["batch_size_used"] == train_pairs < 32
+    assert "batch size reduced from 32" in caplog.text
+    assert result.card["data"]["skipped_by_reason"] == {
+        "missing impression": 1, "missing findings": 1, "missing findings and impression": 1,
+        "duplicate findings": 2,
+    }
+    assert result.card["data"]["reports"] == len(reports) + 2
+
+
+def test_missing_sections_are_skipped_and_counted() -> None:
+    pairs = build_pairs([
+        Report("a", "Findings.", "Impression."),
+        Report("b", "Findings only."),
+        Report("c", "", "Impression only."),
+        Report("d", "   ", "  "),
+    ])
+    assert (pairs.anchors, pairs.positives, pairs.ids) == (["Findings."], ["Impression."], ["a"])
+    assert pairs.skipped == Counter({"missing impression": 1, "missing findings": 1,
+                                     "missing findings and impression": 1})
+
+
+def test_all_impressions_identical_is_a_clear_error(tmp_path: Path) -> None:
+    reports = [Report(f"n:{i}", f"Normal chest number {i}.", "No acute abnormality.") for i in range(50)]
+    with pytest.raises(TrainingError, match="identical: nothing to contrast"):
+        train_encoder(reports, "normals", FAST, models_root=tmp_path)
+
+
+def test_no_pairs_at_all_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(TrainingError, match="no findings -> impression pairs"):
+        train_encoder([Report("a", "Findings only.")], "none", FAST, models_root=tmp_path)
+
+
+def test_existing_output_name_is_refused_without_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(TrainingError, match="already exists.*--overwrite"):
+        train_encoder(tiny_corpus(), "taken", FAST, models_root=tmp_path)
+    for bad in ("../escape", ".hidden", ""):
+        with pytest.raises(TrainingError, match="plain model name"):
+            train_encoder(tiny_corpus(), bad, FAST, models_root=tmp_path)
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(TrainingError, match="no checkpoint"):
+        train_encoder(tiny_corpus(), "fresh", FAST, models_root=tmp_path, resume=True)
+
+
+_CHILD = """
+import sys
+from pathlib import Path
+from tests.test_train import tiny_corpus, interrupted_config
+from retriever.train import train_encoder
+train_encoder(tiny_corpus(), "resumable", interrupted_config(sys.argv[1]), models_root=Path(sys.argv[2]),
+              progress=False)
+"""
+
+
+def interrupted_config(base: str) -> TrainConfig:
+    """Long enough (40 steps) that the run is still going when the test kills it after the first checkpoint."""
+    return TrainConfig(**{**FAST.__dict__, "base": base, "epochs": 10, "checkpoint_steps": 2})
+
+
+@pytest.mark.slow
+def test_interrupted_training_resumes_from_the_last_checkpoint(base: str, tmp_path: Path) -> None:
+    checkpoints = tmp_path / ".checkpoints" / "resumable"
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, base, str(tmp_path)], cwd=REPO,
+                             env=os.environ | {"PYTHONPATH": str(REPO)}, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(checkpoints.glob("checkpoint-*/trainer_state.json")):
+            assert child.poll() is None, "training ended before its first checkpoint"
+            assert time.monotonic() < deadline, "no checkpoint within 2 minutes"
+            time.sleep(0.05)
+        time.sleep(0.5)  # let the checkpoint finish writing, as a real interruption at any moment might not
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    assert not (tmp_path / "resumable").exists()
+    done = {int(p.parent.name.split("-")[1]) for p in checkpoints.glob("checkpoint-*/trainer_state.json")}
+    last = max(done)
+
+    config = interrupted_config(base)
+    with pytest.raises(TrainingError, match="--resume to continue"):
+        train_encoder(tiny_corpus(), "resumable", config, models_root=tmp_path)
+    other = TrainConfig(**{**config.__dict__, "lr": 5e-5})
+    with pytest.raises(TrainingError, match="other data or settings"):
+        train_encoder(tiny_corpus(), "resumable", other, models_root=tmp_path, resume=True)
+
+    result = train_encoder(tiny_corpus(), "resumable", config, models_root=tmp_path, resume=True, progress=False)
+    steps = [row["step"] for row in result.card["train_loss"]]
+    assert steps[0] > last and steps[-1] == 40  # continued after the checkpoint, not from step 1
+    assert (tmp_path / "resumable" / CARD_FILE).is_file()
