@@ -34,10 +34,38 @@ RESULTS = REPO / "eval" / "results"
 
 #: Finding terms searched for in Open-i sentences (longest first so "pleural effusion" wins over "effusion").
 TERMS = sorted(
-    "pleural effusion|effusion|pneumothorax|consolidation|cardiomegaly|pulmonary edema|edema|atelectasis|"
-    "nodule|mass|opacity|opacities|infiltrate|pneumonia|fracture|emphysema|hyperinflation|granuloma|"
-    "scarring|fibrosis|hernia|lymphadenopathy|calcification|pleural thickening|airspace disease|"
-    "interstitial edema|vascular congestion|bronchiectasis|scoliosis|osteophytes".split("|"),
+    [
+        "pleural effusion",
+        "effusion",
+        "pneumothorax",
+        "consolidation",
+        "cardiomegaly",
+        "pulmonary edema",
+        "edema",
+        "atelectasis",
+        "nodule",
+        "mass",
+        "opacity",
+        "opacities",
+        "infiltrate",
+        "pneumonia",
+        "fracture",
+        "emphysema",
+        "hyperinflation",
+        "granuloma",
+        "scarring",
+        "fibrosis",
+        "hernia",
+        "lymphadenopathy",
+        "calcification",
+        "pleural thickening",
+        "airspace disease",
+        "interstitial edema",
+        "vascular congestion",
+        "bronchiectasis",
+        "scoliosis",
+        "osteophytes",
+    ],
     key=len,
     reverse=True,
 )
@@ -135,11 +163,18 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    lines = ["# Negation test: Δcos = cos(query, affirmed) − cos(query, negated)", "",
-             f"Command: `{payload['command']}` ({payload['created']}). Target for the default encoder: Δcos ≥ 0.3.",
-             "", "| encoder | pairs from | pairs | mean Δcos | affirmed closer |", "|---|---|---:|---:|---:|"]
-    lines += [f"| {r['encoder']} | {r['origin']} | {r['pairs']} | {r['delta_cos']:.3f} | {r['affirmed_closer']:.1%} |"
-              for r in rows]
+    lines = [
+        "# Negation test: Δcos = cos(query, affirmed) − cos(query, negated)",
+        "",
+        f"Command: `{payload['command']}` ({payload['created']}). Target for the default encoder: Δcos ≥ 0.3.",
+        "",
+        "| encoder | pairs from | pairs | mean Δcos | affirmed closer |",
+        "|---|---|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r['encoder']} | {r['origin']} | {r['pairs']} | {r['delta_cos']:.3f} | {r['affirmed_closer']:.1%} |"
+        for r in rows
+    ]
     lines += ["", "Examples (query / affirmed / negated):", ""]
     lines += [f"- `{p.query}` / {p.affirmed} / {p.negated}" for s in pairs.values() for p in s[:3]]
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")

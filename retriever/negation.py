@@ -14,25 +14,95 @@ from dataclasses import dataclass
 WINDOW = 6  # tokens a trigger reaches, as in NegEx
 
 PRE_NEGATION: tuple[str, ...] = (
-    "no evidence of", "no evidence for", "no signs of", "no sign of", "no suspicious", "no definite",
-    "no radiographic evidence of", "no ct evidence of", "no findings of", "no findings to suggest",
-    "without evidence of", "without", "negative for", "free of", "absence of", "absent", "rules out", "ruled out",
-    "rule out", "not", "no", "none", "neither", "nor", "denies", "denied", "resolution of", "resolved",
-    "there is no", "there are no", "cannot see", "fails to reveal", "not demonstrate", "not seen",
+    "no evidence of",
+    "no evidence for",
+    "no signs of",
+    "no sign of",
+    "no suspicious",
+    "no definite",
+    "no radiographic evidence of",
+    "no ct evidence of",
+    "no findings of",
+    "no findings to suggest",
+    "without evidence of",
+    "without",
+    "negative for",
+    "free of",
+    "absence of",
+    "absent",
+    "rules out",
+    "ruled out",
+    "rule out",
+    "not",
+    "no",
+    "none",
+    "neither",
+    "nor",
+    "denies",
+    "denied",
+    "resolution of",
+    "resolved",
+    "there is no",
+    "there are no",
+    "cannot see",
+    "fails to reveal",
+    "not demonstrate",
+    "not seen",
 )
 POST_NEGATION: tuple[str, ...] = (
-    "is absent", "are absent", "was not seen", "were not seen", "is not seen", "are not seen", "not identified",
-    "is not identified", "are not identified", "not present", "is not present", "are not present",
-    "has resolved", "have resolved", "was ruled out", "is ruled out", "unlikely", "not demonstrated", "free",
+    "is absent",
+    "are absent",
+    "was not seen",
+    "were not seen",
+    "is not seen",
+    "are not seen",
+    "not identified",
+    "is not identified",
+    "are not identified",
+    "not present",
+    "is not present",
+    "are not present",
+    "has resolved",
+    "have resolved",
+    "was ruled out",
+    "is ruled out",
+    "unlikely",
+    "not demonstrated",
+    "free",
 )
 PSEUDO_NEGATION: tuple[str, ...] = (
-    "no change", "no significant change", "no interval change", "no increase", "no definite change",
-    "not only", "not necessarily", "not certain if", "not certain whether", "without difficulty", "gram negative",
-    "not extend", "not cause", "no significant interval change",
+    "no change",
+    "no significant change",
+    "no interval change",
+    "no increase",
+    "no definite change",
+    "not only",
+    "not necessarily",
+    "not certain if",
+    "not certain whether",
+    "without difficulty",
+    "gram negative",
+    "not extend",
+    "not cause",
+    "no significant interval change",
 )
 TERMINATION: tuple[str, ...] = (
-    "but", "however", "although", "though", "except", "apart from", "aside from", "which", "yet", "whereas",
-    "nevertheless", "still", "cause of", "source of", "etiology of", "secondary to",
+    "but",
+    "however",
+    "although",
+    "though",
+    "except",
+    "apart from",
+    "aside from",
+    "which",
+    "yet",
+    "whereas",
+    "nevertheless",
+    "still",
+    "cause of",
+    "source of",
+    "etiology of",
+    "secondary to",
 )
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
@@ -47,7 +117,9 @@ class _Span:
 def _find(text: str, phrase: str, start: int = 0, end: int | None = None) -> list[_Span]:
     pattern = r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, phrase.lower().split())) + r"(?![a-z0-9])"
     limit = len(text) if end is None else end
-    return [_Span(m.start(), m.end()) for m in re.finditer(pattern, text.lower()) if start <= m.start() and m.end() <= limit]
+    return [
+        _Span(m.start(), m.end()) for m in re.finditer(pattern, text.lower()) if start <= m.start() and m.end() <= limit
+    ]
 
 
 def _concept_span(sentence: str, concept: str) -> _Span | None:
@@ -101,18 +173,37 @@ def is_negated(sentence: str, concept: str) -> bool:
 
 # Rewrites that turn a negating phrase into its affirmative counterpart (checked before plain deletion).
 _AFFIRM_REWRITES: tuple[tuple[str, str], ...] = (
-    ("there is no", "there is"), ("there are no", "there are"), ("without evidence of", "with evidence of"),
-    ("without", "with"), ("negative for", "positive for"), ("free of", "with"), ("absence of", "presence of"),
-    ("no evidence of", "evidence of"), ("no evidence for", "evidence for"), ("no signs of", "signs of"),
-    ("no sign of", "sign of"), ("ruled out", "confirmed"), ("resolution of", "persistent"), ("denies", "reports"),
+    ("there is no", "there is"),
+    ("there are no", "there are"),
+    ("without evidence of", "with evidence of"),
+    ("without", "with"),
+    ("negative for", "positive for"),
+    ("free of", "with"),
+    ("absence of", "presence of"),
+    ("no evidence of", "evidence of"),
+    ("no evidence for", "evidence for"),
+    ("no signs of", "signs of"),
+    ("no sign of", "sign of"),
+    ("ruled out", "confirmed"),
+    ("resolution of", "persistent"),
+    ("denies", "reports"),
     ("denied", "reported"),
 )
 _POST_AFFIRM: tuple[tuple[str, str], ...] = (
-    ("is not seen", "is seen"), ("are not seen", "are seen"), ("was not seen", "was seen"),
-    ("were not seen", "were seen"), ("is not identified", "is identified"), ("are not identified", "are identified"),
-    ("not identified", "identified"), ("is not present", "is present"), ("are not present", "are present"),
-    ("not present", "present"), ("is absent", "is present"), ("are absent", "are present"),
-    ("has resolved", "persists"), ("have resolved", "persist"),
+    ("is not seen", "is seen"),
+    ("are not seen", "are seen"),
+    ("was not seen", "was seen"),
+    ("were not seen", "were seen"),
+    ("is not identified", "is identified"),
+    ("are not identified", "are identified"),
+    ("not identified", "identified"),
+    ("is not present", "is present"),
+    ("are not present", "are present"),
+    ("not present", "present"),
+    ("is absent", "is present"),
+    ("are absent", "are present"),
+    ("has resolved", "persists"),
+    ("have resolved", "persist"),
 )
 
 
@@ -139,9 +230,43 @@ def affirm(sentence: str, concept: str) -> str | None:
 
 # Words that end a noun phrase when walking back from a concept ("there is a | small left | effusion").
 _PHRASE_BOUNDARY = frozenset(
-    "there is are was were a an the of in with and or by to at on has have had show shows showed demonstrate "
-    "demonstrates seen noted identified suggests suggest suggesting likely represent represents new".split()
-) - {"new"}
+    [
+        "there",
+        "is",
+        "are",
+        "was",
+        "were",
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "with",
+        "and",
+        "or",
+        "by",
+        "to",
+        "at",
+        "on",
+        "has",
+        "have",
+        "had",
+        "show",
+        "shows",
+        "showed",
+        "demonstrate",
+        "demonstrates",
+        "seen",
+        "noted",
+        "identified",
+        "suggests",
+        "suggest",
+        "suggesting",
+        "likely",
+        "represent",
+        "represents",
+    ]
+)
 
 
 def negate(sentence: str, concept: str) -> str | None:
