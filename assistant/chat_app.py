@@ -461,7 +461,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     modality = gr.Dropdown([ANY, *modalities], value=ANY, label="Modality")
                     source = gr.Dropdown([ANY, *sources], value=ANY, label="Source")
             with gr.Column(scale=3, min_width=420):
-                notice = gr.HTML("", elem_id="rs-notice")
+                notice = gr.HTML("", elem_id="rs-notice", label="Messages")
                 chatbot = gr.Chatbot(
                     label="Conversation",
                     elem_id="rs-chat",
@@ -473,6 +473,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                 )
                 message = gr.Textbox(
                     placeholder="e.g. Blunting of the right costophrenic angle with a meniscus sign",
+                    label="Finding",
                     show_label=False,
                     lines=2,
                     max_lines=8,
