@@ -71,11 +71,20 @@ def _load(gguf: str, n_ctx: int, n_threads: int) -> _Loaded:
 class LlamaCppBackend:
     """`LLM` over llama-cpp-python. `gguf` is `qwen1.5b`, `smollm2` or a .gguf path (see models/gguf.py)."""
 
-    def __init__(self, gguf: str, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int = 2, timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        gguf: str,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int = 2,
+        timeout_s: float = 120.0,
+        constrained: bool = True,
+    ) -> None:
         self.gguf = gguf
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.timeout_s = timeout_s
+        self.constrained = constrained
 
     @classmethod
     def from_settings(cls, settings: LLMSettings) -> LlamaCppBackend:
@@ -84,6 +93,7 @@ class LlamaCppBackend:
             n_ctx=settings.context_tokens or DEFAULT_N_CTX,
             n_threads=settings.n_threads,
             timeout_s=settings.timeout_s,
+            constrained=settings.structured != "off",
         )
 
     def _loaded(self) -> _Loaded:
@@ -123,7 +133,7 @@ class LlamaCppBackend:
             "seed": seed,
             "stream": True,
         }
-        if json_schema is not None:
+        if json_schema is not None and self.constrained:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
         with loaded.lock:
             try:

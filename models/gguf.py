@@ -168,10 +168,8 @@ def main(argv: list[str]) -> int:
         return 2
     command, name = argv
     try:
-        if command == "fetch" and name == "qwen1.5b":
-            path = assemble_qwen(verify_existing=True)
-        else:
-            path = resolve(name).path
+        # `fetch` re-hashes an existing qwen file; `path` (and other names) only resolve.
+        path = assemble_qwen(verify_existing=True) if (command, name) == ("fetch", "qwen1.5b") else resolve(name).path
     except GGUFNotAvailable as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
