@@ -1,0 +1,197 @@
+"""The diagnosis benchmark: cases x retrieval conditions x one LLM backend -> graded accuracy with statistics.
+
+    python -m eval.build_cases --splits dev,test            # cases from the shared data (once)
+    python -m eval.diagnosis --conditions none,mpnet,radsearch-minilm
+    python -m eval.diagnosis --cases my_cases.jsonl --corpus my_reports.csv --conditions none,bm25,minilm \\
+        --backend openai --workers 8 --name my_site          # your own data against a vLLM server
+
+Each prediction goes through the product's own pipeline (`assistant.rag.RagPipeline`, prompts from `prompts/`)
+and is cached by (case, condition, model, prompt version), so an interrupted run resumes and a rerun only grades.
+The retrieval corpus never holds a case's own report: reports whose id is a case id are removed before indexing.
+Server backends are queried from a thread pool; the embedded model answers one case at a time (it is one
+llama.cpp context, and two would only share the same cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from eval.cases import Case, read_cases
+from eval.conditions import Condition, load_or_build_index, parse_conditions, retrieval_corpus
+from eval.prediction_cache import PredictionCache, cache_key
+from eval.shared_data import RESULTS, SHARED_DATA, eval_home
+
+DEFAULT_CONDITIONS = "none,mpnet,radsearch-minilm"
+#: Enough for the diagnosis, which comes first in the answer schema; the differential and rationale are cut, and
+#: the answer parser repairs the truncated JSON. Generation dominates the cost of a 1.5B model on shared CPU
+#: cores (measured 1.5-2 tokens/s with the machine loaded), so every token counts.
+DEFAULT_MAX_TOKENS = 32
+
+
+@dataclass
+class RunConfig:
+    """Everything that decides which predictions a run makes."""
+
+    cases: list[Case]
+    conditions: list[Condition]
+    corpus: list[Any] = field(default_factory=list)
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    workers: int = 4
+    cache_path: Path = field(default_factory=lambda: eval_home() / "predictions.jsonl")
+    index_cache: Path = field(default_factory=lambda: eval_home() / "indexes")
+
+
+def _retriever(condition: Condition, corpus: list[Any], index_cache: Path):
+    """The product's LangChain retriever for one condition (None for the no-retrieval baseline)."""
+    if not condition.retrieval:
+        return None
+    from assistant.lc_retriever import ReportRetriever
+
+    index = load_or_build_index(corpus, condition.encoder, (condition.field,), index_cache)
+    return ReportRetriever(index=index, field=condition.field, k=condition.k, method=condition.method)
+
+
+def _prediction(case: Case, condition: Condition, model_id: str, answer: Any) -> dict[str, Any]:
+    """What is kept of one Answer: enough to grade, audit the retrieval and time the run (no case text)."""
+    retrieved = [{"id": r.report_id, "score": round(r.score, 4)} for r in answer.retrieved]
+    return {
+        "case_id": case.id,
+        "condition": condition.name,
+        "model_id": answer.model_id or model_id,
+        "prompt_id": answer.prompt_id,
+        "diagnosis": answer.diagnosis,
+        "differential": answer.differential,
+        "cited": answer.cited_report_ids,
+        "retrieved": retrieved,
+        "own_report_retrieved": any(r["id"] == case.id for r in retrieved),
+        "parse_mode": answer.parse_mode,
+        "degraded_kind": answer.degraded_kind,
+        "timings": {k: round(v, 3) for k, v in answer.timings.items()},
+        "usage": answer.usage,
+    }
+
+
+def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str], None] = print) -> list[dict]:
+    """Every (case, condition) prediction, from the cache where present. Backend outages and timeouts are
+    returned but not cached, so a resumed run asks again.
+
+    Case-major order (each case under every condition before the next case): if a slow run is stopped early,
+    the cases it finished are complete pairs for the paired statistics."""
+    from assistant.rag import RagPipeline
+
+    cache = PredictionCache(config.cache_path)
+    model_id = llm.model_id
+    corpus = retrieval_corpus(config.corpus, {c.id for c in config.cases})
+    if any(c.retrieval for c in config.conditions) and not corpus:
+        raise ValueError("retrieval conditions need a corpus (--corpus, or the shared data folder)")
+    pipelines = {
+        c.name: RagPipeline(llm, _retriever(c, corpus, config.index_cache), max_tokens=config.max_tokens)
+        for c in config.conditions
+    }
+    rows: dict[tuple[str, str], dict] = {}
+    todo: list[tuple[Case, Condition]] = []
+    for case in config.cases:
+        for condition in config.conditions:
+            key = cache_key(case.id, condition.name, model_id, pipelines[condition.name].prompt.id)
+            if (row := cache.get(key)) is not None:
+                rows[(case.id, condition.name)] = row
+            else:
+                todo.append((case, condition))
+    log(f"{len(rows)} predictions cached, {len(todo)} to ask {model_id}")
+
+    def ask(item: tuple[Case, Condition]) -> dict[str, Any]:
+        case, condition = item
+        row = _prediction(case, condition, model_id, pipelines[condition.name].invoke(case.findings))
+        if row["degraded_kind"] not in ("backend_unavailable", "timeout"):
+            cache.put(row)
+        return row
+
+    started = time.monotonic()
+    if concurrent and len(todo) > 1:
+        with ThreadPoolExecutor(max_workers=config.workers) as pool:
+            done = list(pool.map(ask, todo))
+    else:
+        done = []
+        for number, item in enumerate(todo, start=1):
+            done.append(ask(item))
+            if number % 10 == 0 or number == len(todo):
+                log(f"  {number}/{len(todo)} ({(time.monotonic() - started) / number:.1f} s/prediction)")
+    rows |= {(r["case_id"], r["condition"]): r for r in done}
+    return [rows[(case.id, c.name)] for case in config.cases for c in config.conditions if (case.id, c.name) in rows]
+
+
+def _corpus(paths: Sequence[str], data: Path) -> tuple[list[Any], list[str]]:
+    """Reports to retrieve from: the given corpora, else the shared data (if present)."""
+    from eval.shared_data import CORPORA
+    from retriever.ingest import ingest
+
+    specs = list(paths) or ([str(data / c) for c in CORPORA] if data.is_dir() else [])
+    return (ingest(specs).reports if specs else []), specs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=Path, default=eval_home() / "cases" / "shared_dev_test.jsonl")
+    parser.add_argument("--corpus", action="append", default=[], help="report corpus to retrieve from (repeatable)")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder (default corpus)")
+    parser.add_argument("--conditions", default=DEFAULT_CONDITIONS, help="comma-separated: none, bm25, encoders")
+    parser.add_argument("--field", default="impression", help="field retrieved reports are matched on")
+    parser.add_argument("-k", type=int, default=1, help="reports given to the LLM (1 = the paper)")
+    parser.add_argument("--backend", default=None, help="embedded or openai (default: RADSEARCH_LLM_* settings)")
+    parser.add_argument("--model", default=None, help="embedded: qwen1.5b|smollm2|FILE.gguf; openai: model name")
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+    parser.add_argument("--workers", type=int, default=4, help="concurrent requests (server backends only)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0 = all)")
+    parser.add_argument("--cache", type=Path, default=eval_home() / "predictions.jsonl")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--name", default="diagnosis", help="stem of the result files in --out")
+    parser.add_argument("--icd", choices=("on", "off"), default="on", help="ICD-10-CM category criterion")
+    args = parser.parse_args(argv)
+    return run(args, " ".join(["python -m eval.diagnosis", *(argv if argv is not None else sys.argv[1:])]))
+
+
+def run(args: argparse.Namespace, command: str) -> int:
+    """Predict, grade and report; shared by `python -m eval.diagnosis` and `assistant bench`."""
+    from assistant.settings import LLMSettings, make_llm
+
+    if not args.cases.is_file():
+        print(f"no cases file at {args.cases}: build one with `python -m eval.build_cases` or pass --cases")
+        return 2
+    cases = read_cases(args.cases)
+    if args.limit:
+        cases = cases[: args.limit]
+    conditions = parse_conditions(args.conditions, args.field, args.k)
+    corpus, corpus_specs = _corpus(args.corpus, args.data)
+    settings = LLMSettings.from_env().with_flags(backend=args.backend, model=args.model)
+    config = RunConfig(cases, conditions, corpus, args.max_tokens, args.workers, args.cache)
+    started = time.monotonic()
+    rows = predict(config, make_llm(settings), concurrent=settings.backend == "openai")
+    from eval.diagnosis_report import write_report
+    from eval.grading import Grader
+
+    grader = Grader.default(icd=args.icd == "on")
+    meta = {
+        "command": command,
+        "cases_file": args.cases.name,
+        "corpus": [Path(s).name for s in corpus_specs],
+        "corpus_reports": len(retrieval_corpus(corpus, {c.id for c in cases})),
+        "backend": settings.backend,
+        "max_tokens": args.max_tokens,
+        "field": args.field,
+        "k": args.k,
+        "wall_seconds": round(time.monotonic() - started, 1),
+    }
+    paths = write_report(cases, [c.name for c in conditions], rows, grader, meta, args.out, args.name)
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

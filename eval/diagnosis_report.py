@@ -1,0 +1,167 @@
+"""Grade a diagnosis run and write its report: JSON (machine-readable), Markdown (the paper's table layout) and
+a PNG of accuracy with 95% CIs per condition.
+
+The paper's layout: one row per condition with "accuracy % (k/n) [95% CI]" overall and per source, then the
+paired comparisons (McNemar, Bonferroni-adjusted across all pairs). Each grading criterion is reported too, and
+the per-case verdicts are kept by case id (no case text: the data is not ours to republish).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from eval.cases import Case
+from eval.grading import Grader
+from eval.plots import accuracy_bars
+from eval.stats import bonferroni, chi_square, format_p, mcnemar, wilson
+
+
+def _cell(k: int, n: int) -> dict[str, Any]:
+    p = wilson(k, n)
+    return {"k": k, "n": n, "accuracy": round(p.value, 4), "ci95": [round(p.low, 4), round(p.high, 4)]}
+
+
+def _text(cell: dict[str, Any]) -> str:
+    if not cell["n"]:
+        return "-"
+    low, high = cell["ci95"]
+    return f"{100 * cell['accuracy']:.1f} ({cell['k']}/{cell['n']}) [{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def grade_run(cases: Sequence[Case], conditions: Sequence[str], rows: Sequence[dict], grader: Grader) -> dict:
+    """Verdicts per condition per case, in case order; a missing prediction counts as wrong and is counted."""
+    by_key = {(r["case_id"], r["condition"]): r for r in rows}
+    graded: dict[str, list[dict[str, Any]]] = {}
+    for condition in conditions:
+        graded[condition] = []
+        for case in cases:
+            row = by_key.get((case.id, condition))
+            prediction = row.get("diagnosis") if row else None
+            grade = grader.grade(prediction, case.references())
+            graded[condition].append({
+                "case_id": case.id,
+                "source": case.source,
+                "prediction": prediction,
+                "correct": grade.correct,
+                "criteria": grade.criteria,
+                "matched_by": sorted(grade.matched),
+                "prediction_icd": grade.prediction_code,
+                "missing": row is None,
+                "degraded": row.get("degraded_kind") if row else "missing",
+                "retrieved": [r["id"] for r in row.get("retrieved", [])] if row else [],
+                "own_report_retrieved": bool(row and row.get("own_report_retrieved")),
+                "seconds": (row or {}).get("timings", {}).get("total"),
+            })
+    return graded
+
+
+def summarize(cases: Sequence[Case], graded: dict[str, list[dict]], criteria: Sequence[str]) -> dict[str, Any]:
+    """Accuracies with CIs (overall, per source, per criterion) and the statistical comparisons."""
+    sources = sorted({c.source for c in cases if c.source})
+    table: dict[str, Any] = {}
+    for condition, verdicts in graded.items():
+        entry: dict[str, Any] = {"overall": _cell(sum(v["correct"] for v in verdicts), len(verdicts))}
+        for source in sources:
+            subset = [v for v in verdicts if v["source"] == source]
+            entry[source] = _cell(sum(v["correct"] for v in subset), len(subset))
+        entry["criteria"] = {c: _cell(sum(v["criteria"][c] for v in verdicts), len(verdicts)) for c in criteria}
+        seconds = [v["seconds"] for v in verdicts if v["seconds"] is not None]
+        entry["mean_seconds_per_case"] = round(sum(seconds) / len(seconds), 2) if seconds else None
+        entry["degraded"] = dict(Counter(v["degraded"] for v in verdicts if v["degraded"]))
+        entry["own_report_retrieved"] = sum(v["own_report_retrieved"] for v in verdicts)
+        if len(sources) == 2:  # independent case sets: is accuracy different between the two sources?
+            a, b = (entry[s] for s in sources)
+            entry["between_sources"] = chi_square(a["k"], a["n"], b["k"], b["n"]).__dict__
+        table[condition] = entry
+    pairs = list(combinations(graded, 2))
+    tests = [mcnemar([v["correct"] for v in graded[a]], [v["correct"] for v in graded[b]]) for a, b in pairs]
+    adjusted = bonferroni([t.p for t in tests])
+    comparisons = [
+        {"a": a, "b": b, "only_a_correct": t.b, "only_b_correct": t.c, "p": t.p, "p_bonferroni": p_adj,
+         "method": t.method}
+        for (a, b), t, p_adj in zip(pairs, tests, adjusted, strict=True)
+    ]
+    return {"sources": sources, "accuracy": table, "mcnemar": comparisons}
+
+
+def render(results: dict[str, Any]) -> str:
+    """Markdown in the paper's layout."""
+    summary, meta = results["summary"], results["meta"]
+    sources = summary["sources"]
+    header = "| condition | overall | " + " | ".join(sources) + " |"
+    lines = [
+        f"# Diagnosis benchmark: {results['name']}",
+        "",
+        f"Model `{results['model_id']}`, prompts {', '.join(f'`{p}`' for p in results['prompt_ids'])}; "
+        f"{results['n_cases']} cases ({json.dumps(results['cases_by_source'])}); retrieval field "
+        f"`{meta['field']}`, k={meta['k']}, corpus {meta['corpus_reports']} reports (the cases' own reports "
+        f"removed); max_tokens {meta['max_tokens']}, temperature 0, seed 0. Written {results['created']} by "
+        f"`{meta['command']}`.",
+        "",
+        "## Accuracy, % (correct/n) [95% Wilson CI]",
+        header,
+        "|" + "---|" * (2 + len(sources)),
+    ]
+    for condition, entry in summary["accuracy"].items():
+        cells = [_text(entry["overall"]), *(_text(entry[s]) for s in sources)]
+        lines.append(f"| {condition} | " + " | ".join(cells) + " |")
+    lines += ["", "## Paired comparisons (McNemar; exact binomial when < 25 discordant pairs)",
+              "| A | B | only A correct | only B correct | P | P (Bonferroni) | test |",
+              "|---|---|---|---|---|---|---|"]
+    for c in summary["mcnemar"]:
+        lines.append(f"| {c['a']} | {c['b']} | {c['only_a_correct']} | {c['only_b_correct']} | {format_p(c['p'])} | "
+                     f"{format_p(c['p_bonferroni'])} | {c['method']} |")
+    criteria = list(next(iter(summary["accuracy"].values()))["criteria"])
+    lines += ["", "## By grading criterion (a case is correct if any criterion holds)",
+              "| condition | " + " | ".join(criteria) + " |", "|---|" + "---|" * len(criteria)]
+    for condition, entry in summary["accuracy"].items():
+        lines.append(f"| {condition} | " + " | ".join(_text(entry["criteria"][c]) for c in criteria) + " |")
+    if len(sources) == 2:
+        lines += ["", f"## {sources[0]} vs {sources[1]} (independent sets; chi-square, Yates corrected)",
+                  "| condition | P |", "|---|---|"]
+        for condition, entry in summary["accuracy"].items():
+            lines.append(f"| {condition} | {format_p(entry['between_sources']['p'])} |")
+    lines += ["", "## Run", "| condition | mean s/case | degraded or missing | own report retrieved |",
+              "|---|---|---|---|"]
+    for condition, entry in summary["accuracy"].items():
+        lines.append(f"| {condition} | {entry['mean_seconds_per_case']} | {json.dumps(entry['degraded']) or '-'} | "
+                     f"{entry['own_report_retrieved']} |")
+    lines += ["", f"![accuracy per condition]({results['plot']})", ""]
+    return "\n".join(lines)
+
+
+def write_report(cases: Sequence[Case], conditions: Sequence[str], rows: Sequence[dict], grader: Grader,
+                 meta: dict[str, Any], out: Path, name: str) -> list[Path]:
+    """Grade, summarize and write `<name>.json`, `<name>.md` and `<name>_accuracy.png` into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    graded = grade_run(cases, conditions, rows, grader)
+    summary = summarize(cases, graded, grader.criteria)
+    plot = accuracy_bars(
+        {c: (e["overall"]["accuracy"], *e["overall"]["ci95"]) for c, e in summary["accuracy"].items()},
+        f"{name}: diagnosis accuracy ({len(cases)} cases)", out / f"{name}_accuracy.png",
+    )
+    results = {
+        "name": name,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "model_id": next((r["model_id"] for r in rows), None),
+        "prompt_ids": sorted({r["prompt_id"] for r in rows}),
+        "n_cases": len(cases),
+        "cases_by_source": dict(Counter(c.source for c in cases)),
+        "conditions": list(conditions),
+        "meta": meta | {"python": platform.python_version()},
+        "plot": plot.name,
+        "summary": summary,
+        "cases": graded,
+    }
+    json_path = out / f"{name}.json"
+    json_path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    md_path = out / f"{name}.md"
+    md_path.write_text(render(results), encoding="utf-8")
+    return [json_path, md_path, plot]

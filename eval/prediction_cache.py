@@ -1,0 +1,53 @@
+"""Append-only JSONL cache of benchmark predictions, so an interrupted run resumes where it stopped.
+
+Keyed by (case id, condition, model id, prompt id): changing the model or the prompt version never reuses an old
+answer, while rerunning the same configuration costs nothing. One line per prediction, flushed at once; a
+partly written last line (the run was killed mid-write) is ignored on reading.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+Key = tuple[str, str, str, str]
+
+
+def cache_key(case_id: str, condition: str, model_id: str, prompt_id: str) -> Key:
+    return (case_id, condition, model_id, prompt_id)
+
+
+class PredictionCache:
+    """Thread-safe: server backends answer from a pool of threads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._rows: dict[Key, dict[str, Any]] = {}
+        if self.path.is_file():
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                self._rows[self._key(row)] = row
+
+    @staticmethod
+    def _key(row: dict[str, Any]) -> Key:
+        return cache_key(row["case_id"], row["condition"], row["model_id"], row["prompt_id"])
+
+    def get(self, key: Key) -> dict[str, Any] | None:
+        return self._rows.get(key)
+
+    def put(self, row: dict[str, Any]) -> None:
+        """Store and append one prediction (must carry the key fields)."""
+        with self._lock:
+            self._rows[self._key(row)] = row
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    def __len__(self) -> int:
+        return len(self._rows)
