@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from assistant.commands import chat_cmd, index_cmd, search_cmd, train_cmd
+from assistant.commands import ask_cmd, chat_cmd, index_cmd, search_cmd, train_cmd
 
 app = typer.Typer(
     name="assistant",
@@ -20,6 +20,7 @@ app.command("index")(index_cmd.index)
 app.command("search")(search_cmd.search)
 app.command("train")(train_cmd.train)
 app.command("chat")(chat_cmd.chat)
+app.command("ask")(ask_cmd.ask)
 
 
 if __name__ == "__main__":
