@@ -63,7 +63,7 @@ def document_to_report(doc: Document, rank: int) -> RetrievedReport:
 
 class ReportRetriever(BaseRetriever):
     """Top-`k` reports from a `retriever.index.ReportIndex` matched on one `field` (findings, impression,
-    report), with optional `SearchFilters` and `method` dense or bm25."""
+    report), with optional `SearchFilters` and a `method` of `retriever.index.METHODS` (dense, bm25, hybrid...)."""
 
     index: Any
     field: str = "impression"
@@ -79,6 +79,6 @@ class ReportRetriever(BaseRetriever):
 
     def query_notice(self, query: str) -> str:
         """Why the encoder will not read the whole query (empty when it does), for the answer's notes."""
-        if self.method != "dense":
+        if self.method == "bm25":  # every other method encodes the query
             return ""
         return self.index.prepare(query).notice()

@@ -35,7 +35,7 @@ def ask(
     ] = None,
     k: Annotated[int, typer.Option("-k", "--k", min=1, max=20, help="Reports given to the LLM.")] = 1,
     field: Annotated[str, typer.Option(help=FIELD_HELP)] = "impression",
-    method: Annotated[str, typer.Option(help="Retrieval: dense (the index's encoder) or bm25.")] = "dense",
+    method: Annotated[str, typer.Option(help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted.")] = "dense",
     index: Annotated[
         Path | None, typer.Option(help="Index folder (default: the demo/default index).")
     ] = None,
