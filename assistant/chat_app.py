@@ -449,7 +449,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
         gr.HTML(render.header_html(service.backend_label()))
         gr.HTML(render.BANNER_HTML)
         with gr.Row(equal_height=False):
-            with gr.Column(scale=1, min_width=250):
+            with gr.Column(scale=2, min_width=270):
                 with gr.Group():
                     mode = gr.Radio([MODE_ANSWER, MODE_SEARCH], value=MODE_ANSWER, label="Mode")
                     use_retrieval = gr.Checkbox(value=True, label="Ground the answer in retrieved reports")
@@ -460,7 +460,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     method = gr.Dropdown(list(METHODS), value="dense", label="Retrieval method")
                     modality = gr.Dropdown([ANY, *modalities], value=ANY, label="Modality")
                     source = gr.Dropdown([ANY, *sources], value=ANY, label="Source")
-            with gr.Column(scale=3, min_width=420):
+            with gr.Column(scale=5, min_width=420):
                 notice = gr.HTML("", elem_id="rs-notice", label="Messages")
                 chatbot = gr.Chatbot(
                     label="Conversation",
@@ -483,7 +483,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     ask = gr.Button("Ask", variant="primary", elem_id="rs-ask", scale=3)
                     new_case = gr.Button("New case", variant="secondary", elem_id="rs-new-case", scale=1)
                 gr.Examples(EXAMPLES, inputs=message, label="Examples")
-            with gr.Column(scale=2, min_width=340):
+            with gr.Column(scale=4, min_width=340):
                 cards = gr.HTML(
                     render.report_cards_html([], empty_message="Retrieved reports appear here."),
                     elem_id="rs-reports",
