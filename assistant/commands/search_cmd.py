@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -84,7 +85,8 @@ def search(
             _short(r.impression, 200),
             _short(r.findings, 240),
         )
-    Console().print(table)
+    # Not a terminal (piped, `make demo` logs): rich would assume 80 columns and fold every cell.
+    Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns).print(table)
 
 
 def _short(text: str, limit: int) -> str:
