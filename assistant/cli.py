@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import typer
 
-from assistant.commands import ask_cmd, chat_cmd, index_cmd, search_cmd, train_cmd
+from assistant.commands import ask_cmd, bench_cmd, chat_cmd, index_cmd, search_cmd, train_cmd
 
 app = typer.Typer(
     name="assistant",
@@ -21,6 +21,7 @@ app.command("search")(search_cmd.search)
 app.command("train")(train_cmd.train)
 app.command("chat")(chat_cmd.chat)
 app.command("ask")(ask_cmd.ask)
+app.command("bench")(bench_cmd.bench)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,17 @@ def _aliases(text: str) -> list[str]:
     return out
 
 
+def _distinct(answers: list[str], diagnosis: str) -> tuple[str, ...]:
+    """Non-empty answers without case-insensitive repeats of each other or of the diagnosis."""
+    seen = {diagnosis.lower()}
+    out: list[str] = []
+    for answer in answers:
+        if answer and answer.lower() not in seen:
+            seen.add(answer.lower())
+            out.append(answer)
+    return tuple(out)
+
+
 def medpix_case(report: Report) -> Case | None:
     """Findings -> case diagnosis, or None when either is missing."""
     if not report.findings or not report.impression:
@@ -91,8 +102,7 @@ def medpix_case(report: Report) -> Case | None:
     if title and not _TITLE_NOT_DIAGNOSIS.search(title):
         accept += _aliases(title)
     diagnosis = items[0]
-    accept = [a for a in dict.fromkeys(accept) if a and a.lower() != diagnosis.lower()]
-    return Case(report.id, report.findings, diagnosis, tuple(accept), "medpix")
+    return Case(report.id, report.findings, diagnosis, _distinct(accept, diagnosis), "medpix")
 
 
 def openi_case(report: Report) -> Case | None:
@@ -104,8 +114,7 @@ def openi_case(report: Report) -> Case | None:
         return None
     accept = [s for s in _items(report.impression) if not _NORMAL.search(s)] + positive
     diagnosis = _clean(report.impression)
-    accept = [a for a in dict.fromkeys(accept) if a.lower() != diagnosis.lower()]
-    return Case(report.id, report.findings, diagnosis, tuple(accept), "openi")
+    return Case(report.id, report.findings, diagnosis, _distinct(accept, diagnosis), "openi")
 
 
 BUILDERS = {"medpix": medpix_case, "openi": openi_case}

@@ -183,6 +183,7 @@ def run(args: argparse.Namespace, command: str) -> int:
         "corpus": [Path(s).name for s in corpus_specs],
         "corpus_reports": len(retrieval_corpus(corpus, {c.id for c in cases})),
         "backend": settings.backend,
+        "structured_output": settings.structured,
         "max_tokens": args.max_tokens,
         "field": args.field,
         "k": args.k,

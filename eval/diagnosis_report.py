@@ -119,7 +119,7 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {c['a']} | {c['b']} | {c['only_a_correct']} | {c['only_b_correct']} | {format_p(c['p'])} | "
                      f"{format_p(c['p_bonferroni'])} | {c['method']} |")
     criteria = list(next(iter(summary["accuracy"].values()))["criteria"])
-    lines += ["", "## By grading criterion (a case is correct if any criterion holds)",
+    lines += ["", "## By grading criterion (correct = exact, lexical or expanded; ICD-10-CM category shown apart)",
               "| condition | " + " | ".join(criteria) + " |", "|---|" + "---|" * len(criteria)]
     for condition, entry in summary["accuracy"].items():
         lines.append(f"| {condition} | " + " | ".join(_text(entry["criteria"][c]) for c in criteria) + " |")

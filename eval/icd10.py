@@ -21,6 +21,10 @@ from eval.shared_data import eval_home
 
 DEFAULT_ENCODER = "minilm"
 DEFAULT_MIN_SCORE = 0.6
+#: Code ranges an imaging diagnosis is never coded in, left out so their near-identical wording cannot win:
+#: pregnancy (O), perinatal (P: "atelectasis of newborn"), external causes (V-Y), encounter reasons (Z) and
+#: carcinoma in situ (D00-D09), which imaging cannot tell apart from invasive cancer.
+EXCLUDED_PREFIXES = ("O", "P", "V", "W", "X", "Y", "Z", "D0")
 
 
 @dataclass(frozen=True)
@@ -52,12 +56,13 @@ class ICDMapper:
     """Nearest-description lookup over ICD-10-CM with a sentence encoder."""
 
     def __init__(self, encoder, entries: list[tuple[str, str]], cache_dir: Path | None = None,
-                 min_score: float = DEFAULT_MIN_SCORE) -> None:
+                 min_score: float = DEFAULT_MIN_SCORE, excluded: tuple[str, ...] = EXCLUDED_PREFIXES) -> None:
         self.encoder = encoder
         self.codes = [code for code, _ in entries]
         self.texts = [text for _, text in entries]
         self.min_score = min_score
         self.vectors = self._embed(cache_dir)
+        self.allowed = np.array([not code.startswith(excluded) for code in self.codes])
 
     @classmethod
     def default(cls, encoder_ref: str = DEFAULT_ENCODER, codes: Sequence[str] | None = None) -> ICDMapper:
@@ -85,7 +90,7 @@ class ICDMapper:
         if not text.strip():
             return None
         vector = self.encoder.encode([text])[0]
-        scores = self.vectors @ vector
+        scores = np.where(self.allowed, self.vectors @ vector, -1.0)
         best = int(np.argmax(scores))
         if float(scores[best]) < self.min_score:
             return None

@@ -3,7 +3,8 @@
 The RadSearch paper's examination-type matching, generalized: for a label kind (modality, body part, source,
 finding labels) a retrieved report is relevant when it shares the query report's value (for finding labels:
 at least one label). Query = a report's findings; corpus = the full texts of the other reports. Metrics:
-mAP@100 (average precision over the top 100, normalized by min(relevant, 100)) and P@10.
+mAP@100 (average precision over the top 100, normalized by min(relevant, 100)) and P@10, over the queries that
+have at least one relevant report in the corpus.
 """
 
 from __future__ import annotations
@@ -62,9 +63,11 @@ def label_retrieval(reports: Sequence[Report], ranker: Ranker, kinds: Sequence[s
         for i, row in enumerate(ranked):
             if not values[i]:
                 continue
+            total = sum(1 for j, v in enumerate(values) if j != i and values[i] & v)
+            if total == 0:  # nothing to find: a query no ranker could score on (as in BEIR, left out)
+                continue
             others = [j for j in row if j != i][:depth]
             relevant = [bool(values[i] & values[j]) for j in others]
-            total = sum(1 for j, v in enumerate(values) if j != i and values[i] & v)
             aps.append(average_precision(relevant, total, depth))
             precisions.append(precision_at(relevant))
         results[kind] = {

@@ -40,8 +40,8 @@ _SUFFIXES = ("izations", "ization", "ations", "ation", "ized", "izes", "ize", "a
 def fold(text: str) -> str:
     """Lowercase ASCII words: accents, curly quotes, possessives and punctuation removed, spellings unified,
     hyphenated prefixes joined (non-ossifying = nonossifying)."""
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    text = re.sub(r"'s\b|s'(?=\s|$)", "", text.replace("\u2019", "'").lower())
+    text = unicodedata.normalize("NFKD", text.replace("\u2019", "'")).encode("ascii", "ignore").decode()
+    text = re.sub(r"'s\b|s'(?=\s|$)", "", text.lower())
     text = _PREFIX_HYPHEN.sub(r"\1", text)
     words = re.sub(r"[^a-z0-9]+", " ", text).split()
     return " ".join(SPELLINGS.get(w, w) for w in words)

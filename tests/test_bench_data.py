@@ -1,0 +1,105 @@
+"""Cases files, the prediction cache, conditions and the case builders, on data the tests write themselves."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from eval.build_cases import medpix_case, openi_case
+from eval.cases import Case, CaseFileError, read_cases, write_cases
+from eval.conditions import parse_conditions, retrieval_corpus
+from eval.prediction_cache import PredictionCache, cache_key
+from retriever.report import Report
+
+
+def test_cases_round_trip_and_references(tmp_path) -> None:
+    cases = [Case("c1", "Enlarged appendix.", "Appendicitis", ("acute appendicitis",), "medpix"),
+             Case("c2", "Blunted angle.", "Pleural effusion")]
+    path = tmp_path / "cases.jsonl"
+    assert write_cases(cases, path) == 2
+    assert read_cases(path) == cases
+    assert cases[0].references() == ["Appendicitis", "acute appendicitis"]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "not JSON"),
+        ('["a list"]', "expected an object"),
+        ('{"id": "x", "findings": " ", "diagnosis": "d"}', "missing or empty findings"),
+        ('{"id": "x", "findings": "f", "diagnosis": "d", "accept": "one string"}', "must be a list"),
+    ],
+)
+def test_bad_case_lines_name_the_line_and_problem(tmp_path, line: str, message: str) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "ok", "findings": "f", "diagnosis": "d"}\n' + line + "\n")
+    with pytest.raises(CaseFileError, match=f"cases.jsonl:2: .*{message}"):
+        read_cases(path)
+
+
+def test_duplicate_ids_and_empty_files_are_refused(tmp_path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "a", "findings": "f", "diagnosis": "d"}\n' * 2)
+    with pytest.raises(CaseFileError, match="duplicate id"):
+        read_cases(path)
+    path.write_text("\n")
+    with pytest.raises(CaseFileError, match="no cases"):
+        read_cases(path)
+
+
+def test_prediction_cache_resumes_and_ignores_a_torn_last_line(tmp_path) -> None:
+    path = tmp_path / "predictions.jsonl"
+    cache = PredictionCache(path)
+    row = {"case_id": "c1", "condition": "none", "model_id": "m", "prompt_id": "p@1", "diagnosis": "x"}
+    cache.put(row)
+    with path.open("a") as handle:
+        handle.write('{"case_id": "c2", "condit')  # killed mid-write
+    reopened = PredictionCache(path)
+    assert len(reopened) == 1
+    assert reopened.get(cache_key("c1", "none", "m", "p@1")) == row
+    assert reopened.get(cache_key("c1", "none", "m", "p@2")) is None  # a new prompt version is a new prediction
+
+
+def test_conditions_parse_and_name() -> None:
+    none, bm25, mpnet = parse_conditions("None, bm25 ,mpnet,mpnet")
+    assert (none.retrieval, bm25.method, bm25.encoder, mpnet.method) == (False, "bm25", "minilm", "dense")
+    assert [c.name for c in (none, bm25, mpnet)] == ["none", "bm25", "mpnet"]
+    assert parse_conditions("minilm", field="findings", k=3)[0].name == "minilm[findings,k=3]"
+    with pytest.raises(ValueError):
+        parse_conditions(" , ")
+
+
+def test_retrieval_corpus_never_holds_a_case_report() -> None:
+    reports = [Report("a", "f", "i"), Report("b", "f2", "i2")]
+    assert [r.id for r in retrieval_corpus(reports, {"a"})] == ["b"]
+
+
+def test_medpix_case_accepts_title_aliases_and_numbered_diagnoses() -> None:
+    report = Report("medpix:1", "Nodular thickening of the plantar fascia.",
+                    "Plantar Fibromatosis (Ledderhose Disease)", source="medpix",
+                    meta={"title": "Plantar fibromatosis", "differential": "Fasciitis"})
+    case = medpix_case(report)
+    assert case.diagnosis == "Plantar Fibromatosis (Ledderhose Disease)"
+    assert case.accept == ("Plantar Fibromatosis", "Ledderhose Disease")  # the title repeats it: kept once
+    assert "Fasciitis" not in case.accept  # the differential names the alternatives, not the answer
+    numbered = medpix_case(Report("medpix:2", "f", "1. Metastatic breast cancer 2. Anemia", source="medpix"))
+    assert numbered.diagnosis == "Metastatic breast cancer" and numbered.accept == ("Anemia",)
+    assert medpix_case(Report("medpix:3", "", "Dx", source="medpix")) is None
+
+
+def test_openi_case_needs_an_abnormal_label_and_impression() -> None:
+    abnormal = Report("openi:1", "Blunted right costophrenic angle.",
+                      "Small right pleural effusion. No pneumothorax.", labels=("Effusion",), source="openi")
+    case = openi_case(abnormal)
+    assert case.diagnosis == "Small right pleural effusion. No pneumothorax"
+    assert case.accept == ("Small right pleural effusion", "pleural effusion")
+    normal_label = Report("openi:2", "Clear lungs.", "Normal chest.", labels=("normal",), source="openi")
+    normal_text = Report("openi:3", "Tiny effusion.", "No acute disease.", labels=("Effusion",), source="openi")
+    assert openi_case(normal_label) is None and openi_case(normal_text) is None
+
+
+def test_written_cases_hold_no_extra_fields(tmp_path) -> None:
+    path = tmp_path / "c.jsonl"
+    write_cases([Case("x", "f", "d")], path)
+    assert json.loads(path.read_text()) == {"id": "x", "findings": "f", "diagnosis": "d", "accept": [], "source": ""}

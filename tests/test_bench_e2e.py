@@ -1,0 +1,73 @@
+"""A tiny end-to-end diagnosis benchmark with the embedded SmolLM2, so the script cannot rot.
+
+Three cases x three conditions (no retrieval, BM25, MiniLM) over a six-report corpus the tests write: checks
+the results files, that a case's own report is never retrieved, and that a second run (through
+`assistant bench`) answers everything from the prediction cache.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from llm_fixtures import REPORTS, require_embedded_smollm2
+from typer.testing import CliRunner
+
+from assistant.cli import app
+from eval.cases import Case, write_cases
+from eval.diagnosis import main
+
+CASES = [
+    Case("site:cxr-002", REPORTS[1].findings, "Pneumonia", ("right lower lobe pneumonia",), "fixture"),
+    Case("new-1", "Meniscus sign at the left costophrenic angle.", "Pleural effusion", (), "fixture"),
+    Case("new-2", "Cardiothoracic ratio 0.62 with cephalization.", "Cardiomegaly", ("enlarged heart",), "other"),
+]
+
+
+@pytest.mark.integration
+def test_tiny_benchmark_end_to_end_and_resume(tmp_path, monkeypatch, minilm) -> None:
+    require_embedded_smollm2()
+    monkeypatch.setenv("RADSEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("RADSEARCH_LLM_CONTEXT", "2048")
+    monkeypatch.setenv("RADSEARCH_LLM_STRUCTURED", "off")  # the JSON grammar is the slow part on a busy CPU
+    monkeypatch.setenv("RADSEARCH_LLM_TIMEOUT", "600")
+    corpus = tmp_path / "site.csv"
+    with corpus.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "findings", "impression", "modality"])
+        writer.writerows([r.id, r.findings, r.impression, r.modality] for r in REPORTS)
+    cases = tmp_path / "cases.jsonl"
+    write_cases(CASES, cases)
+    cache = tmp_path / "predictions.jsonl"
+    out = tmp_path / "results"
+    common = ["--cases", str(cases), "--corpus", str(corpus), "--conditions", "none,bm25,minilm",
+              "--backend", "embedded", "--model", "smollm2", "--max-tokens", "24", "--cache", str(cache),
+              "--out", str(out), "--name", "tiny"]
+
+    assert main([*common, "--icd", "off"]) == 0
+
+    results = json.loads((out / "tiny.json").read_text())
+    assert results["n_cases"] == 3 and results["conditions"] == ["none", "bm25", "minilm"]
+    assert results["meta"]["corpus_reports"] == len(REPORTS) - 1  # the case's own report was removed
+    assert results["prompt_ids"] == ["diagnosis_norag@1", "diagnosis_rag@1"]
+    assert "smollm2" in results["model_id"].lower()
+    for condition, verdicts in results["cases"].items():
+        assert [v["case_id"] for v in verdicts] == [c.id for c in CASES]
+        assert not any(v["missing"] or v["own_report_retrieved"] for v in verdicts)
+        assert all(len(v["retrieved"]) <= (0 if condition == "none" else 1) for v in verdicts)
+    assert results["cases"]["minilm"][0]["retrieved"]  # dense retrieval always finds a nearest report
+    summary = results["summary"]
+    assert summary["sources"] == ["fixture", "other"]
+    assert len(summary["mcnemar"]) == 3  # every pair of conditions, Bonferroni-adjusted
+    overall = summary["accuracy"]["none"]["overall"]
+    assert overall["n"] == 3 and 0 <= overall["ci95"][0] <= overall["accuracy"] <= overall["ci95"][1] <= 1
+    assert "## Paired comparisons" in (out / "tiny.md").read_text()
+    assert (out / "tiny_accuracy.png").read_bytes()[:4] == b"\x89PNG"
+    lines = cache.read_text().splitlines()
+    assert len(lines) == 9
+
+    rerun = CliRunner().invoke(app, ["bench", *common, "--no-icd"])
+    assert rerun.exit_code == 0, rerun.output
+    assert "9 predictions cached, 0 to ask" in rerun.output
+    assert cache.read_text().splitlines() == lines

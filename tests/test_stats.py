@@ -1,0 +1,83 @@
+"""Statistics against values computed by hand (formulas in the comments)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eval.stats import bonferroni, chi_square, cohen_kappa, format_p, mcnemar, mcnemar_counts, wilson
+
+
+def test_wilson_interval_by_hand() -> None:
+    # p = 0.8, z^2 = 3.8415: centre = (0.8 + 0.19207) / 1.38415 = 0.71683,
+    # half = 1.96 * sqrt(0.016 + 0.0096037) / 1.38415 = 0.22658
+    p = wilson(8, 10)
+    assert p.value == pytest.approx(0.8)
+    assert p.low == pytest.approx(0.4902, abs=1e-4)
+    assert p.high == pytest.approx(0.9433, abs=1e-4)
+
+
+def test_wilson_at_the_edges_stays_inside_0_1() -> None:
+    zero = wilson(0, 10)  # upper = z^2/n / (1 + z^2/n) = 0.38415 / 1.38415
+    assert zero.low == 0.0
+    assert zero.high == pytest.approx(0.2775, abs=1e-4)
+    full = wilson(10, 10)
+    assert full.high == pytest.approx(1.0)
+    assert full.low == pytest.approx(1 - 0.2775, abs=1e-4)
+    assert wilson(0, 0).n == 0
+
+
+def test_wilson_rejects_impossible_counts() -> None:
+    with pytest.raises(ValueError):
+        wilson(11, 10)
+
+
+def test_mcnemar_exact_when_few_discordant_pairs() -> None:
+    # b = 1, c = 6, n = 7: p = 2 * P(X <= 1 | Bin(7, 0.5)) = 2 * (1 + 7) / 128 = 0.125
+    result = mcnemar_counts(1, 6)
+    assert result.method == "exact binomial"
+    assert result.p == pytest.approx(0.125)
+
+
+def test_mcnemar_chi_square_with_continuity_correction_from_25_pairs() -> None:
+    # b = 10, c = 25: (|10 - 25| - 1)^2 / 35 = 196 / 35 = 5.6; P(chi2_1 > 5.6) = 0.017961
+    result = mcnemar_counts(10, 25)
+    assert result.method.startswith("chi-square")
+    assert result.statistic == pytest.approx(5.6)
+    assert result.p == pytest.approx(0.017961, abs=1e-5)
+
+
+def test_mcnemar_from_paired_verdicts_counts_the_discordant_pairs() -> None:
+    a = [True, True, False, False, True]
+    b = [True, False, True, True, True]
+    result = mcnemar(a, b)
+    assert (result.b, result.c) == (1, 2)
+    assert result.p == pytest.approx(1.0)  # 2 * P(X <= 1 | Bin(3, .5)) = 2 * 4/8, capped at 1
+    assert mcnemar([True], [True]).p == 1.0
+    with pytest.raises(ValueError):
+        mcnemar([True], [True, False])
+
+
+def test_chi_square_yates_by_hand() -> None:
+    # 30/50 vs 20/50: every expected count is 25; sum of (|o - e| - 0.5)^2 / e = 4 * 4.5^2 / 25 = 3.24
+    result = chi_square(30, 50, 20, 50)
+    assert result.statistic == pytest.approx(3.24)
+    assert result.p == pytest.approx(0.071861, abs=1e-5)
+    assert chi_square(0, 10, 0, 10).p == 1.0  # no successes anywhere: nothing to test
+
+
+def test_bonferroni_multiplies_and_caps() -> None:
+    assert bonferroni([0.01, 0.04, 0.5]) == pytest.approx([0.03, 0.12, 1.0])
+    assert bonferroni([]) == []
+
+
+def test_cohen_kappa_by_hand() -> None:
+    # observed 3/4; chance = .5 * .25 + .5 * .75 = .5; kappa = (.75 - .5) / .5
+    assert cohen_kappa([True, True, False, False], [True, False, False, False]) == pytest.approx(0.5)
+    assert cohen_kappa([True, False], [True, False]) == 1.0
+    with pytest.raises(ValueError):
+        cohen_kappa([], [])
+
+
+def test_p_values_print_as_journals_do() -> None:
+    assert format_p(0.0004) == "< .001"
+    assert format_p(0.04567) == "0.046"
