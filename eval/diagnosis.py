@@ -46,15 +46,19 @@ class RunConfig:
     workers: int = 4
     cache_path: Path = field(default_factory=lambda: eval_home() / "predictions.jsonl")
     index_cache: Path = field(default_factory=lambda: eval_home() / "indexes")
+    #: Filled by `predict`: condition -> encoder name and weights fingerprint of the index it searched.
+    encoders: dict[str, str] = field(default_factory=dict)
 
 
-def _retriever(condition: Condition, corpus: list[Any], index_cache: Path):
+def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
     """The product's LangChain retriever for one condition (None for the no-retrieval baseline)."""
     if not condition.retrieval:
         return None
     from assistant.lc_retriever import ReportRetriever
 
-    index = load_or_build_index(corpus, condition.encoder, (condition.field,), index_cache)
+    index = load_or_build_index(corpus, condition.encoder, (condition.field,), config.index_cache)
+    built = index.manifest.encoder
+    config.encoders[condition.name] = f"{built.name} ({built.fingerprint[:12]})"
     return ReportRetriever(index=index, field=condition.field, k=condition.k, method=condition.method)
 
 
@@ -92,7 +96,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     if any(c.retrieval for c in config.conditions) and not corpus:
         raise ValueError("retrieval conditions need a corpus (--corpus, or the shared data folder)")
     pipelines = {
-        c.name: RagPipeline(llm, _retriever(c, corpus, config.index_cache), max_tokens=config.max_tokens)
+        c.name: RagPipeline(llm, _retriever(c, config, corpus), max_tokens=config.max_tokens)
         for c in config.conditions
     }
     rows: dict[tuple[str, str], dict] = {}
@@ -184,6 +188,7 @@ def run(args: argparse.Namespace, command: str) -> int:
         "corpus_reports": len(retrieval_corpus(corpus, {c.id for c in cases})),
         "backend": settings.backend,
         "structured_output": settings.structured,
+        "encoders": config.encoders,
         "max_tokens": args.max_tokens,
         "field": args.field,
         "k": args.k,
