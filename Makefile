@@ -63,7 +63,11 @@ demo-index: demo-encoder
 
 demo: demo-index llm-embedded
 	$(ASSISTANT) search "$(DEMO_QUERY)" -k 5
-	$(ASSISTANT) ask "$(DEMO_QUERY)"
+	@# Exit 3/4/5 = the LLM was down, too slow or unparseable: the answer above is then retrieval-only, which
+	@# the demo reports but does not treat as a failure (bad input or a missing index, exit 2, is one).
+	@$(ASSISTANT) ask "$(DEMO_QUERY)"; rc=$$?; \
+	  if [ $$rc -ge 3 ]; then echo "note: the LLM did not answer in time on this machine (exit $$rc); shown: retrieval-only result"; \
+	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 PYTEST_MARKS := $(if $(filter true 1,$(CI) $(RUN_SLOW)),,-m "not slow")
 test: models llm-embedded $(if $(filter true 1,$(CI) $(RUN_SLOW)),vllm-venv)
