@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
+from itertools import zip_longest
 from pathlib import Path
 
 from eval.cases import Case, write_cases
@@ -126,15 +127,15 @@ def _stable_order(report_id: str) -> str:
 
 def build(reports: list[Report], splits: set[str], max_per_source: int) -> list[Case]:
     """Cases from the reports of the given splits, at most `max_per_source` per source in a stable hashed order
-    (so a larger limit only adds cases)."""
-    cases: list[Case] = []
+    (so a larger limit only adds cases), alternating between sources."""
+    per_source: list[list[Case]] = []
     for source, builder in BUILDERS.items():
         chosen = sorted(
             (r for r in reports if r.source == source and split_of(r.id) in splits), key=lambda r: _stable_order(r.id)
         )
-        built = [c for c in map(builder, chosen) if c is not None]
-        cases += built[:max_per_source]
-    return cases
+        per_source.append([c for c in map(builder, chosen) if c is not None][:max_per_source])
+    # Sources interleaved, so the first N cases of a run stopped early (or --limit N) still cover every source.
+    return [case for group in zip_longest(*per_source) for case in group if case is not None]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from eval.prediction_cache import PredictionCache, cache_key
 from eval.shared_data import RESULTS, SHARED_DATA, eval_home
 
 DEFAULT_CONDITIONS = "none,mpnet,radsearch-minilm"
+BLOCK = 10
 #: Enough for the diagnosis, which comes first in the answer schema; the differential and rationale are cut, and
 #: the answer parser repairs the truncated JSON. Generation dominates the cost of a 1.5B model on shared CPU
 #: cores (measured 1.5-2 tokens/s with the machine loaded), so every token counts.
@@ -82,12 +83,17 @@ def _prediction(case: Case, condition: Condition, model_id: str, answer: Any) ->
     }
 
 
-def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str], None] = print) -> list[dict]:
+def _log(message: str) -> None:
+    print(message, flush=True)  # progress of a long run shows up at once in a redirected log
+
+
+def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str], None] = _log) -> list[dict]:
     """Every (case, condition) prediction, from the cache where present. Backend outages and timeouts are
     returned but not cached, so a resumed run asks again.
 
-    Case-major order (each case under every condition before the next case): if a slow run is stopped early,
-    the cases it finished are complete pairs for the paired statistics."""
+    Order: blocks of BLOCK cases, each block under every condition in turn. Within a block, consecutive
+    calls share the condition's system prompt, which llama.cpp keeps evaluated (prefix reuse), and a run stopped
+    early still leaves whole blocks of complete pairs for the paired statistics."""
     from assistant.rag import RagPipeline
 
     cache = PredictionCache(config.cache_path)
@@ -101,13 +107,14 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     }
     rows: dict[tuple[str, str], dict] = {}
     todo: list[tuple[Case, Condition]] = []
-    for case in config.cases:
+    for start in range(0, len(config.cases), BLOCK):
         for condition in config.conditions:
-            key = cache_key(case.id, condition.name, model_id, pipelines[condition.name].prompt.id)
-            if (row := cache.get(key)) is not None:
-                rows[(case.id, condition.name)] = row
-            else:
-                todo.append((case, condition))
+            for case in config.cases[start : start + BLOCK]:
+                key = cache_key(case.id, condition.name, model_id, pipelines[condition.name].prompt.id)
+                if (row := cache.get(key)) is not None:
+                    rows[(case.id, condition.name)] = row
+                else:
+                    todo.append((case, condition))
     log(f"{len(rows)} predictions cached, {len(todo)} to ask {model_id}")
 
     def ask(item: tuple[Case, Condition]) -> dict[str, Any]:
@@ -188,6 +195,7 @@ def run(args: argparse.Namespace, command: str) -> int:
         "corpus_reports": len(retrieval_corpus(corpus, {c.id for c in cases})),
         "backend": settings.backend,
         "structured_output": settings.structured,
+        "llm_threads": settings.n_threads,
         "encoders": config.encoders,
         "max_tokens": args.max_tokens,
         "field": args.field,
