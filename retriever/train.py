@@ -156,6 +156,8 @@ def train_encoder(
         "train_loss": _losses(trainer.state.log_history),
         "masked_negatives": _masked_share(trainer.loss),
         "train_seconds_per_epoch": timer.seconds,
+        "steps": {"total": trainer.state.global_step, "this_run": timer.steps_run, "first": timer.first_step,
+                  "resumed": resume_from},
         "machine": {
             "cpu_count": os.cpu_count(),
             "platform": platform.platform(),
@@ -262,11 +264,19 @@ def _masked_share(loss: Any) -> float | None:
 
 
 class EpochTimer(TrainerCallback):
-    """Wall-clock seconds of each training epoch (dev evaluation excluded: it runs after `on_epoch_end`)."""
+    """Wall-clock seconds of each training epoch (dev evaluation excluded: it runs after `on_epoch_end`), and
+    the optimizer steps this process ran and where it started (a resumed run starts after its checkpoint)."""
 
     def __init__(self) -> None:
         self.seconds: list[float] = []
+        self.steps_run = 0
+        self.first_step: int | None = None
         self._started = time.perf_counter()
+
+    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        self.steps_run += 1
+        if self.first_step is None:
+            self.first_step = state.global_step
 
     def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
         self._started = time.perf_counter()

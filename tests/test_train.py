@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -150,25 +151,28 @@ def test_resume_without_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
 
 
 _CHILD = """
-import sys
+import json, sys
 from pathlib import Path
-from tests.test_train import tiny_corpus, interrupted_config
-from retriever.train import train_encoder
-train_encoder(tiny_corpus(), "resumable", interrupted_config(sys.argv[1]), models_root=Path(sys.argv[2]),
-              progress=False)
+from retriever.report import Report
+from retriever.train import TrainConfig, train_encoder
+job = json.loads(Path(sys.argv[1]).read_text())
+reports = [Report(**r) for r in job["reports"]]
+train_encoder(reports, "resumable", TrainConfig(**job["config"]), models_root=Path(job["root"]), progress=False)
 """
 
 
 def interrupted_config(base: str) -> TrainConfig:
-    """Long enough (40 steps) that the run is still going when the test kills it after the first checkpoint."""
-    return TrainConfig(**{**FAST.__dict__, "base": base, "epochs": 10, "checkpoint_steps": 2})
+    """4 epochs of 5 steps: the run is still going when the test kills it right after its first checkpoint."""
+    return TrainConfig(**{**FAST.__dict__, "base": base, "epochs": 4, "checkpoint_steps": 2})
 
 
 @pytest.mark.slow
 def test_interrupted_training_resumes_from_the_last_checkpoint(base: str, tmp_path: Path) -> None:
     checkpoints = tmp_path / ".checkpoints" / "resumable"
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, base, str(tmp_path)], cwd=REPO,
-                             env=os.environ | {"PYTHONPATH": str(REPO)}, start_new_session=True)
+    job = tmp_path / "job.json"
+    reports = [{"id": r.id, "findings": r.findings, "impression": r.impression} for r in tiny_corpus()]
+    job.write_text(json.dumps({"reports": reports, "config": interrupted_config(base).__dict__, "root": str(tmp_path)}))
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(job)], cwd=REPO, start_new_session=True)
     try:
         deadline = time.monotonic() + 120
         while not list(checkpoints.glob("checkpoint-*/trainer_state.json")):
@@ -177,7 +181,8 @@ def test_interrupted_training_resumes_from_the_last_checkpoint(base: str, tmp_pa
             time.sleep(0.05)
         time.sleep(0.5)  # let the checkpoint finish writing, as a real interruption at any moment might not
     finally:
-        os.killpg(child.pid, signal.SIGKILL)
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
         child.wait()
     assert not (tmp_path / "resumable").exists()
     done = {int(p.parent.name.split("-")[1]) for p in checkpoints.glob("checkpoint-*/trainer_state.json")}
@@ -191,6 +196,7 @@ def test_interrupted_training_resumes_from_the_last_checkpoint(base: str, tmp_pa
         train_encoder(tiny_corpus(), "resumable", other, models_root=tmp_path, resume=True)
 
     result = train_encoder(tiny_corpus(), "resumable", config, models_root=tmp_path, resume=True, progress=False)
-    steps = [row["step"] for row in result.card["train_loss"]]
-    assert steps[0] > last and steps[-1] == 40  # continued after the checkpoint, not from step 1
+    steps = result.card["steps"]
+    assert steps["resumed"] and steps["total"] == 4 * math.ceil(result.card["data"]["pairs"]["train"] / 8)
+    assert steps["first"] == last + 1 and steps["this_run"] == steps["total"] - last  # went on after the checkpoint
     assert (tmp_path / "resumable" / CARD_FILE).is_file()
