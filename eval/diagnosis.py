@@ -176,10 +176,13 @@ def run(args: argparse.Namespace, command: str) -> int:
         print(f"no cases file at {args.cases}: build one with `python -m eval.build_cases` or pass --cases")
         return 2
     cases = read_cases(args.cases)
-    if args.limit:
-        cases = cases[: args.limit]
     conditions = parse_conditions(args.conditions, args.field, args.k)
     corpus, corpus_specs = _corpus(args.corpus, args.data)
+    # Every case of the file is kept out of the corpus, also with --limit: the corpus (and its cached index)
+    # is then the same whichever prefix of the cases is run.
+    corpus = retrieval_corpus(corpus, {c.id for c in cases})
+    if args.limit:
+        cases = cases[: args.limit]
     settings = LLMSettings.from_env().with_flags(backend=args.backend, model=args.model)
     config = RunConfig(cases, conditions, corpus, args.max_tokens, args.workers, args.cache)
     started = time.monotonic()
@@ -192,7 +195,7 @@ def run(args: argparse.Namespace, command: str) -> int:
         "command": command,
         "cases_file": args.cases.name,
         "corpus": [Path(s).name for s in corpus_specs],
-        "corpus_reports": len(retrieval_corpus(corpus, {c.id for c in cases})),
+        "corpus_reports": len(corpus),
         "backend": settings.backend,
         "structured_output": settings.structured,
         "llm_threads": settings.n_threads,
