@@ -18,117 +18,43 @@ import csv
 import json
 import platform
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from retriever.ingest import ingest
-from retriever.negation import affirm, is_negated, negate
+from retriever.negation_pairs import NegationPair, pair_for, sentence_pairs
 from retriever.splits import split_reports
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
 RESULTS = REPO / "eval" / "results"
 
-#: Finding terms searched for in Open-i sentences (longest first so "pleural effusion" wins over "effusion").
-TERMS = sorted(
-    [
-        "pleural effusion",
-        "effusion",
-        "pneumothorax",
-        "consolidation",
-        "cardiomegaly",
-        "pulmonary edema",
-        "edema",
-        "atelectasis",
-        "nodule",
-        "mass",
-        "opacity",
-        "opacities",
-        "infiltrate",
-        "pneumonia",
-        "fracture",
-        "emphysema",
-        "hyperinflation",
-        "granuloma",
-        "scarring",
-        "fibrosis",
-        "hernia",
-        "lymphadenopathy",
-        "calcification",
-        "pleural thickening",
-        "airspace disease",
-        "interstitial edema",
-        "vascular congestion",
-        "bronchiectasis",
-        "scoliosis",
-        "osteophytes",
-    ],
-    key=len,
-    reverse=True,
-)
-
-
-@dataclass(frozen=True)
-class Pair:
-    query: str
-    affirmed: str
-    negated: str
-    origin: str
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if 12 <= len(s.strip()) <= 200]
-
-
-def openi_pairs(limit: int) -> list[Pair]:
+def openi_pairs(limit: int) -> list[NegationPair]:
     """Pairs from held-out Open-i findings sentences (test split only: training never saw them)."""
     reports = split_reports(ingest([str(SHARED / "openi")]).reports)["test"]
-    pairs: list[Pair] = []
-    seen: set[str] = set()
-    for report in reports:
-        for sentence in _sentences(report.findings):
-            term = next((t for t in TERMS if re.search(rf"\b{t}\b", sentence.lower())), None)
-            if term is None or sentence.lower() in seen or "xxxx" in sentence.lower():
-                continue
-            seen.add(sentence.lower())
-            pair = _pair(sentence, term, "openi")
-            if pair:
-                pairs.append(pair)
-    return pairs[:limit]
+    return sentence_pairs((r.findings for r in reports), "openi")[:limit]
 
 
-def negex_pairs(limit: int) -> list[Pair]:
+def negex_pairs(limit: int) -> list[NegationPair]:
     """Pairs from the NegEx annotated sentences (short ones, concept present verbatim)."""
     path = SHARED / "negex" / "negex_Annotations-1-120.txt"
-    pairs: list[Pair] = []
+    pairs: list[NegationPair] = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
             concept = re.sub(r"\s+", " ", row["Concept"]).strip().lower()
             sentence = re.sub(r"\s+", " ", row["Sentence"].strip('"')).strip()
             if not concept or len(sentence) > 200 or concept not in sentence.lower():
                 continue
-            pair = _pair(sentence, concept, "negex")
+            pair = pair_for(sentence, concept, "negex")
             if pair:
                 pairs.append(pair)
     return pairs[:limit]
 
 
-def _pair(sentence: str, concept: str, origin: str) -> Pair | None:
-    try:
-        negated = is_negated(sentence, concept)
-    except ValueError:  # concept only inside a longer word
-        return None
-    if negated:
-        other = affirm(sentence, concept)
-        return Pair(concept, other, sentence, origin) if other else None
-    other = negate(sentence, concept)
-    return Pair(concept, sentence, other, origin) if other else None
-
-
-def delta_cos(encoder_ref: str, pairs: list[Pair]) -> dict[str, float]:
+def delta_cos(encoder_ref: str, pairs: list[NegationPair]) -> dict[str, float]:
     """Mean Δcos and the share of pairs where the affirmed sentence is closer, for one encoder."""
     from retriever.encoder import load_encoder
 

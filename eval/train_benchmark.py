@@ -33,6 +33,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "mask": {"mask_near_duplicates": True},
     "symmetric": {"symmetric": True},
     "cached": {"cached": True, "batch_size": 128, "mini_batch_size": 32},
+    "bm25neg": {"bm25_negatives": True},
+    "negation": {"negation_negatives": True},
+    "hardneg-2ep": {"bm25_negatives": True, "negation_negatives": True, "epochs": 2},
 }
 
 
@@ -118,9 +121,8 @@ def main(argv: list[str] | None = None) -> int:
             baselines[ref] = evaluate(make_ranker(ref), test)
             save()
     for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
-        config = TrainConfig(
-            epochs=args.epochs, max_seq_length=args.max_seq_length, max_steps=args.max_steps, **VARIANTS[variant]
-        )
+        options = {"epochs": args.epochs, "max_seq_length": args.max_seq_length, "max_steps": args.max_steps}
+        config = TrainConfig(**(options | VARIANTS[variant]))
         if variant in variants and variants[variant]["hyperparameters"] == config.__dict__:
             continue
         print(f"training variant {variant}: {config.loss_name}", flush=True)

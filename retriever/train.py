@@ -28,7 +28,7 @@ from typing import Any
 from retriever.encoder import load_encoder  # first: it puts the Hugging Face libraries in offline mode
 
 # isort: split
-from datasets import Dataset
+from datasets import Dataset, DatasetDict
 from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
@@ -38,7 +38,7 @@ from models.paths import models_dir
 from retriever.model_card import write_model_card
 from retriever.report import Report
 from retriever.splits import DEFAULT_SPLIT, SplitSpec, split_reports
-from retriever.train_data import PairSet, TrainingError, build_pairs, check_contrastive
+from retriever.train_data import PairSet, TrainingError, build_pairs, check_contrastive, training_sets
 from retriever.train_losses import make_loss
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,8 @@ class TrainConfig:
     cached: bool = False
     mini_batch_size: int = 16
     symmetric: bool = False
+    bm25_negatives: bool = False
+    negation_negatives: bool = False
     checkpoint_steps: int = 50
     log_steps: int = 10
     max_steps: int = -1  # > 0 stops early (tests, smoke runs)
@@ -75,7 +77,10 @@ class TrainConfig:
         name = "CachedMNRL" if self.cached else "MNRL"
         if self.mask_near_duplicates:
             name += f" + near-duplicate mask (cos > {self.duplicate_threshold})"
-        return name + (" symmetric" if self.symmetric else "")
+        name += " symmetric" if self.symmetric else ""
+        if self.bm25_negatives:
+            name += " + BM25 hard negatives"
+        return name + (" + negation hard negatives" if self.negation_negatives else "")
 
 
 @dataclass
@@ -117,6 +122,15 @@ def train_encoder(
             config.batch_size,
             batch_size,
         )
+    if config.mask_near_duplicates and (config.bm25_negatives or config.negation_negatives):
+        raise TrainingError("--mask-near-duplicates works on plain pairs: it cannot be combined with hard negatives")
+    sets = training_sets(
+        train_pairs,
+        groups["train"],
+        bm25=config.bm25_negatives,
+        negation=config.negation_negatives,
+        min_rows=batch_size,
+    )
     checkpoints = root / _CHECKPOINTS / out_name
     run_key = {"config": asdict(config), "data": train_pairs.fingerprint(), "split": asdict(split)}
     resume_from = _prepare_checkpoints(checkpoints, run_key, resume=resume, overwrite=overwrite)
@@ -126,7 +140,7 @@ def train_encoder(
     evaluator = dev_evaluator(dev_pairs)
     before = _dev_scores(evaluator, model)
     timer = EpochTimer()
-    trainer = _trainer(model, train_pairs, evaluator, config, batch_size, checkpoints, timer, progress)
+    trainer = _trainer(model, sets, evaluator, config, batch_size, checkpoints, timer, progress)
     trainer.train(resume_from_checkpoint=resume_from)
     after = _dev_scores(evaluator, model)
 
@@ -145,6 +159,7 @@ def train_encoder(
                 "test (held out)": len(all_pairs) - len(train_pairs) - len(dev_pairs),
             },
             "unique_train_impressions": train_pairs.unique_positives,
+            "training_sets": {name: len(columns["anchor"]) for name, columns in sets.items()},
             "skipped_by_reason": dict((skipped or Counter()) + all_pairs.skipped),
             "sources": dict(Counter(r.source for r in groups["train"])),
         },
@@ -287,7 +302,7 @@ class EpochTimer(TrainerCallback):
 
 def _trainer(
     model: Any,
-    pairs: PairSet,
+    sets: dict[str, dict[str, list[str]]],
     evaluator: Any,
     config: TrainConfig,
     batch_size: int,
@@ -323,7 +338,8 @@ def _trainer(
         dataloader_num_workers=0,
         dataloader_pin_memory=False,  # pinning only helps a GPU and warns on CPU
     )
-    dataset = Dataset.from_dict({"anchor": pairs.anchors, "positive": pairs.positives})
+    datasets = {name: Dataset.from_dict(columns) for name, columns in sets.items()}
+    dataset = next(iter(datasets.values())) if len(datasets) == 1 else DatasetDict(datasets)
     return SentenceTransformerTrainer(
         model=model, args=args, train_dataset=dataset, loss=loss, evaluator=evaluator, callbacks=[timer]
     )

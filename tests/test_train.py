@@ -38,9 +38,14 @@ _ZONES = ["left upper", "left lower", "right upper", "right lower"]
 def tiny_corpus() -> list[Report]:
     """40 synthetic findings -> impression pairs, all impressions different."""
     return [
-        Report(f"tiny:{n}:{z}", findings=f"There is {finding} in the {zone} zone.",
-               impression=f"{zone.capitalize()} {diagnosis}.", source="tiny")
-        for n, (finding, diagnosis) in enumerate(_FINDINGS) for z, zone in enumerate(_ZONES)
+        Report(
+            f"tiny:{n}:{z}",
+            findings=f"There is {finding} in the {zone} zone.",
+            impression=f"{zone.capitalize()} {diagnosis}.",
+            source="tiny",
+        )
+        for n, (finding, diagnosis) in enumerate(_FINDINGS)
+        for z, zone in enumerate(_ZONES)
     ]
 
 
@@ -101,28 +106,34 @@ def test_fewer_pairs_than_batch_size_shrinks_the_batch_and_skips_are_counted(
     ]
     config = TrainConfig(**{**FAST.__dict__, "base": base, "batch_size": 32, "max_steps": 1})
     with caplog.at_level("WARNING"):
-        result = train_encoder(reports, "small", config, models_root=tmp_path, progress=False,
-                               skipped=Counter({"duplicate findings": 2}))
+        result = train_encoder(
+            reports, "small", config, models_root=tmp_path, progress=False, skipped=Counter({"duplicate findings": 2})
+        )
     train_pairs = result.card["data"]["pairs"]["train"]
     assert result.card["hyperparameters"]["batch_size_used"] == train_pairs < 32
     assert "batch size reduced from 32" in caplog.text
     assert result.card["data"]["skipped_by_reason"] == {
-        "missing impression": 1, "missing findings": 1, "missing findings and impression": 1,
+        "missing impression": 1,
+        "missing findings": 1,
+        "missing findings and impression": 1,
         "duplicate findings": 2,
     }
     assert result.card["data"]["reports"] == len(reports) + 2
 
 
 def test_missing_sections_are_skipped_and_counted() -> None:
-    pairs = build_pairs([
-        Report("a", "Findings.", "Impression."),
-        Report("b", "Findings only."),
-        Report("c", "", "Impression only."),
-        Report("d", "   ", "  "),
-    ])
+    pairs = build_pairs(
+        [
+            Report("a", "Findings.", "Impression."),
+            Report("b", "Findings only."),
+            Report("c", "", "Impression only."),
+            Report("d", "   ", "  "),
+        ]
+    )
     assert (pairs.anchors, pairs.positives, pairs.ids) == (["Findings."], ["Impression."], ["a"])
-    assert pairs.skipped == Counter({"missing impression": 1, "missing findings": 1,
-                                     "missing findings and impression": 1})
+    assert pairs.skipped == Counter(
+        {"missing impression": 1, "missing findings": 1, "missing findings and impression": 1}
+    )
 
 
 def test_all_impressions_identical_is_a_clear_error(tmp_path: Path) -> None:
@@ -200,3 +211,20 @@ def test_interrupted_training_resumes_from_the_last_checkpoint(base: str, tmp_pa
     assert steps["resumed"] and steps["total"] == 4 * math.ceil(result.card["data"]["pairs"]["train"] / 8)
     assert steps["first"] == last + 1 and steps["this_run"] == steps["total"] - last  # went on after the checkpoint
     assert (tmp_path / "resumable" / CARD_FILE).is_file()
+
+
+def test_training_with_bm25_and_negation_negatives_runs_and_is_recorded(base: str, tmp_path: Path) -> None:
+    config = TrainConfig(
+        **{**FAST.__dict__, "base": base, "max_steps": 2, "bm25_negatives": True, "negation_negatives": True}
+    )
+    result = train_encoder(tiny_corpus(), "tiny-neg", config, models_root=tmp_path, progress=False)
+    card = result.card
+    assert card["loss"] == "MNRL + BM25 hard negatives + negation hard negatives"
+    assert sum(card["data"]["training_sets"].values()) >= card["data"]["pairs"]["train"]
+    assert card["steps"]["total"] == 2
+
+
+def test_near_duplicate_mask_with_hard_negatives_is_refused(base: str, tmp_path: Path) -> None:
+    config = TrainConfig(**{**FAST.__dict__, "base": base, "mask_near_duplicates": True, "bm25_negatives": True})
+    with pytest.raises(TrainingError, match="cannot be combined with hard negatives"):
+        train_encoder(tiny_corpus(), "x", config, models_root=tmp_path, progress=False)

@@ -39,6 +39,13 @@ def train(
     symmetric: Annotated[
         bool, typer.Option(help="Also train impression -> findings (symmetric loss).")
     ] = False,
+    bm25_negatives: Annotated[
+        bool, typer.Option(help="Add a BM25-mined hard negative impression per findings text.")
+    ] = False,
+    negation_negatives: Annotated[
+        bool, typer.Option(help="Add the impression with its finding negated (or affirmed) as a hard negative, "
+                           "and query-term -> affirmed/negated sentence triplets.")
+    ] = False,
     checkpoint_steps: Annotated[
         int, typer.Option(min=1, help="Save a resumable checkpoint every N steps.")
     ] = 50,
@@ -71,7 +78,8 @@ def train(
     config = TrainConfig(
         base=base, epochs=epochs, batch_size=batch_size, lr=lr, max_seq_length=max_seq_length, seed=seed,
         mask_near_duplicates=mask_near_duplicates, duplicate_threshold=duplicate_threshold, cached=cached,
-        mini_batch_size=mini_batch_size, symmetric=symmetric, checkpoint_steps=checkpoint_steps,
+        mini_batch_size=mini_batch_size, symmetric=symmetric, bm25_negatives=bm25_negatives,
+        negation_negatives=negation_negatives, checkpoint_steps=checkpoint_steps,
     )
     try:
         trained = train_encoder(result.reports, out, config, skipped=result.reasons(), overwrite=overwrite,

@@ -1,0 +1,67 @@
+"""Hard negatives for training: BM25-mined look-alikes, polarity-flipped impressions, query-term triplets (the
+training run that uses them is in test_train.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from retriever.negation_pairs import flip_polarity, sentence_pairs
+from retriever.report import Report
+from retriever.train_data import PairSet, bm25_negatives, build_pairs, training_sets
+
+
+def _pairs(rows: list[tuple[str, str]]) -> PairSet:
+    return build_pairs(Report(f"r{n}", findings=f, impression=i) for n, (f, i) in enumerate(rows))
+
+
+def test_bm25_negative_is_the_closest_other_impression_and_never_a_rewording() -> None:
+    pairs = _pairs(
+        [
+            ("left lower lobe consolidation with air bronchograms", "Left lower lobe pneumonia."),
+            ("right lower lobe volume loss", "Right lower lobe atelectasis."),
+            ("lungs are clear", "No acute cardiopulmonary abnormality."),
+            ("clear lungs, normal heart", "No acute cardiopulmonary disease."),
+            ("cardiac silhouette enlarged, lower lobe", "Cardiomegaly."),
+        ]
+    )
+    negatives = bm25_negatives(pairs)
+    # "lower lobe" pulls the other lower-lobe impression first.
+    assert negatives[0] == "Right lower lobe atelectasis."
+    assert negatives[1] == "Left lower lobe pneumonia."
+    # The only lexical match of a normal report is the other normal wording: a false negative, so skipped.
+    assert negatives[2] is None and negatives[3] is None
+
+
+@pytest.mark.parametrize(
+    ("impression", "flipped"),
+    [
+        ("No acute cardiopulmonary abnormality.", "Acute cardiopulmonary abnormality."),
+        ("Small left pleural effusion. Stable cardiomegaly.", "No small left pleural effusion. Stable cardiomegaly."),
+        ("Heart size normal. There is no pneumothorax.", "Heart size normal. There is pneumothorax."),
+        ("Degenerative changes of the spine.", None),
+    ],
+)
+def test_flip_polarity_rewrites_the_first_finding(impression: str, flipped: str | None) -> None:
+    assert flip_polarity(impression) == flipped
+
+
+def test_sentence_pairs_cap_each_term_and_skip_deidentified_text() -> None:
+    texts = [f"There is a small pleural effusion number {n}." for n in range(5)] + ["No XXXX pneumothorax."]
+    pairs = sentence_pairs(texts, "t", per_term=2)
+    assert [p.query for p in pairs] == ["pleural effusion", "pleural effusion"]
+    assert pairs[0].affirmed == texts[0] and pairs[0].negated == "There is no small pleural effusion number 0."
+
+
+def test_training_sets_group_rows_by_negatives_and_keep_every_pair() -> None:
+    rows = [(f"finding {n} with effusion", f"Pleural effusion {n}.") for n in range(40)]
+    rows += [(f"finding {n} degenerative", f"Spine degeneration {n}.") for n in range(40)]
+    pairs = _pairs(rows)
+    sets = training_sets(pairs, [], negation=True, min_rows=8)
+    assert sorted(sets) == ["reports", "reports+1neg"]
+    assert len(sets["reports"]["anchor"]) + len(sets["reports+1neg"]["anchor"]) == 80
+    assert sets["reports+1neg"]["negative_1"][0] == "No pleural effusion 0."
+    # A group too small to fill a batch joins the largest, padded with another report's impression.
+    merged = training_sets(pairs, [], negation=True, min_rows=50)
+    assert list(merged) == ["reports+1neg"] and len(merged["reports+1neg"]["anchor"]) == 80
+    padded = merged["reports+1neg"]["negative_1"][-1]
+    assert padded != merged["reports+1neg"]["positive"][-1]
