@@ -11,6 +11,7 @@ boilerplate normals cannot carry the score. Any encoder reference or BM25 can be
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,22 @@ K_VALUES = (1, 5, 10)
 MRR_K = 10
 #: How many of the most frequent impressions the "rare" subset leaves out (as in the issue and the paper's spirit).
 FREQUENT = 20
+#: Labels that mean "nothing found" (Open-i's MeSH "normal"; CheXpert-style "No Finding").
+NORMAL_LABELS = frozenset({"normal", "no finding", "no findings"})
+_NORMAL_IMPRESSION = re.compile(
+    r"^\W*(?:normal|unremarkable|negative|no acute|no active|no evidence|no significant|no radiographic|"
+    r"no abnormalit|no interval change|stable (?:exam|examination|chest))|\bwithin normal limits\W*$",
+    re.IGNORECASE,
+)
+
+
+def is_abnormal(report: Report) -> bool:
+    """Whether a report describes disease: a label other than "normal" when it has labels (Open-i, CT-RATE,
+    MedPix's teaching cases), otherwise an impression that does not open with a normal statement (MTSamples,
+    unlabelled CT-RATE reports). The abnormal subset is the one where retrieval has to carry a diagnosis."""
+    if report.labels:
+        return any(label.strip().lower() not in NORMAL_LABELS for label in report.labels)
+    return not _NORMAL_IMPRESSION.search(report.impression)
 
 
 class Ranker(Protocol):
@@ -32,6 +49,12 @@ class Ranker(Protocol):
     name: str
 
     def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]: ...
+
+
+class ScoredRanker(Ranker, Protocol):
+    """A ranker that also gives its scores, so that it can take part in a fusion."""
+
+    def scored(self, queries: list[str], corpus: list[str], k: int) -> list[list[tuple[int, float]]]: ...
 
 
 @dataclass
@@ -51,10 +74,13 @@ class DenseRanker:
             self._vectors.update(zip(missing, self.encoder.encode(missing, batch_size=64), strict=True))
         return np.stack([self._vectors[t] for t in texts])
 
-    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
+    def scored(self, queries: list[str], corpus: list[str], k: int) -> list[list[tuple[int, float]]]:
         scores = self._encode(queries) @ self._encode(corpus).T
         top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-        return top.tolist()
+        return [[(int(i), float(row[i])) for i in ids] for row, ids in zip(scores, top, strict=True)]
+
+    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
+        return _positions(self.scored(queries, corpus, k))
 
 
 @dataclass
@@ -63,19 +89,64 @@ class BM25Ranker:
 
     name: str = "bm25"
 
-    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
+    def scored(self, queries: list[str], corpus: list[str], k: int) -> list[list[tuple[int, float]]]:
         from retriever.bm25_index import BM25Field
 
         field = BM25Field.build(corpus, np.arange(len(corpus)))
-        return [[rowid for rowid, _ in field.search(query, k)] for query in queries]
+        return [field.search(query, k) for query in queries]
+
+    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
+        return _positions(self.scored(queries, corpus, k))
+
+
+@dataclass
+class HybridRanker:
+    """BM25 + a dense ranker fused exactly as the product's `hybrid` / `hybrid-weighted` search methods do
+    (same fusion functions, candidate depth and weight), so the benchmark measures what users get."""
+
+    name: str
+    dense: DenseRanker
+    weighted: bool = False
+    lexical: BM25Ranker = field(default_factory=BM25Ranker)
+
+    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
+        from retriever.fusion import reciprocal_rank_fusion, weighted_fusion
+        from retriever.index import DENSE_WEIGHT, FUSION_DEPTH
+
+        depth = max(k, FUSION_DEPTH)
+        fused = []
+        for dense, lexical in zip(
+            self.dense.scored(queries, corpus, depth), self.lexical.scored(queries, corpus, depth), strict=True
+        ):
+            rankings = (dense, lexical)
+            both = (
+                weighted_fusion(rankings, (DENSE_WEIGHT, 1 - DENSE_WEIGHT))
+                if self.weighted
+                else (reciprocal_rank_fusion(rankings))
+            )
+            fused.append([key for key, _ in both[:k]])
+        return fused
+
+
+def _positions(scored: list[list[tuple[int, float]]]) -> list[list[int]]:
+    return [[position for position, _ in row] for row in scored]
+
+
+#: Prefixes of a fused ranker reference, as the product's search methods name them ("hybrid:radsearch-minilm").
+HYBRID_PREFIXES = ("hybrid", "hybrid-weighted")
 
 
 def make_ranker(ref: str) -> Ranker:
-    """`bm25`, or an encoder reference: registry name, trained model name, folder or hub id."""
+    """`bm25`; an encoder reference (registry name, trained model name, folder or hub id); or
+    `hybrid:ENCODER` / `hybrid-weighted:ENCODER` for BM25 fused with that encoder."""
     if ref.lower() == "bm25":
         return BM25Ranker()
     from retriever.encoder import load_encoder
 
+    method, _, encoder_ref = ref.partition(":")
+    if encoder_ref and method in HYBRID_PREFIXES:
+        dense = DenseRanker(name=encoder_ref, encoder=load_encoder(encoder_ref))
+        return HybridRanker(name=ref, dense=dense, weighted=method == "hybrid-weighted")
     return DenseRanker(name=ref, encoder=load_encoder(ref))
 
 
@@ -113,7 +184,8 @@ def frequent_impressions(impressions: Sequence[str], top: int = FREQUENT) -> set
 
 
 def findings_to_impression(reports: Sequence[Report], ranker: Ranker, top_frequent: int = FREQUENT) -> dict:
-    """Metrics over all reports with both sections, and over those whose impression is not a frequent one."""
+    """Metrics over all reports with both sections, over those whose impression is not a frequent one, and over the
+    abnormal ones (`is_abnormal`); the corpus is always all the set's impressions."""
     usable = [r for r in reports if r.findings.strip() and r.impression.strip()]
     golds = [r.impression.strip() for r in usable]
     corpus = list(dict.fromkeys(golds))
@@ -123,9 +195,11 @@ def findings_to_impression(reports: Sequence[Report], ranker: Ranker, top_freque
     ranks = [rank_of(position[gold], row) for gold, row in zip(golds, ranked, strict=True)]
     frequent = frequent_impressions(golds, top_frequent)
     rare = [rank for gold, rank in zip(golds, ranks, strict=True) if gold not in frequent]
+    abnormal = [rank for report, rank in zip(usable, ranks, strict=True) if is_abnormal(report)]
     return {
         "ranker": ranker.name,
         "corpus_impressions": len(corpus),
         "all": summarize(ranks),
         f"without_top{top_frequent}_impressions": summarize(rare),
+        "abnormal": summarize(abnormal),
     }

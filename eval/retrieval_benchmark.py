@@ -23,42 +23,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from eval import beir
 from eval.label_metrics import label_retrieval
 from eval.plots import match_curves
-from eval.retrieval import BM25Ranker, DenseRanker, Ranker, findings_to_impression
+from eval.retrieval import Ranker, findings_to_impression, make_ranker
 from eval.shared_data import CORPORA, RESULTS, SHARED_DATA
 from retriever.report import Report
 from retriever.splits import split_of
 
-DEFAULT_RANKERS = "bm25,minilm,mpnet,radsearch-minilm"
+#: Findings -> impression subsets reported, with their table titles.
+SUBSETS = {
+    "all": "all reports",
+    "without_top20_impressions": "without the 20 most frequent impressions",
+    "abnormal": "abnormal reports (eval.retrieval.is_abnormal: a non-normal label, else a non-normal impression)",
+}
+#: The issue's bar for the product's default retriever: beat these on every source.
+RIVALS = ("bm25", "mpnet")
+#: Sources whose finding labels the default must also retrieve better (label P@10).
+LABEL_TARGET_SOURCES = ("openi", "ctrate")
+DEFAULT_RANKERS = "bm25,minilm,mpnet,radsearch-minilm,hybrid:radsearch-minilm,hybrid-weighted:radsearch-minilm"
 LABEL_QUERIES = Path(__file__).resolve().parent / "datasets" / "shared_label_queries"
-
-
-class MemoEncoder:
-    """Wraps an encoder so each text is embedded once per run (the same findings serve several metrics)."""
-
-    def __init__(self, encoder: Any) -> None:
-        self.encoder = encoder
-        self.memo: dict[str, np.ndarray] = {}
-
-    def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
-        new = [t for t in dict.fromkeys(texts) if t not in self.memo]
-        if new:
-            for text, vector in zip(new, self.encoder.encode(new, batch_size=batch_size), strict=True):
-                self.memo[text] = vector
-        return np.stack([self.memo[t] for t in texts])
-
-
-def make_ranker(ref: str) -> Ranker:
-    """BM25 or a memoized dense ranker for an encoder reference."""
-    if ref == "bm25":
-        return BM25Ranker()
-    from retriever.encoder import load_encoder
-
-    return DenseRanker(name=ref, encoder=MemoEncoder(load_encoder(ref)))
 
 
 def evaluate(reports: list[Report], ranker: Ranker, queries: beir.BeirSet | None) -> dict[str, Any]:
@@ -83,37 +67,124 @@ def evaluate(reports: list[Report], ranker: Ranker, queries: beir.BeirSet | None
 def render(results: dict[str, Any]) -> str:
     """Markdown tables: one per metric family, one row per ranker."""
     rankers = results["rankers"]
-    lines = [f"# Retrieval benchmark: {results['name']}", "",
-             f"Written {results['created']} by `{results['command']}`. Reports: {json.dumps(results['reports'])} "
-             f"({results['split']} split of `retriever.splits`; encoders were fine-tuned on the train split only).",
-             "", "## Findings -> impression (query = findings, corpus = the unique impressions of the set)"]
+    lines = [
+        f"# Retrieval benchmark: {results['name']}",
+        "",
+        f"Written {results['created']} by `{results['command']}`. Reports: {json.dumps(results['reports'])} "
+        f"({results['split']} split of `retriever.splits`; encoders were fine-tuned on the train split only).",
+        "",
+        "## Findings -> impression (query = findings, corpus = the unique impressions of the set)",
+    ]
     keys = list(next(iter(rankers.values()))["findings_to_impression"])
-    for subset in ("all", "without_top20_impressions"):
-        label = "all reports" if subset == "all" else "without the 20 most frequent impressions"
-        lines += ["", f"### {label}", "| ranker | set | n | match@1 | match@5 | match@10 | MRR@10 |",
-                  "|---|---|---|---|---|---|---|"]
+    for subset, label in SUBSETS.items():
+        lines += [
+            "",
+            f"### {label}",
+            "| ranker | set | n | match@1 | match@5 | match@10 | MRR@10 |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for key in keys:
             for name, r in rankers.items():
                 s = r["findings_to_impression"][key][subset]
-                lines.append(f"| {name} | {key} | {s['n']} | {s['match@1']:.3f} | {s['match@5']:.3f} | "
-                             f"{s['match@10']:.3f} | {s['mrr@10']:.3f} |")
-    lines += ["", "## Labels (query = findings, corpus = the other reports' full text; relevant = shares the label)",
-              "| ranker | set | label | queries | mAP@100 | P@10 |", "|---|---|---|---|---|---|"]
+                lines.append(
+                    f"| {name} | {key} | {s['n']} | {s['match@1']:.3f} | {s['match@5']:.3f} | "
+                    f"{s['match@10']:.3f} | {s['mrr@10']:.3f} |"
+                )
+    lines += [
+        "",
+        "## Labels (query = findings, corpus = the other reports' full text; relevant = shares the label)",
+        "| ranker | set | label | queries | mAP@100 | P@10 |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, r in rankers.items():
         for subset, kinds in r["labels"].items():
             for kind, s in kinds.items():
                 lines.append(f"| {name} | {subset} | {kind} | {s['queries']} | {s['map@100']:.3f} | {s['p@10']:.3f} |")
     if any("free_text" in r for r in rankers.values()):
-        lines += ["", f"## Free-text queries ({results.get('queries_folder', '')})",
-                  "| ranker | queries | P@10 | nDCG@10 | MRR@10 |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## Free-text queries ({results.get('queries_folder', '')})",
+            "| ranker | queries | P@10 | nDCG@10 | MRR@10 |",
+            "|---|---|---|---|---|",
+        ]
         for name, r in rankers.items():
             s = r.get("free_text")
             if s:
                 lines.append(f"| {name} | {s['queries']} | {s['p@10']:.3f} | {s['ndcg@10']:.3f} | {s['mrr@10']:.3f} |")
+    if results.get("targets"):
+        lines += _render_targets(results["targets"])
     if results.get("missing"):
         lines += ["", "Not evaluated (model not available): " + ", ".join(results["missing"])]
     lines += ["", f"![match@k]({results['plot']})", ""]
     return "\n".join(lines)
+
+
+#: The fine-tuned model the training benchmark builds with the product's default recipe (eval.train_benchmark).
+DEFAULT_MODEL = "radsearch-minilm"
+
+
+def product_default() -> str:
+    """The ranker the product uses by default: its default search method over the default-recipe model."""
+    from retriever.index import DEFAULT_METHOD
+
+    return DEFAULT_MODEL if DEFAULT_METHOD == "dense" else f"{DEFAULT_METHOD}:{DEFAULT_MODEL}"
+
+
+def check_targets(rankers: dict[str, Any], default: str) -> dict[str, Any]:
+    """Every comparison the issue asks of the default retriever: findings -> impression match@5 (all and abnormal)
+    per source and pooled, and finding-label P@10 on Open-i and CT-RATE, each against BM25 and mpnet (strictly
+    better to pass)."""
+    rows = []
+    mine = rankers[default]
+    for rival in (r for r in RIVALS if r in rankers):
+        theirs = rankers[rival]
+        for source, scores in mine["findings_to_impression"].items():
+            for subset in ("all", "abnormal"):
+                a = scores[subset]["match@5"]
+                b = theirs["findings_to_impression"][source][subset]["match@5"]
+                rows.append(
+                    {
+                        "metric": f"match@5 ({subset})",
+                        "set": source,
+                        "rival": rival,
+                        "default": a,
+                        "rival_score": b,
+                        "n": scores[subset]["n"],
+                        "pass": a > b,
+                    }
+                )
+        for source in LABEL_TARGET_SOURCES:
+            label = mine["labels"].get(source, {}).get("finding_label")
+            other = theirs["labels"].get(source, {}).get("finding_label")
+            if label and other:
+                rows.append(
+                    {
+                        "metric": "label P@10",
+                        "set": source,
+                        "rival": rival,
+                        "default": label["p@10"],
+                        "rival_score": other["p@10"],
+                        "n": label["queries"],
+                        "pass": label["p@10"] > other["p@10"],
+                    }
+                )
+    return {"default": default, "rows": rows, "all_pass": bool(rows) and all(r["pass"] for r in rows)}
+
+
+def _render_targets(targets: dict[str, Any]) -> list[str]:
+    verdict = "every target met" if targets["all_pass"] else "NOT every target met (see the rows marked no)"
+    lines = [
+        "",
+        f"## Targets for the default retriever `{targets['default']}`: {verdict}",
+        "| metric | set | n | default | rival | rival's score | beats it |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['metric']} | {r['set']} | {r['n']} | {r['default']:.3f} | {r['rival']} | {r['rival_score']:.3f} "
+        f"| {'yes' if r['pass'] else '**no**'} |"
+        for r in targets["rows"]
+    ]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beir", type=Path, default=None, help="BEIR folder (default: shared label queries)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="retrieval")
+    parser.add_argument("--default", default=None, help="ranker checked against the targets (default: the product's)")
     args = parser.parse_args(argv)
     from models.resolve import ModelNotAvailable
     from retriever.ingest import ingest
@@ -150,8 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join(["python -m eval.retrieval_benchmark", *(argv if argv is not None else sys.argv[1:])]),
         "split": args.split,
         "reports": {s: sum(r.source == s for r in reports) for s in sorted({r.source for r in reports})},
-        "queries_folder": str(folder.relative_to(Path.cwd())) if folder and folder.is_relative_to(Path.cwd()) else
-        str(folder or ""),
+        "queries_folder": str(folder.relative_to(Path.cwd()))
+        if folder and folder.is_relative_to(Path.cwd())
+        else str(folder or ""),
         "rankers": {},
         "missing": [],
     }
@@ -169,10 +242,20 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
     key = "overall" if len(results["reports"]) > 1 else next(iter(results["reports"]))
-    curves = {n: {int(m.split("@")[1]): v for m, v in r["findings_to_impression"][key]["all"].items()
-                  if m.startswith("match@")} for n, r in results["rankers"].items()}
-    results["plot"] = match_curves(curves, f"findings -> impression ({key})",
-                                   args.out / f"{args.name}_match_at_k.png").name
+    curves = {
+        n: {
+            int(m.split("@")[1]): v
+            for m, v in r["findings_to_impression"][key]["all"].items()
+            if m.startswith("match@")
+        }
+        for n, r in results["rankers"].items()
+    }
+    default = args.default or product_default()
+    if default in results["rankers"]:
+        results["targets"] = check_targets(results["rankers"], default)
+    results["plot"] = match_curves(
+        curves, f"findings -> impression ({key})", args.out / f"{args.name}_match_at_k.png"
+    ).name
     (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     (args.out / f"{args.name}.md").write_text(render(results), encoding="utf-8")
     print(f"wrote {args.out / args.name}.json, .md and _match_at_k.png")

@@ -32,6 +32,8 @@ from retriever.report_store import ReportStore, write_store
 STORE_FILE = "reports.sqlite"
 #: dense = the index's encoder; bm25 = lexical; hybrid = RRF of both; hybrid-weighted = normalized-score mix.
 METHODS = ("dense", "bm25", "hybrid", "hybrid-weighted")
+#: The method search, ask and chat use unless told otherwise: the best one in eval/results/retrieval.md.
+DEFAULT_METHOD = "dense"
 #: Candidates each retriever contributes to a fusion, and the dense weight of the weighted mix.
 FUSION_DEPTH = 100
 DENSE_WEIGHT = 0.5
