@@ -110,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     variants = results.setdefault("variants", {})
 
     def save() -> None:
+        # Variants trained meanwhile by another run of this script (in parallel, on other variants) are kept.
+        if result_file.is_file():
+            on_disk = json.loads(result_file.read_text()).get("variants", {})
+            variants.update({name: v for name, v in on_disk.items() if name not in variants})
         results["machine"] = machine()
         results["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
         result_file.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
