@@ -34,6 +34,7 @@ from assistant.lc_retriever import ReportRetriever, document_to_report, hit_to_d
 from assistant.llm import LLM, Message
 from assistant.rag import DEFAULT_MAX_TOKENS, RagPipeline
 from assistant.settings import LLMSettings, make_llm
+from retriever.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -196,7 +197,7 @@ class Request:
     k: int = DEFAULT_CHAT_K
     use_retrieval: bool = True
     index: str = ""
-    method: str = "dense"
+    method: str = DEFAULT_METHOD
     modality: str = ANY
     source: str = ANY
 
@@ -437,7 +438,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
     """The page: settings on the left, the conversation in the middle, the retrieved reports on the right."""
     import gradio as gr
 
-    from retriever.index import METHODS
+    from retriever.methods import METHODS
 
     service = service or ChatService(config)
     catalog = service.catalog
@@ -457,7 +458,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     index = gr.Dropdown(index_choices, value=default_index, label="Index (encoder)")
                     field_choice = gr.Radio(FIELD_CHOICES, value="impression", label="Search mode")
                     k = gr.Slider(1, MAX_K, value=config.default_k, step=1, label="Number of reports")
-                    method = gr.Dropdown(list(METHODS), value="dense", label="Retrieval method")
+                    method = gr.Dropdown(list(METHODS), value=DEFAULT_METHOD, label="Retrieval method")
                     modality = gr.Dropdown([ANY, *modalities], value=ANY, label="Modality")
                     source = gr.Dropdown([ANY, *sources], value=ANY, label="Source")
             with gr.Column(scale=5, min_width=420):

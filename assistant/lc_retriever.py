@@ -14,6 +14,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
 from assistant.answer import RetrievedReport
+from retriever.methods import DEFAULT_METHOD
 
 
 def report_text(findings: str, impression: str, full_text: str) -> str:
@@ -69,7 +70,7 @@ class ReportRetriever(BaseRetriever):
     field: str = "impression"
     k: int = 1
     filters: Any = None
-    method: str = "dense"
+    method: str = DEFAULT_METHOD
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun

@@ -125,7 +125,7 @@ DEFAULT_MODEL = "radsearch-minilm"
 
 def product_default() -> str:
     """The ranker the product uses by default: its default search method over the default-recipe model."""
-    from retriever.index import DEFAULT_METHOD
+    from retriever.methods import DEFAULT_METHOD
 
     return DEFAULT_MODEL if DEFAULT_METHOD == "dense" else f"{DEFAULT_METHOD}:{DEFAULT_MODEL}"
 

@@ -25,15 +25,12 @@ from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import EXACT_LIMIT, build_vector_index, read_vector_index, search_vectors, write_vector_index
 from retriever.fusion import reciprocal_rank_fusion, weighted_fusion
 from retriever.manifest import EncoderInfo, FileInfo, Manifest
+from retriever.methods import DEFAULT_METHOD, METHODS
 from retriever.query import PreparedQuery, clean_query
 from retriever.report import FIELDS, Report
 from retriever.report_store import ReportStore, write_store
 
 STORE_FILE = "reports.sqlite"
-#: dense = the index's encoder; bm25 = lexical; hybrid = RRF of both; hybrid-weighted = normalized-score mix.
-METHODS = ("dense", "bm25", "hybrid", "hybrid-weighted")
-#: The method search, ask and chat use unless told otherwise: the best one in eval/results/retrieval.md.
-DEFAULT_METHOD = "dense"
 #: Candidates each retriever contributes to a fusion, and the dense weight of the weighted mix.
 FUSION_DEPTH = 100
 DENSE_WEIGHT = 0.5
@@ -240,7 +237,7 @@ class ReportIndex:
         field: str = "impression",
         k: int = 5,
         filters: SearchFilters | None = None,
-        method: str = "dense",
+        method: str = DEFAULT_METHOD,
     ) -> list[Hit]:
         """Top-k reports for `query` matched against one field."""
         if field not in self.manifest.fields:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from retriever.methods import DEFAULT_METHOD
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -35,7 +37,7 @@ def ask(
     ] = None,
     k: Annotated[int, typer.Option("-k", "--k", min=1, max=20, help="Reports given to the LLM.")] = 1,
     field: Annotated[str, typer.Option(help=FIELD_HELP)] = "impression",
-    method: Annotated[str, typer.Option(help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted.")] = "dense",
+    method: Annotated[str, typer.Option(help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted.")] = DEFAULT_METHOD,
     index: Annotated[
         Path | None, typer.Option(help="Index folder (default: the demo/default index).")
     ] = None,

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from models.paths import default_index_dir
+from retriever.methods import DEFAULT_METHOD
 
 FIELD_HELP = "Field to match: impression (likely impressions), findings (similar findings) or report (full text)."
 
@@ -20,7 +21,7 @@ def search(
     index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
     field: Annotated[str, typer.Option(help=FIELD_HELP)] = "impression",
     k: Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="Number of reports.")] = 5,
-    method: Annotated[str, typer.Option(help="dense (the index's encoder), bm25, hybrid (reciprocal rank fusion of both) or hybrid-weighted.")] = "dense",
+    method: Annotated[str, typer.Option(help="dense (the index's encoder), bm25, hybrid (reciprocal rank fusion of both) or hybrid-weighted.")] = DEFAULT_METHOD,
     encoder: Annotated[
         str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
     ] = None,
