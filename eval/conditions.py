@@ -1,7 +1,8 @@
 """Benchmark conditions: how (or whether) the LLM is given retrieved reports.
 
-A condition is written as a short spec: `none` (the no-retrieval baseline), `bm25`, or an encoder reference
-(`minilm`, `mpnet`, a fine-tuned model name such as `radsearch-minilm`, a folder or a hub id). Retrieval runs
+A condition is written as a short spec: `none` (the no-retrieval baseline), `bm25`, an encoder reference
+(`minilm`, `mpnet`, a fine-tuned model name such as `radsearch-minilm`, a folder or a hub id), or a fused search
+method over an encoder (`hybrid:radsearch-minilm`, `hybrid-weighted:radsearch-minilm`). Retrieval runs
 through the product's own path (`ReportIndex` + `ReportRetriever`), over a corpus from which the cases' own
 reports have been removed, so no case can be answered by reading its own report.
 """
@@ -18,6 +19,8 @@ from retriever.report import Report
 
 #: The encoder whose index the BM25 condition searches lexically (BM25 is built beside every index).
 BM25_HOST_ENCODER = "minilm"
+#: Search methods a spec may prefix to an encoder ("hybrid:radsearch-minilm").
+FUSED_METHODS = ("hybrid", "hybrid-weighted")
 
 
 @dataclass(frozen=True)
@@ -35,11 +38,16 @@ class Condition:
 
     @property
     def method(self) -> str:
-        return "bm25" if self.spec == "bm25" else "dense"
+        if self.spec == "bm25":
+            return "bm25"
+        method, _, encoder = self.spec.partition(":")
+        return method if encoder and method in FUSED_METHODS else "dense"
 
     @property
     def encoder(self) -> str:
-        return BM25_HOST_ENCODER if self.spec == "bm25" else self.spec
+        if self.spec == "bm25":
+            return BM25_HOST_ENCODER
+        return self.spec.partition(":")[2] if self.method in FUSED_METHODS else self.spec
 
     @property
     def name(self) -> str:

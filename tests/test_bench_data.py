@@ -66,6 +66,9 @@ def test_conditions_parse_and_name() -> None:
     assert (none.retrieval, bm25.method, bm25.encoder, mpnet.method) == (False, "bm25", "minilm", "dense")
     assert [c.name for c in (none, bm25, mpnet)] == ["none", "bm25", "mpnet"]
     assert parse_conditions("minilm", field="findings", k=3)[0].name == "minilm[findings,k=3]"
+    hybrid, weighted = parse_conditions("hybrid:radsearch-minilm,hybrid-weighted:mpnet")
+    assert (hybrid.method, hybrid.encoder, hybrid.name) == ("hybrid", "radsearch-minilm", "hybrid:radsearch-minilm")
+    assert (weighted.method, weighted.encoder) == ("hybrid-weighted", "mpnet")
     with pytest.raises(ValueError):
         parse_conditions(" , ")
 
