@@ -2,19 +2,28 @@
 
 Normalization makes FAISS inner product equal cosine similarity. max_seq_length is always set explicitly:
 RoBERTa-family configs (RadBERT) advertise 514 positions, which overflows at 512 tokens.
+
+`backend` picks who runs the forward pass: `torch` (sentence-transformers' own encode) or the fast CPU path of
+retriever/onnx_encoder.py (`onnx`, `onnx-int8`). Vectors from different backends differ slightly, so an index
+records its backend and queries are encoded with the same one.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from models.resolve import ModelNotAvailable, resolve_encoder, sha256_file
+
+if TYPE_CHECKING:
+    from retriever.onnx_encoder import OnnxRunner
 
 # No network at run time unless the user opts in (patient data stays local; hubs are unreachable anyway).
 if os.environ.get("RADSEARCH_ALLOW_DOWNLOADS") != "1":
@@ -23,7 +32,20 @@ if os.environ.get("RADSEARCH_ALLOW_DOWNLOADS") != "1":
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+log = logging.getLogger(__name__)
 _MAX_POSITIONS = 512
+BACKENDS = ("torch", "onnx", "onnx-int8")
+#: What `assistant index` builds with: int8 ONNX was measured at equal retrieval quality and >2x the throughput of
+#: the default torch encode (eval/results/performance.md). Override with RADSEARCH_ENCODER_BACKEND.
+INDEX_BACKEND = "onnx-int8"
+
+
+def index_backend() -> str:
+    """The backend new indexes are built with: RADSEARCH_ENCODER_BACKEND, else INDEX_BACKEND."""
+    backend = os.environ.get("RADSEARCH_ENCODER_BACKEND", INDEX_BACKEND)
+    if backend not in BACKENDS:
+        raise ValueError(f"RADSEARCH_ENCODER_BACKEND={backend!r}: choose one of {', '.join(BACKENDS)}")
+    return backend
 
 
 @dataclass
@@ -33,6 +55,8 @@ class Encoder:
     name: str
     location: str
     model: object = field(repr=False)
+    backend: str = "torch"
+    threads: int | None = None  # fast backends: ONNX Runtime threads (None = torch's setting)
 
     @property
     def dims(self) -> int:
@@ -59,6 +83,8 @@ class Encoder:
         """Embed texts as an (n, dims) float32 array of unit vectors."""
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
+        if self.backend != "torch":
+            return self._fast.encode(texts, batch_size, progress=progress)
         vectors = self.model.encode(
             texts,
             batch_size=batch_size,
@@ -68,13 +94,34 @@ class Encoder:
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
+    @cached_property
+    def _fast(self) -> OnnxRunner:
+        """The ONNX Runtime session, exported from these weights on first use (cached on disk)."""
+        from retriever.onnx_encoder import OnnxRunner
+
+        return OnnxRunner.load(self.model, self.fingerprint, self.backend, threads=self.threads)
+
     def count_tokens(self, text: str) -> int:
         """Number of tokens the model's tokenizer makes of `text` (special tokens included)."""
         return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
 
 
-def load_encoder(ref: str, *, max_seq_length: int | None = None, device: str = "cpu") -> Encoder:
-    """Load an encoder by registry name, local path, trained model name or hub id."""
+def load_encoder(
+    ref: str,
+    *,
+    max_seq_length: int | None = None,
+    device: str | None = None,
+    backend: str = "torch",
+    threads: int | None = None,
+) -> Encoder:
+    """Load an encoder by registry name, local path, trained model name or hub id, run by `backend`.
+
+    `device` defaults to RADSEARCH_ENCODER_DEVICE, else `cpu`; on a GPU (`cuda`) the torch backend is used, since
+    the fast backends are the CPU path.
+    """
+    device = device or os.environ.get("RADSEARCH_ENCODER_DEVICE", "cpu")
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown encoder backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     location, entry = resolve_encoder(ref)
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
@@ -89,4 +136,10 @@ def load_encoder(ref: str, *, max_seq_length: int | None = None, device: str = "
         ) from exc
     limit = max_seq_length or (entry.max_seq_length if entry else None) or model.max_seq_length or _MAX_POSITIONS
     model.max_seq_length = min(int(limit), _MAX_POSITIONS)
-    return Encoder(name=entry.name if entry else ref, location=str(location), model=model)
+    if backend != "torch":
+        from retriever.onnx_encoder import supported
+
+        if device != "cpu" or not supported(model):
+            log.warning("encoder %s: the %s path does not apply (device %s); using torch", ref, backend, device)
+            backend = "torch"
+    return Encoder(entry.name if entry else ref, str(location), model, backend, threads)

@@ -22,7 +22,7 @@ import numpy as np
 from models.resolve import ModelNotAvailable, sha256_file
 from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
-from retriever.faiss_index import EXACT_LIMIT, build_vector_index, read_vector_index, search_vectors, write_vector_index
+from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
 from retriever.fusion import reciprocal_rank_fusion, weighted_fusion
 from retriever.manifest import EncoderInfo, FileInfo, Manifest
 from retriever.methods import DEFAULT_METHOD, METHODS
@@ -117,13 +117,18 @@ class ReportIndex:
             counts[field_name] = len(rowids)
         manifest = Manifest(
             encoder=EncoderInfo(
-                encoder.name, encoder.location, encoder.fingerprint, encoder.dims, encoder.max_seq_length
+                encoder.name,
+                encoder.location,
+                encoder.fingerprint,
+                encoder.dims,
+                encoder.max_seq_length,
+                encoder.backend,
             ),
             fields=counts,
             reports=len(reports),
             corpus_sha256=corpus_hash(reports),
             created=datetime.now(UTC).isoformat(timespec="seconds"),
-            index_type="hnsw" if max(counts.values()) > EXACT_LIMIT else "flat",
+            index_type=index_kind(max(counts.values())),
         )
         return cls(manifest, list(reports), vectors, bm25, encoder)
 
@@ -193,7 +198,9 @@ class ReportIndex:
             raise IndexLoadError(f"cannot read index in {folder} ({exc}); {rebuild}") from exc
         index = cls(manifest, store, vectors, bm25)
         if encoder is not None:
-            index._encoder = index._check_encoder(encoder if isinstance(encoder, Encoder) else load_encoder(encoder))
+            if not isinstance(encoder, Encoder):
+                encoder = load_encoder(encoder, backend=manifest.encoder.backend)
+            index._encoder = index._check_encoder(encoder)
         elif load_encoder_now:
             index.encoder()
         return index
@@ -207,16 +214,23 @@ class ReportIndex:
                 f"--encoder, or build an index for that encoder with `assistant index CORPUS... --encoder "
                 f"{encoder.name}`"
             )
+        if encoder.backend != built.backend:
+            raise IndexLoadError(
+                f"this index was built with the {built.backend!r} encoder backend; queries encoded with "
+                f"{encoder.backend!r} would not match its vectors exactly: load the encoder with "
+                f"backend={built.backend!r}, or rebuild the index with RADSEARCH_ENCODER_BACKEND={encoder.backend}"
+            )
         return encoder
 
     def encoder(self) -> Encoder:
         """The encoder that built this index (loaded lazily; BM25-only use never loads it)."""
         if self._encoder is None:
             built = self.manifest.encoder
+            settings = {"max_seq_length": built.max_seq_length, "backend": built.backend}
             try:
-                loaded = load_encoder(built.name, max_seq_length=built.max_seq_length)
+                loaded = load_encoder(built.name, **settings)
             except ModelNotAvailable:
-                loaded = load_encoder(built.location, max_seq_length=built.max_seq_length)
+                loaded = load_encoder(built.location, **settings)
             self._encoder = self._check_encoder(loaded)
         return self._encoder
 

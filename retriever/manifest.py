@@ -17,6 +17,7 @@ class EncoderInfo:
     fingerprint: str
     dims: int
     max_seq_length: int
+    backend: str = "torch"  # who ran the forward pass (retriever.encoder.BACKENDS); absent in older manifests
 
 
 @dataclass

@@ -36,7 +36,7 @@ def index(
     from rich.table import Table
 
     from models.resolve import ModelNotAvailable
-    from retriever.encoder import load_encoder
+    from retriever.encoder import index_backend, load_encoder
     from retriever.index import ReportIndex
     from retriever.ingest import Exclusions, ingest
     from retriever.sources import ColumnMap
@@ -82,7 +82,7 @@ def index(
         raise typer.Exit(1)
 
     try:
-        model = load_encoder(encoder)
+        model = load_encoder(encoder, backend=index_backend())  # the fast path measured at equal quality
     except ModelNotAvailable as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
