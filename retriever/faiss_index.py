@@ -1,57 +1,144 @@
-"""FAISS vectors for one report field: exact inner product for small corpora, HNSW above ~1e5 vectors.
+"""FAISS vectors for one report field; the structure is chosen by corpus size from measured latency and recall.
 
 Vectors are stored under the SQLite row ids of their reports (IndexIDMap2), so a filter on report metadata becomes
 a FAISS ID selector and a field missing from some reports simply has fewer vectors.
+
+Kinds (eval/perf/search.py measures each at 10k, 100k and 1M vectors; eval/results/performance.md):
+- `flat`: exact inner product. Up to EXACT_LIMIT vectors a scan is fast enough, and exact is free of tuning.
+- `ivfpq`: inverted lists over 4-bit fast-scan product-quantized codes, re-ranked on 8-bit scalar-quantized
+  vectors (faiss `IVF{nlist},PQ{m}x4fs,Refine(SQ8)`): a few ms at 1M with recall@10 >= 0.95, and a quarter of the
+  memory of float vectors. Needs training, which `build_vector_index` does on the data itself.
+- `hnsw`: graph search; measured too, and still read (indexes built before IVF-PQ was the default are HNSW).
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import faiss
 import numpy as np
 
-#: Above this many vectors an HNSW graph replaces exact search (see DESIGN.md; measured by the benchmark).
+#: Up to this many vectors exact search is used; above it IVF-PQ (see the module docstring).
 EXACT_LIMIT = 100_000
 HNSW_M = 32
+HNSW_EF_CONSTRUCTION = 80
 HNSW_EF_SEARCH = 128
+#: Inverted lists probed per query and re-ranking depth (k_factor x k candidates): chosen by eval/perf/search.py.
+IVF_NPROBE = 32
+REFINE_K_FACTOR = 10
+#: Training sample per inverted list (faiss warns below 39; more only costs build time).
+TRAIN_PER_LIST = 64
+KINDS = ("flat", "hnsw", "ivfpq")
 
 
-def build_vector_index(vectors: np.ndarray, ids: np.ndarray) -> faiss.Index:
-    """Index unit vectors under int64 ids; the structure is chosen by size."""
-    dims = vectors.shape[1]
-    if len(vectors) > EXACT_LIMIT:
-        inner = faiss.IndexHNSWFlat(dims, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        inner.hnsw.efConstruction = 200
-    else:
-        inner = faiss.IndexFlatIP(dims)
+def index_kind(count: int) -> str:
+    """The structure for a corpus of `count` vectors: exact up to EXACT_LIMIT, IVF-PQ above."""
+    return "flat" if count <= EXACT_LIMIT else "ivfpq"
+
+
+def ivf_lists(count: int) -> int:
+    """Inverted lists for `count` vectors: the power of two nearest 2*sqrt(n) (faiss guideline: 1-4 sqrt(n))."""
+    return 2 ** max(4, round(math.log2(2 * math.sqrt(max(count, 1)))))
+
+
+def pq_factory(dims: int, count: int) -> str:
+    """faiss factory string of the IVF-PQ kind: one 4-bit sub-quantizer per 4 dimensions, SQ8 re-ranking."""
+    subquantizers = dims // 4 if dims % 4 == 0 else dims
+    return f"IVF{ivf_lists(count)},PQ{subquantizers}x4fs,Refine(SQ8)"
+
+
+def _inner(kind: str, dims: int, count: int) -> faiss.Index:
+    if kind == "flat":
+        return faiss.IndexFlatIP(dims)
+    if kind == "hnsw":
+        index = faiss.IndexHNSWFlat(dims, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+        return index
+    if kind == "ivfpq":
+        return faiss.index_factory(dims, pq_factory(dims, count), faiss.METRIC_INNER_PRODUCT)
+    raise ValueError(f"unknown index kind {kind!r}; choose one of {', '.join(KINDS)}")
+
+
+def build_vector_index(vectors: np.ndarray, ids: np.ndarray, kind: str | None = None, *, seed: int = 0) -> faiss.Index:
+    """Index unit vectors under int64 ids; `kind` defaults to the one chosen by size (`index_kind`)."""
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    kind = kind or index_kind(len(vectors))
+    inner = _inner(kind, vectors.shape[1], len(vectors))
+    if not inner.is_trained:
+        sample = min(len(vectors), TRAIN_PER_LIST * ivf_lists(len(vectors)))
+        rows = np.random.default_rng(seed).choice(len(vectors), size=sample, replace=False)
+        inner.train(vectors[np.sort(rows)])
     index = faiss.IndexIDMap2(inner)
     if len(vectors):
-        index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids.astype(np.int64))
+        index.add_with_ids(vectors, ids.astype(np.int64))
     return index
 
 
+def kind_of(index: faiss.Index) -> str:
+    """`flat`, `hnsw` or `ivfpq` for an index made by `build_vector_index` (or read from disk)."""
+    inner = faiss.downcast_index(index.index if isinstance(index, faiss.IndexIDMap2) else index)
+    if isinstance(inner, faiss.IndexHNSW):
+        return "hnsw"
+    if isinstance(inner, faiss.IndexRefine):
+        return "ivfpq"
+    return "flat"
+
+
+def search_params_defaults() -> dict[str, int]:
+    """The query-time settings `search_vectors` uses unless told otherwise."""
+    return {"ef_search": HNSW_EF_SEARCH, "nprobe": IVF_NPROBE, "k_factor": REFINE_K_FACTOR}
+
+
+def search_params(
+    index: faiss.Index,
+    k: int,
+    selector: faiss.IDSelector | None = None,
+    *,
+    ef_search: int = HNSW_EF_SEARCH,
+    nprobe: int = IVF_NPROBE,
+    k_factor: int = REFINE_K_FACTOR,
+) -> faiss.SearchParameters | None:
+    """Per-query parameters for the index's kind, restricted to `selector` (over external ids) when given.
+    The keyword defaults are the chosen settings; the benchmark sweeps them.
+
+    IndexIDMap2 translates a top-level selector to its internal ids, but not the one nested in a refine index's
+    base parameters, so that one is translated here.
+    """
+    kind = kind_of(index)
+    if kind == "hnsw":
+        return faiss.SearchParametersHNSW(sel=selector, efSearch=max(ef_search, k))
+    if kind == "ivfpq":
+        inner_sel = faiss.IDSelectorTranslated(index.id_map, selector) if selector is not None else None
+        base = faiss.SearchParametersIVF(nprobe=nprobe, sel=inner_sel)
+        params = faiss.IndexRefineSearchParameters(k_factor=k_factor, base_index_params=base)
+        params.sel = selector
+        # The nested objects must outlive the call: keep references on the parameters object.
+        params._keep = (base, inner_sel, selector)
+        return params
+    return faiss.SearchParameters(sel=selector) if selector is not None else None
+
+
 def search_vectors(
-    index: faiss.Index, query: np.ndarray, k: int, allowed: np.ndarray | None = None
+    index: faiss.Index, query: np.ndarray, k: int, allowed: np.ndarray | None = None, **tuning: int
 ) -> list[tuple[int, float]]:
-    """Top-k (id, cosine) for one query vector, restricted to `allowed` ids when given."""
+    """Top-k (id, cosine) for one query vector, restricted to `allowed` ids when given (`tuning`: see
+    `search_params`)."""
     if index.ntotal == 0 or k <= 0:
         return []
-    inner = faiss.downcast_index(index.index)
-    params = None
+    selector = None
     if allowed is not None:
         if len(allowed) == 0:
             return []
         selector = faiss.IDSelectorBatch(allowed.astype(np.int64))
-        params = (
-            faiss.SearchParametersHNSW(sel=selector, efSearch=max(HNSW_EF_SEARCH, k))
-            if isinstance(inner, faiss.IndexHNSW)
-            else faiss.SearchParameters(sel=selector)
-        )
-    elif isinstance(inner, faiss.IndexHNSW):
-        params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k))
+    params = search_params(index, k, selector, **tuning)
     scores, ids = index.search(query.reshape(1, -1).astype(np.float32), min(k, index.ntotal), params=params)
     return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+
+
+def memory_bytes(index: faiss.Index) -> int:
+    """Serialized size of an index: what it takes on disk and, within a few percent, in RAM."""
+    return int(faiss.serialize_index(index).size)
 
 
 def write_vector_index(index: faiss.Index, path: Path) -> None:
