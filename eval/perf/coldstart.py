@@ -1,0 +1,94 @@
+"""Cold start of the `assistant` CLI: `--help`, a search and a question, each in a fresh process.
+
+    python -m eval.perf.coldstart                     # needs an index (default: the demo index, `make demo`)
+
+`--help` must not import the heavy libraries (torch, transformers, FAISS, llama.cpp, onnxruntime): the CLI keeps
+them inside the commands. The search and the question are timed from process start to exit; their own pipeline
+timings (printed with --json) are subtracted to give the start-up share (imports, index load); the GGUF model is
+loaded lazily inside the pipeline, before the prompt is fitted, and reported as its own share.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from eval.perf import results
+from eval.perf.machine import limit_threads
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("torch", "transformers", "sentence_transformers", "faiss", "llama_cpp", "onnxruntime", "gradio", "openai")
+QUERY = "Small left pleural effusion with adjacent basilar opacity."
+
+
+def heavy_imports(module: str) -> list[str]:
+    """Heavy libraries imported by importing `module` in a fresh interpreter."""
+    code = f"import sys, {module}; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    return out.stdout.split()
+
+
+def run_cli(args: list[str], env: dict[str, str]) -> tuple[float, str]:
+    """(wall seconds, stdout) of one `assistant` invocation in a fresh process."""
+    command = [sys.executable, "-m", "assistant.cli", *args]
+    start = time.perf_counter()
+    out = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+    wall = time.perf_counter() - start
+    if out.returncode not in (0, 3, 4, 5):  # 3-5: the answer degraded, the start-up was still measured
+        raise RuntimeError(f"{' '.join(args)} exited {out.returncode}: {out.stderr[-800:]}")
+    return wall, out.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = results.parser(__doc__)
+    parser.add_argument("--index", type=Path, default=None, help="index folder (default: the default index)")
+    parser.add_argument("--model", default="qwen1.5b", help="embedded model `ask` loads")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--skip-ask", action="store_true", help="only --help and search")
+    args = parser.parse_args(argv)
+    limit_threads(args.threads)
+    from models.paths import default_index_dir
+
+    index = args.index or default_index_dir()
+    if not (index / "manifest.json").is_file():
+        print(f"skipped: no index at {index} (run `make demo-index` or pass --index)")
+        return 0
+    env = {**os.environ, "OMP_NUM_THREADS": str(args.threads), "RADSEARCH_LLM_THREADS": str(args.threads)}
+    help_s = [run_cli(["--help"], env)[0] for _ in range(args.repeats)]
+    data: dict[str, Any] = {
+        "heavy_imports_of_cli": heavy_imports("assistant.cli"),
+        "help_s": round(statistics.median(help_s), 3),
+    }
+    search = [run_cli(["search", QUERY, "--index", str(index), "-k", "5", "--json"], env)[0]
+              for _ in range(args.repeats)]  # fmt: skip
+    data["search_s"] = round(statistics.median(search), 3)
+    if not args.skip_ask:
+        wall, out = run_cli(["ask", QUERY, "--index", str(index), "--model", args.model, "--json"], env)
+        timings = json.loads(out).get("timings", {})
+        pipeline = float(timings.get("total", 0.0))
+        data["ask"] = {
+            "model": args.model,
+            "wall_s": round(wall, 2),
+            "pipeline_s": round(pipeline, 2),
+            "retrieval_s": round(float(timings.get("retrieval", 0.0)), 2),
+            "llm_s": round(float(timings.get("llm", 0.0)), 2),
+            # The GGUF is loaded lazily, when the prompt is fitted to its context: inside the pipeline's time.
+            "model_load_and_prompt_s": round(
+                pipeline - float(timings.get("retrieval", 0.0)) - float(timings.get("llm", 0.0)), 2
+            ),
+            "startup_s": round(wall - pipeline, 2),
+        }
+    data["index"] = index.name
+    results.store_run("coldstart", data, args, "eval.perf.coldstart", argv)
+    print(json.dumps(data, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,35 @@
+"""The real texts the performance benchmarks use: the shared development reports, read by the project's importers.
+
+Throughput is measured on full report texts (what `assistant index` encodes most of), quality and query latency
+on the held-out test split (retriever.splits), so no benchmark here looks at data a trained model was fitted on.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from eval.shared_data import SHARED_DATA, load_shared
+from retriever.report import Report
+from retriever.splits import split_reports
+
+
+class NoData(Exception):
+    """The shared data folder is absent: the benchmark skips (it needs real report text)."""
+
+
+def shared_reports(data: Path = SHARED_DATA) -> list[Report]:
+    if not data.is_dir():
+        raise NoData(f"shared data folder {data} is absent")
+    return load_shared(data).reports
+
+
+def test_split(reports: list[Report]) -> list[Report]:
+    """Held-out test reports (the split training never sees)."""
+    return split_reports(reports)["test"]
+
+
+def sample_texts(reports: list[Report], count: int, *, seed: int = 0) -> list[str]:
+    """`count` full report texts drawn without replacement (fixed seed: every backend encodes the same ones)."""
+    texts = [r.full_text for r in reports if r.full_text.strip()]
+    return random.Random(seed).sample(texts, min(count, len(texts)))

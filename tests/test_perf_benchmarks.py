@@ -1,0 +1,96 @@
+"""Smoke runs of every performance benchmark at tiny sizes: each writes its section, and the report renders it.
+
+No timing is asserted (the machine is shared); these fail when a benchmark script breaks. Results go to a
+temporary file, never to eval/results/performance.json.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from llm_fixtures import build_index, require_embedded_smollm2
+
+
+@pytest.fixture(scope="module")
+def results_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("perf") / "performance.json"
+
+
+@pytest.fixture()
+def private_models_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ONNX exports are cached under the models directory: not the user's. Registry models resolve from packages."""
+    home = tmp_path_factory.getbasetemp() / "perf-home"
+    monkeypatch.setenv("RADSEARCH_HOME", str(home))
+
+
+def _section(results_file: Path, name: str) -> dict:
+    return json.loads(results_file.read_text())["sections"][f"{name}_quick"]
+
+
+def test_embedding_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
+    from eval.perf import embedding
+
+    assert embedding.main(["--quick", "--encoders", "minilm", "--results", str(results_file)]) == 0
+    section = _section(results_file, "embedding")
+    assert [r["backend"] for r in section["rows"]] == ["torch", "onnx", "onnx-int8"]
+    assert all(r["reports_per_s"] > 0 and 0 <= r["match@5"] <= 1 for r in section["rows"])
+    assert section["rows"][1]["cosine_to_torch_min"] > 0.999
+
+
+def test_search_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
+    from eval.perf import search
+
+    args = ["--quick", "--sizes", "1500", "--queries", "5", "--kinds", "flat,ivfpq", "--results", str(results_file)]
+    assert search.main(args) == 0
+    rows = _section(results_file, "search")["rows"]
+    assert {r["kind"] for r in rows} == {"flat", "ivfpq"}
+    flat = next(r for r in rows if r["kind"] == "flat")
+    assert flat["findings"]["recall@10"] == 1.0 and flat["short"]["encode_plus_search"]["p50_ms"] > 0
+
+
+def test_answer_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
+    require_embedded_smollm2()
+    from eval.perf import answer
+
+    args = ["--quick", "--backends", "embedded", "--model", "smollm2", "--queries", "1", "--max-tokens", "8"]
+    assert answer.main([*args, "--results", str(results_file)]) == 0
+    embedded = _section(results_file, "answer")["embedded"]
+    assert embedded["raw_total_s"] > 0 and embedded["project_total_s"] > 0 and "overhead" in embedded
+
+
+def test_coldstart_benchmark(minilm, results_file: Path, tmp_path: Path) -> None:
+    from eval.perf import coldstart
+
+    index = build_index(tmp_path / "index", minilm)
+    args = ["--quick", "--skip-ask", "--repeats", "1", "--index", str(index), "--results", str(results_file)]
+    assert coldstart.main(args) == 0
+    section = _section(results_file, "coldstart")
+    assert section["help_s"] > 0 and section["search_s"] > 0
+    assert section["heavy_imports_of_cli"] == []  # `assistant --help` stays light
+
+
+def test_report_renders_every_section(results_file: Path) -> None:
+    from eval.perf import report
+
+    if not results_file.is_file():
+        pytest.skip("no benchmark above ran (no shared data)")
+    text = report.write(results_file).read_text()
+    assert text.startswith("# Performance") and "## Targets" in text
+    for name, title in (("embedding", "## Embedding"), ("search", "## Search"), ("coldstart", "## Cold start")):
+        if f"{name}_quick" in json.loads(results_file.read_text())["sections"]:
+            assert title in text
+
+
+@pytest.mark.slow
+def test_concurrency_benchmark(shared_data: Path, results_file: Path) -> None:
+    from eval.perf import concurrency
+    from eval.perf.vllm_server import VLLM_PYTHON
+
+    if not VLLM_PYTHON.is_file():
+        pytest.skip("vLLM CPU venv missing: run `make vllm-venv`")
+    args = ["--quick", "--cases", "2", "--workers", "2", "--max-tokens", "8", "--results", str(results_file)]
+    assert concurrency.main(args) == 0
+    runs = _section(results_file, "concurrency")["runs"]
+    assert [r["workers"] for r in runs] == [1, 2] and all(r["answered"] == 2 for r in runs)
