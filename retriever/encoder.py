@@ -35,8 +35,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 log = logging.getLogger(__name__)
 _MAX_POSITIONS = 512
 BACKENDS = ("torch", "onnx", "onnx-int8")
-#: What `assistant index` builds with: int8 ONNX measured at equal findings -> impression match@5 and 1.75x (MiniLM)
-#: / 1.5x (mpnet) the throughput of the default torch encode (eval/results/performance.md). Override with
+#: What `assistant index` builds with: int8 ONNX measured at equal findings -> impression match@5 and 1.7x (MiniLM)
+#: / 1.55x (mpnet) the throughput of the default torch encode (eval/results/performance.md). Override with
 #: RADSEARCH_ENCODER_BACKEND.
 INDEX_BACKEND = "onnx-int8"
 

@@ -2,7 +2,7 @@
 
 Why: on CPU, torch's eager BERT forward pass is the indexing bottleneck. ONNX Runtime fuses the graph, and int8
 dynamic quantization of the weights (retriever/onnx_quantize.py, checked against the float export) speeds it up
-further: 1.75x torch's reports/s for MiniLM, 1.5x for mpnet, at 1 thread on AVX2 (eval/results/performance.md).
+further: 1.7x torch's reports/s for MiniLM, 1.55x for mpnet, at 1 thread on AVX2 (eval/results/performance.md).
 Batches are built from length-sorted texts so little compute is spent on padding. The export is made locally from
 the offline weights on first use and cached under the models directory by weight fingerprint: nothing is downloaded.
 
