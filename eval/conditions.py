@@ -15,12 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from retriever.methods import split_fused_spec
 from retriever.report import Report
 
 #: The encoder whose index the BM25 condition searches lexically (BM25 is built beside every index).
 BM25_HOST_ENCODER = "minilm"
-#: Search methods a spec may prefix to an encoder ("hybrid:radsearch-minilm").
-FUSED_METHODS = ("hybrid", "hybrid-weighted")
 
 
 @dataclass(frozen=True)
@@ -38,16 +37,11 @@ class Condition:
 
     @property
     def method(self) -> str:
-        if self.spec == "bm25":
-            return "bm25"
-        method, _, encoder = self.spec.partition(":")
-        return method if encoder and method in FUSED_METHODS else "dense"
+        return "bm25" if self.spec == "bm25" else split_fused_spec(self.spec)[0]
 
     @property
     def encoder(self) -> str:
-        if self.spec == "bm25":
-            return BM25_HOST_ENCODER
-        return self.spec.partition(":")[2] if self.method in FUSED_METHODS else self.spec
+        return BM25_HOST_ENCODER if self.spec == "bm25" else split_fused_spec(self.spec)[1]
 
     @property
     def name(self) -> str:

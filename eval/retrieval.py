@@ -51,12 +51,6 @@ class Ranker(Protocol):
     def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]: ...
 
 
-class ScoredRanker(Ranker, Protocol):
-    """A ranker that also gives its scores, so that it can take part in a fusion."""
-
-    def scored(self, queries: list[str], corpus: list[str], k: int) -> list[list[tuple[int, float]]]: ...
-
-
 @dataclass
 class DenseRanker:
     """Cosine ranking with a sentence encoder (anything `retriever.encoder.load_encoder` accepts).
@@ -106,34 +100,19 @@ class HybridRanker:
 
     name: str
     dense: DenseRanker
-    weighted: bool = False
+    method: str = "hybrid"
     lexical: BM25Ranker = field(default_factory=BM25Ranker)
 
     def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
-        from retriever.fusion import reciprocal_rank_fusion, weighted_fusion
-        from retriever.index import DENSE_WEIGHT, FUSION_DEPTH
+        from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
 
         depth = max(k, FUSION_DEPTH)
-        fused = []
-        for dense, lexical in zip(
-            self.dense.scored(queries, corpus, depth), self.lexical.scored(queries, corpus, depth), strict=True
-        ):
-            rankings = (dense, lexical)
-            both = (
-                weighted_fusion(rankings, (DENSE_WEIGHT, 1 - DENSE_WEIGHT))
-                if self.weighted
-                else (reciprocal_rank_fusion(rankings))
-            )
-            fused.append([key for key, _ in both[:k]])
-        return fused
+        pairs = zip(self.dense.scored(queries, corpus, depth), self.lexical.scored(queries, corpus, depth), strict=True)
+        return _positions([fuse_dense_and_bm25(self.method, dense, lexical)[:k] for dense, lexical in pairs])
 
 
 def _positions(scored: list[list[tuple[int, float]]]) -> list[list[int]]:
     return [[position for position, _ in row] for row in scored]
-
-
-#: Prefixes of a fused ranker reference, as the product's search methods name them ("hybrid:radsearch-minilm").
-HYBRID_PREFIXES = ("hybrid", "hybrid-weighted")
 
 
 def make_ranker(ref: str) -> Ranker:
@@ -142,12 +121,11 @@ def make_ranker(ref: str) -> Ranker:
     if ref.lower() == "bm25":
         return BM25Ranker()
     from retriever.encoder import load_encoder
+    from retriever.methods import split_fused_spec
 
-    method, _, encoder_ref = ref.partition(":")
-    if encoder_ref and method in HYBRID_PREFIXES:
-        dense = DenseRanker(name=encoder_ref, encoder=load_encoder(encoder_ref))
-        return HybridRanker(name=ref, dense=dense, weighted=method == "hybrid-weighted")
-    return DenseRanker(name=ref, encoder=load_encoder(ref))
+    method, encoder_ref = split_fused_spec(ref)
+    dense = DenseRanker(name=encoder_ref, encoder=load_encoder(encoder_ref))
+    return dense if method == "dense" else HybridRanker(name=ref, dense=dense, method=method)
 
 
 def rank_of(gold: int, ranked: Sequence[int]) -> int | None:

@@ -12,6 +12,9 @@ from typing import TypeVar
 
 Key = TypeVar("Key", bound=Hashable)
 RRF_K = 60
+#: Candidates each retriever contributes to a BM25 + dense fusion, and the dense weight of the weighted mix.
+FUSION_DEPTH = 100
+DENSE_WEIGHT = 0.5
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[Key, float]]], k: int = RRF_K) -> list[tuple[Key, float]]:
@@ -39,3 +42,16 @@ def weighted_fusion(
             normalized = (score - low) / span if span > 0 else 1.0
             fused[key] = fused.get(key, 0.0) + weight * normalized
     return sorted(fused.items(), key=lambda item: -item[1])
+
+
+def fuse_dense_and_bm25(
+    method: str, dense: Sequence[tuple[Key, float]], lexical: Sequence[tuple[Key, float]]
+) -> list[tuple[Key, float]]:
+    """The product's fused search methods: `hybrid` = RRF, `hybrid-weighted` = the DENSE_WEIGHT score mix. The
+    index and the retrieval benchmark both fuse here, so the benchmark measures what users get."""
+    rankings = (dense, lexical)
+    if method == "hybrid":
+        return reciprocal_rank_fusion(rankings)
+    if method == "hybrid-weighted":
+        return weighted_fusion(rankings, (DENSE_WEIGHT, 1 - DENSE_WEIGHT))
+    raise ValueError(f"{method!r} is not a fused search method")

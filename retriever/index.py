@@ -23,7 +23,7 @@ from models.resolve import ModelNotAvailable, sha256_file
 from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
-from retriever.fusion import reciprocal_rank_fusion, weighted_fusion
+from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
 from retriever.manifest import EncoderInfo, FileInfo, Manifest
 from retriever.methods import DEFAULT_METHOD, METHODS
 from retriever.query import PreparedQuery, clean_query
@@ -31,9 +31,6 @@ from retriever.report import FIELDS, Report
 from retriever.report_store import ReportStore, write_store
 
 STORE_FILE = "reports.sqlite"
-#: Candidates each retriever contributes to a fusion, and the dense weight of the weighted mix.
-FUSION_DEPTH = 100
-DENSE_WEIGHT = 0.5
 
 
 class IndexLoadError(Exception):
@@ -268,13 +265,8 @@ class ReportIndex:
             scored = self._dense(text, field, k, allowed)
         else:
             depth = max(FUSION_DEPTH, k)
-            rankings = [self._dense(text, field, depth, allowed), self._bm25[field].search(text, depth, allowed)]
-            fused = (
-                reciprocal_rank_fusion(rankings)
-                if method == "hybrid"
-                else weighted_fusion(rankings, (DENSE_WEIGHT, 1 - DENSE_WEIGHT))
-            )
-            scored = fused[:k]
+            dense = self._dense(text, field, depth, allowed)
+            scored = fuse_dense_and_bm25(method, dense, self._bm25[field].search(text, depth, allowed))[:k]
         reports = self._reports([rowid for rowid, _ in scored])
         return [
             Hit(rank=i, score=score, field=field, report=reports[rowid], method=method)

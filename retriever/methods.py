@@ -7,5 +7,13 @@ otherwise: the method eval/results/retrieval.md shows best (`python -m eval.retr
 
 from __future__ import annotations
 
-METHODS: tuple[str, ...] = ("dense", "bm25", "hybrid", "hybrid-weighted")
+#: Methods that fuse BM25 with a dense encoder; benchmark specs name them as a prefix ("hybrid:radsearch-minilm").
+FUSED_METHODS: tuple[str, ...] = ("hybrid", "hybrid-weighted")
+METHODS: tuple[str, ...] = ("dense", "bm25", *FUSED_METHODS)
 DEFAULT_METHOD = "dense"
+
+
+def split_fused_spec(spec: str) -> tuple[str, str]:
+    """`hybrid:ENCODER` -> ("hybrid", "ENCODER"); anything else is an encoder reference -> ("dense", spec)."""
+    method, _, encoder = spec.partition(":")
+    return (method, encoder) if encoder and method in FUSED_METHODS else ("dense", spec)

@@ -34,7 +34,9 @@ def test_hybrid_ranks_are_the_reciprocal_rank_fusion_of_both_rankers(minilm) -> 
 
 def test_weighted_hybrid_puts_the_top_of_both_lists_first(minilm) -> None:
     dense = DenseRanker(name="minilm", encoder=minilm)
-    ranked = HybridRanker(name="hybrid-weighted:minilm", dense=dense, weighted=True).rank(QUERIES[:1], CORPUS, 5)[0]
+    ranked = HybridRanker(name="hybrid-weighted:minilm", dense=dense, method="hybrid-weighted").rank(
+        QUERIES[:1], CORPUS, 5
+    )[0]
     assert ranked[0] == 0 and sorted(ranked) == list(range(5))
 
 
