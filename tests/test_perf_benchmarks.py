@@ -86,10 +86,10 @@ def test_report_renders_every_section(results_file: Path) -> None:
 @pytest.mark.slow
 def test_concurrency_benchmark(shared_data: Path, results_file: Path) -> None:
     from eval.perf import concurrency
-    from eval.perf.vllm_server import VLLM_PYTHON
+    from eval.perf.vllm_server import missing
 
-    if not VLLM_PYTHON.is_file():
-        pytest.skip("vLLM CPU venv missing: run `make vllm-venv`")
+    if reason := missing():
+        pytest.skip(reason)
     args = ["--quick", "--cases", "2", "--workers", "2", "--max-tokens", "8", "--results", str(results_file)]
     assert concurrency.main(args) == 0
     runs = _section(results_file, "concurrency")["runs"]

@@ -1,8 +1,10 @@
-"""Start the vLLM CPU server (from `make vllm-venv`) on 127.0.0.1 for a benchmark, and stop it by its PID.
+"""Start the vLLM CPU server (from `make vllm-venv`) on 127.0.0.1, and stop it by its PID.
 
-The same command line as tests/test_vllm_integration.py, plus `--no-enable-prefix-caching`: a latency benchmark
-sends the same prompt twice (raw backend, then the project), and a cached prefix would make the second one look
-free. Threads: vLLM's CPU worker binds its OpenMP threads to the cores in VLLM_CPU_OMP_THREADS_BIND.
+One place for the command line, so the benchmarks (eval/perf/answer.py, concurrency.py) and the integration test
+(tests/test_vllm_integration.py) measure and test the same server. `--no-enable-prefix-caching`: a latency
+benchmark sends the same prompt twice (raw backend, then the project), and a cached prefix would make the second
+one look free. Threads: vLLM's CPU worker binds its OpenMP threads to the cores in VLLM_CPU_OMP_THREADS_BIND.
+RADSEARCH_VLLM_PYTHON points at another vLLM installation than the repo's .vllm-venv.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from models.paths import models_dir
 
 REPO = Path(__file__).resolve().parents[2]
-VLLM_PYTHON = REPO / ".vllm-venv" / "bin" / "python"
+VLLM_PYTHON = Path(os.environ.get("RADSEARCH_VLLM_PYTHON", REPO / ".vllm-venv" / "bin" / "python"))
 MODEL_DIR_NAME = "smollm2-135m-hf"
 SERVED_NAME = "smollm2-135m"
 START_TIMEOUT_S = 300
@@ -27,6 +29,15 @@ START_TIMEOUT_S = 300
 
 class ServerUnavailable(Exception):
     """vLLM is not installed here or did not start; the message says why."""
+
+
+def missing() -> str | None:
+    """Why the server cannot be started here (no vLLM venv, no converted model), or None when it can."""
+    if not VLLM_PYTHON.is_file():
+        return f"no vLLM at {VLLM_PYTHON}: run `make vllm-venv`"
+    if not (models_dir() / MODEL_DIR_NAME / "config.json").is_file():
+        return f"no converted SmolLM2 at {models_dir() / MODEL_DIR_NAME}: run `make vllm-venv`"
+    return None
 
 
 def _free_port() -> int:
@@ -38,9 +49,9 @@ def _free_port() -> int:
 @contextmanager
 def vllm_server(log_path: Path, *, cores: str = "0") -> Iterator[tuple[str, float]]:
     """(base URL, seconds until healthy) of a running server; stopped on exit. `cores`: CPUs its threads use."""
+    if reason := missing():
+        raise ServerUnavailable(reason)
     model = models_dir() / MODEL_DIR_NAME
-    if not VLLM_PYTHON.is_file() or not (model / "config.json").is_file():
-        raise ServerUnavailable(f"vLLM CPU or {model} missing: run `make vllm-venv`")
     port = _free_port()
     env = {
         **os.environ,
