@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.perf import results
-from eval.perf.data import NoData, shared_reports, test_split
-from eval.perf.machine import limit_threads
+from eval.perf.data import shared_reports, shared_reports_or_skip, test_split
 
 EMBEDDED_MODEL = "qwen1.5b"
 ENCODER = "minilm"
@@ -169,12 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=3, help="held-out findings asked (runs per side)")
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--model", default=EMBEDDED_MODEL, help="embedded GGUF: qwen1.5b, smollm2 or a path")
-    args = parser.parse_args(argv)
-    limit_threads(args.threads)
-    try:
-        reports = shared_reports()
-    except NoData as exc:
-        print(f"skipped: {exc}")
+    args = results.parse_args(parser, argv)
+    reports = shared_reports_or_skip()
+    if reports is None:
         return 0
     queries = [r.findings for r in test_split(reports) if 40 < len(r.findings) < 600][: args.queries]
     data: dict[str, Any] = {"queries": len(queries), "max_tokens": args.max_tokens, "k": 1, "field": "impression"}

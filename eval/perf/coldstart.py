@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from eval.perf import results
-from eval.perf.machine import limit_threads
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "transformers", "sentence_transformers", "faiss", "llama_cpp", "onnxruntime", "gradio", "openai")
@@ -51,8 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="qwen1.5b", help="embedded model `ask` loads")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-ask", action="store_true", help="only --help and search")
-    args = parser.parse_args(argv)
-    limit_threads(args.threads)
+    args = results.parse_args(parser, argv)
     from models.paths import default_index_dir
 
     index = args.index or default_index_dir()

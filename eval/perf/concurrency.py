@@ -17,7 +17,6 @@ from typing import Any
 
 from eval.perf import results
 from eval.perf.data import NoData, shared_reports, test_split
-from eval.perf.machine import limit_threads
 
 
 def cases_from_test_split(count: int) -> list[Any]:
@@ -47,8 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=12)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=32, help="as the diagnosis benchmark's default")
-    args = parser.parse_args(argv)
-    limit_threads(args.threads)
+    args = results.parse_args(parser, argv)
     from assistant.openai_backend import OpenAIBackend
     from eval.perf.vllm_server import SERVED_NAME, vllm_server
 

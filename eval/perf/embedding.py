@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from eval.perf import results
-from eval.perf.data import NoData, sample_texts, shared_reports, test_split
-from eval.perf.machine import limit_threads
+from eval.perf.data import sample_texts, shared_reports_or_skip, test_split
 
 ENCODERS = ("minilm", "mpnet")
 BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -84,12 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = results.parser(__doc__)
     parser.add_argument("--encoders", default=",".join(ENCODERS))
     parser.add_argument("--texts", type=int, default=256, help="full reports encoded for throughput")
-    args = parser.parse_args(argv)
-    limit_threads(args.threads)
-    try:
-        reports = shared_reports()
-    except NoData as exc:
-        print(f"skipped: {exc}")
+    args = results.parse_args(parser, argv)
+    reports = shared_reports_or_skip()
+    if reports is None:
         return 0
     test = test_split(reports)
     texts = sample_texts(reports, 8 if args.quick else args.texts)

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from eval.perf.machine import describe, load_average
+from eval.perf.machine import describe, limit_threads, load_average
 from eval.shared_data import RESULTS
 
 RESULTS_FILE = RESULTS / "performance.json"
@@ -50,6 +50,13 @@ def parser(
     cli.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, stored under SECTION_quick")
     cli.add_argument("--results", type=Path, default=RESULTS_FILE, help="results JSON to update")
     return cli
+
+
+def parse_args(cli: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """A benchmark's options, with torch, FAISS and BLAS held to --threads before anything is loaded or timed."""
+    args = cli.parse_args(argv)
+    limit_threads(args.threads)
+    return args
 
 
 def store_run(

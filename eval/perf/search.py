@@ -24,7 +24,6 @@ import numpy as np
 
 from eval.perf import results
 from eval.perf.data import NoData, shared_reports, test_split
-from eval.perf.machine import limit_threads
 from eval.perf.synthetic import nn_cosine_mean, synthetic_vectors
 from eval.shared_data import REPO
 
@@ -144,8 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES))
     parser.add_argument("--kinds", default="flat,hnsw,ivfpq")
     parser.add_argument("--queries", type=int, default=200)
-    args = parser.parse_args(argv)
-    limit_threads(args.threads)
+    args = results.parse_args(parser, argv)
     from retriever.encoder import index_backend, load_encoder
 
     encoder = load_encoder(ENCODER, backend=index_backend(), threads=args.threads)
