@@ -45,9 +45,12 @@ def precision_at(relevant: Sequence[bool], k: int = P_DEPTH) -> float:
     return sum(1 for rel in relevant[:k] if rel) / k
 
 
-def label_retrieval(reports: Sequence[Report], ranker: Ranker, kinds: Sequence[str] = tuple(LABEL_KINDS)) -> dict:
+def label_retrieval(
+    reports: Sequence[Report], ranker: Ranker, kinds: Sequence[str] = tuple(LABEL_KINDS), per_query: bool = False
+) -> dict:
     """mAP@100 and P@10 per label kind, with findings as the query and the other reports' full texts as corpus.
-    A kind is skipped when fewer than two values occur (every report would be relevant)."""
+    A kind is skipped when fewer than two values occur (every report would be relevant). With `per_query`, each
+    scored query's report id and P@10 are kept too, for paired tests between rankers."""
     usable = [r for r in reports if r.findings.strip()]
     corpus = [r.text_of("report") for r in usable]
     depth = min(AP_DEPTH, len(usable) - 1)
@@ -59,7 +62,7 @@ def label_retrieval(reports: Sequence[Report], ranker: Ranker, kinds: Sequence[s
         values = [LABEL_KINDS[kind](r) for r in usable]
         if len(set().union(*values)) < 2:
             continue
-        aps, precisions = [], []
+        aps, precisions, ids = [], [], []
         for i, row in enumerate(ranked):
             if not values[i]:
                 continue
@@ -70,9 +73,12 @@ def label_retrieval(reports: Sequence[Report], ranker: Ranker, kinds: Sequence[s
             relevant = [bool(values[i] & values[j]) for j in others]
             aps.append(average_precision(relevant, total, depth))
             precisions.append(precision_at(relevant))
+            ids.append(usable[i].id)
         results[kind] = {
             "queries": len(aps),
             f"map@{AP_DEPTH}": round(sum(aps) / len(aps), 4) if aps else 0.0,
             f"p@{P_DEPTH}": round(sum(precisions) / len(precisions), 4) if precisions else 0.0,
         }
+        if per_query:
+            results[kind]["per_query"] = {"id": ids, f"p@{P_DEPTH}": precisions}
     return results

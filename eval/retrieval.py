@@ -161,9 +161,12 @@ def frequent_impressions(impressions: Sequence[str], top: int = FREQUENT) -> set
     return {text for text, count in counts.most_common(top) if count > 1}
 
 
-def findings_to_impression(reports: Sequence[Report], ranker: Ranker, top_frequent: int = FREQUENT) -> dict:
+def findings_to_impression(
+    reports: Sequence[Report], ranker: Ranker, top_frequent: int = FREQUENT, per_query: bool = False
+) -> dict:
     """Metrics over all reports with both sections, over those whose impression is not a frequent one, and over the
-    abnormal ones (`is_abnormal`); the corpus is always all the set's impressions."""
+    abnormal ones (`is_abnormal`); the corpus is always all the set's impressions. With `per_query`, each query's
+    report id, gold rank and abnormal flag are kept too, so two rankers can be compared pairwise (McNemar)."""
     usable = [r for r in reports if r.findings.strip() and r.impression.strip()]
     golds = [r.impression.strip() for r in usable]
     corpus = list(dict.fromkeys(golds))
@@ -174,10 +177,17 @@ def findings_to_impression(reports: Sequence[Report], ranker: Ranker, top_freque
     frequent = frequent_impressions(golds, top_frequent)
     rare = [rank for gold, rank in zip(golds, ranks, strict=True) if gold not in frequent]
     abnormal = [rank for report, rank in zip(usable, ranks, strict=True) if is_abnormal(report)]
-    return {
+    result = {
         "ranker": ranker.name,
         "corpus_impressions": len(corpus),
         "all": summarize(ranks),
         f"without_top{top_frequent}_impressions": summarize(rare),
         "abnormal": summarize(abnormal),
     }
+    if per_query:
+        result["per_query"] = {
+            "id": [r.id for r in usable],
+            "rank": ranks,
+            "abnormal": [is_abnormal(r) for r in usable],
+        }
+    return result

@@ -28,6 +28,7 @@ from eval.label_metrics import label_retrieval
 from eval.plots import match_curves
 from eval.retrieval import Ranker, findings_to_impression, make_ranker
 from eval.shared_data import CORPORA, RESULTS, SHARED_DATA
+from eval.stats import format_p, mcnemar, paired_permutation
 from retriever.report import Report
 from retriever.splits import split_of
 
@@ -62,12 +63,12 @@ def evaluate(reports: list[Report], ranker: Ranker, queries: beir.BeirSet | None
     by_source: dict[str, list[Report]] = {}
     for r in reports:
         by_source.setdefault(r.source or "reports", []).append(r)
-    f2i = {s: findings_to_impression(rs, ranker) for s, rs in sorted(by_source.items())}
+    f2i = {s: findings_to_impression(rs, ranker, per_query=True) for s, rs in sorted(by_source.items())}
     if len(by_source) > 1:
-        f2i["overall"] = findings_to_impression(reports, ranker)
+        f2i["overall"] = findings_to_impression(reports, ranker, per_query=True)
     labels: dict[str, Any] = {"pooled": label_retrieval(reports, ranker, ("modality", "source"))}
     for source, subset in sorted(by_source.items()):
-        found = label_retrieval(subset, ranker, ("finding_label",))
+        found = label_retrieval(subset, ranker, ("finding_label",), per_query=True)
         if found:
             labels[source] = found
     result = {"findings_to_impression": f2i, "labels": labels}
@@ -123,8 +124,14 @@ def render(results: dict[str, Any]) -> str:
             s = r.get("free_text")
             if s:
                 lines.append(f"| {name} | {s['queries']} | {s['p@10']:.3f} | {s['ndcg@10']:.3f} | {s['mrr@10']:.3f} |")
+    if results.get("choice"):
+        lines += _render_choice(results["choice"], results.get("product_default", ""))
     if results.get("targets"):
         lines += _render_targets(results["targets"])
+    reused = {n: r["reused_from"] for n, r in rankers.items() if r.get("reused_from")}
+    if reused:
+        lines += ["", "Reused from an earlier run of the same split and reports (model not on this machine): "
+                  + ", ".join(f"{n} ({when})" for n, when in reused.items())]
     if results.get("missing"):
         lines += ["", "Not evaluated (model not available): " + ", ".join(results["missing"])]
     lines += ["", f"![match@k]({results['plot']})", ""]
@@ -141,7 +148,8 @@ def product_default() -> str:
 def check_targets(rankers: dict[str, Any], default: str) -> dict[str, Any]:
     """Every comparison the issue asks of the default retriever: findings -> impression match@5 (all and abnormal)
     per source and pooled, and finding-label P@10 on Open-i and CT-RATE, each against BM25 and mpnet (strictly
-    better to pass)."""
+    better to pass). Where both rankers kept per-query results, each row also gets a paired two-sided p-value
+    (McNemar on the match@5 hits, sign-flip permutation on P@10), so a small loss can be told from noise."""
     rows = []
     mine = rankers[default]
     for rival in (r for r in RIVALS if r in rankers):
@@ -150,33 +158,68 @@ def check_targets(rankers: dict[str, Any], default: str) -> dict[str, Any]:
             for subset in ("all", "abnormal"):
                 a = scores[subset]["match@5"]
                 b = theirs["findings_to_impression"][source][subset]["match@5"]
-                rows.append(
-                    {
-                        "metric": f"match@5 ({subset})",
-                        "set": source,
-                        "rival": rival,
-                        "default": a,
-                        "rival_score": b,
-                        "n": scores[subset]["n"],
-                        "pass": a > b,
-                    }
-                )
+                test = _paired_match5(scores, theirs["findings_to_impression"][source], subset)
+                rows.append(_row(f"match@5 ({subset})", source, rival, a, b, scores[subset]["n"], test))
         for source in LABEL_TARGET_SOURCES:
             label = mine["labels"].get(source, {}).get("finding_label")
             other = theirs["labels"].get(source, {}).get("finding_label")
             if label and other:
-                rows.append(
-                    {
-                        "metric": "label P@10",
-                        "set": source,
-                        "rival": rival,
-                        "default": label["p@10"],
-                        "rival_score": other["p@10"],
-                        "n": label["queries"],
-                        "pass": label["p@10"] > other["p@10"],
-                    }
-                )
+                test = _paired_p10(label, other)
+                rows.append(_row("label P@10", source, rival, label["p@10"], other["p@10"], label["queries"], test))
     return {"default": default, "rows": rows, "all_pass": bool(rows) and all(r["pass"] for r in rows)}
+
+
+def _row(metric: str, source: str, rival: str, mine: float, theirs: float, n: int, p: float | None) -> dict:
+    return {"metric": metric, "set": source, "rival": rival, "default": mine, "rival_score": theirs, "n": n,
+            "pass": mine > theirs, "p": p}
+
+
+def _paired_match5(mine: dict[str, Any], theirs: dict[str, Any], subset: str) -> float | None:
+    """McNemar p for the top-5 hits of two rankers on the same queries of a subset (None without per-query data)."""
+    a, b = mine.get("per_query"), theirs.get("per_query")
+    if not a or not b or a["id"] != b["id"]:
+        return None
+    keep = [subset == "all" or abnormal for abnormal in a["abnormal"]]
+    hits = [[rank is not None and rank <= 5 for rank, k in zip(q["rank"], keep, strict=True) if k] for q in (a, b)]
+    return mcnemar(hits[0], hits[1]).p
+
+
+def _paired_p10(mine: dict[str, Any], theirs: dict[str, Any]) -> float | None:
+    """Sign-flip permutation p for the per-query P@10 of two rankers (None without per-query data)."""
+    a, b = mine.get("per_query"), theirs.get("per_query")
+    if not a or not b or a["id"] != b["id"]:
+        return None
+    return paired_permutation(a["p@10"], b["p@10"]).p
+
+
+def choose_default(rankers: dict[str, Any], candidates: list[str]) -> dict[str, Any]:
+    """The rule that picks the product's default retriever from the results: the candidate that passes the most
+    target rows (check_targets), ties broken by pooled findings -> impression match@5 and then MRR@10. The
+    candidates are the search methods over the default-recipe model, i.e. the choices DEFAULT_METHOD offers."""
+    table = []
+    for name in candidates:
+        targets = check_targets(rankers, name)
+        pooled = rankers[name]["findings_to_impression"].get("overall") or next(
+            iter(rankers[name]["findings_to_impression"].values())
+        )
+        table.append(
+            {
+                "ranker": name,
+                "passed": sum(r["pass"] for r in targets["rows"]),
+                "rows": len(targets["rows"]),
+                "match@5": pooled["all"]["match@5"],
+                "mrr@10": pooled["all"]["mrr@10"],
+            }
+        )
+    table.sort(key=lambda row: (-row["passed"], -row["match@5"], -row["mrr@10"]))
+    return {"best": table[0]["ranker"] if table else None, "candidates": table}
+
+
+def default_candidates(rankers: dict[str, Any]) -> list[str]:
+    """Rankers that are a search method over DEFAULT_MODEL (dense, hybrid, hybrid-weighted) and were evaluated."""
+    from retriever.methods import split_fused_spec
+
+    return [name for name in rankers if split_fused_spec(name)[1] == DEFAULT_MODEL]
 
 
 def _render_targets(targets: dict[str, Any]) -> list[str]:
@@ -184,15 +227,55 @@ def _render_targets(targets: dict[str, Any]) -> list[str]:
     lines = [
         "",
         f"## Targets for the default retriever `{targets['default']}`: {verdict}",
-        "| metric | set | n | default | rival | rival's score | beats it |",
-        "|---|---|---|---|---|---|---|",
+        "",
+        "p = paired two-sided test against the rival on the same queries (McNemar exact/chi-square on the top-5 "
+        "hits; sign-flip permutation on per-query P@10); p >= 0.05 means the difference is within noise at this n.",
+        "",
+        "| metric | set | n | default | rival | rival's score | beats it | p |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {r['metric']} | {r['set']} | {r['n']} | {r['default']:.3f} | {r['rival']} | {r['rival_score']:.3f} "
-        f"| {'yes' if r['pass'] else '**no**'} |"
+        f"| {'yes' if r['pass'] else '**no**'} | {'' if r.get('p') is None else format_p(r['p'])} |"
         for r in targets["rows"]
     ]
     return lines
+
+
+def _render_choice(choice: dict[str, Any], product: str) -> list[str]:
+    lines = [
+        "",
+        "## Choosing the default",
+        "",
+        "Rule (`choose_default`): the search method over the default-recipe model that passes the most target rows; "
+        "ties broken by pooled match@5, then MRR@10.",
+        "",
+        "| candidate | target rows passed | pooled match@5 | pooled MRR@10 |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {'**' + c['ranker'] + '**' if c['ranker'] == choice['best'] else c['ranker']} | {c['passed']} / "
+        f"{c['rows']} | {c['match@5']:.3f} | {c['mrr@10']:.3f} |"
+        for c in choice["candidates"]
+    ]
+    same = "is" if product == choice["best"] else "is NOT"
+    lines += ["", f"Chosen: `{choice['best']}`. The product's default (`retriever.methods.DEFAULT_METHOD` over "
+              f"`{DEFAULT_MODEL}`) is `{product}`, which {same} the chosen one."]
+    return lines
+
+
+def reuse_previous(path: Path, refs: list[str], split: str, counts: dict[str, int]) -> dict[str, Any]:
+    """Results of `refs` from an earlier run written to `path`, when it evaluated the same split and reports: for
+    models that cannot be loaded here (not trained on this machine) but were measured before."""
+    if not path.is_file():
+        return {}
+    earlier = json.loads(path.read_text(encoding="utf-8"))
+    if earlier.get("split") != split or earlier.get("reports") != counts:
+        return {}
+    found = {ref: earlier["rankers"][ref] for ref in refs if ref in earlier.get("rankers", {})}
+    for result in found.values():
+        result.setdefault("reused_from", earlier["created"])
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -205,6 +288,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="retrieval")
     parser.add_argument("--default", default=None, help="ranker checked against the targets (default: the product's)")
+    parser.add_argument(
+        "--reuse-missing",
+        action="store_true",
+        help="for models that are not available here, keep their results from the previous <name>.json "
+        "if it evaluated the same split and reports (marked as reused in the report)",
+    )
     args = parser.parse_args(argv)
     from models.resolve import ModelNotAvailable
     from retriever.ingest import ingest
@@ -245,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"evaluating {ref}", flush=True)
         results["rankers"][ref] = evaluate(reports, ranker, queries)
+    if args.reuse_missing and results["missing"]:
+        earlier = reuse_previous(args.out / f"{args.name}.json", results["missing"], args.split, results["reports"])
+        results["rankers"] |= earlier
+        results["missing"] = [ref for ref in results["missing"] if ref not in earlier]
     if not results["rankers"]:
         print("no ranker could be evaluated")
         return 1
@@ -259,6 +352,10 @@ def main(argv: list[str] | None = None) -> int:
         for n, r in results["rankers"].items()
     }
     default = args.default or product_default()
+    results["product_default"] = product_default()
+    candidates = default_candidates(results["rankers"])
+    if candidates:
+        results["choice"] = choose_default(results["rankers"], candidates)
     if default in results["rankers"]:
         results["targets"] = check_targets(results["rankers"], default)
     results["plot"] = match_curves(

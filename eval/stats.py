@@ -3,6 +3,8 @@
 - Wilson score 95% confidence interval for a proportion (sound at small n and near 0 or 1, unlike Wald).
 - McNemar's test for two conditions graded on the same cases (paired): exact two-sided binomial test on the
   discordant pairs when there are fewer than 25 of them, else chi-square with continuity correction.
+- Paired sign-flip permutation test for a per-query score (P@10) of two rankers on the same queries: exact when
+  few queries differ, else a seeded Monte Carlo estimate (the same p on every run).
 - Chi-square test (2x2, Yates continuity correction) for accuracies on independent case sets.
 - Bonferroni adjustment when several comparisons are made.
 """
@@ -13,10 +15,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.stats import binom, chi2
 
 Z95 = 1.959963984540054
 EXACT_BELOW = 25
+#: Sign-flip test: enumerate all 2^n sign patterns up to this many non-zero differences, else sample.
+EXACT_FLIPS_UP_TO = 16
+MONTE_CARLO_FLIPS = 100_000
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,29 @@ def mcnemar_counts(b: int, c: int) -> TestResult:
         return TestResult(p, "exact binomial", None, b, c)
     statistic = (abs(b - c) - 1) ** 2 / n
     return TestResult(float(chi2.sf(statistic, 1)), "chi-square, continuity corrected", statistic, b, c)
+
+
+def paired_permutation(a: Sequence[float], b: Sequence[float], seed: int = 0) -> TestResult:
+    """Two-sided paired test of mean(a - b) = 0: under the null each query's difference is as likely to have
+    either sign, so p = share of sign patterns whose |mean| reaches the observed one. Zero differences carry no
+    information and are dropped (as in McNemar). statistic = the observed mean difference over all queries."""
+    if len(a) != len(b):
+        raise ValueError("a paired test needs the same queries under both rankers")
+    diffs = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    observed = float(diffs.mean()) if len(diffs) else 0.0
+    nonzero = diffs[np.abs(diffs) > 1e-12]
+    n = len(nonzero)
+    if n == 0:
+        return TestResult(1.0, "sign-flip permutation, exact", observed)
+    target = abs(nonzero.sum()) - 1e-9
+    if n <= EXACT_FLIPS_UP_TO:
+        patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2 - 1
+        p = float(np.mean(np.abs(patterns @ nonzero) >= target))
+        return TestResult(p, "sign-flip permutation, exact", observed)
+    signs = np.random.default_rng(seed).choice((-1.0, 1.0), size=(MONTE_CARLO_FLIPS, n))
+    # The observed pattern counts as one of the permutations, so p is never 0.
+    p = (1 + int(np.sum(np.abs(signs @ nonzero) >= target))) / (MONTE_CARLO_FLIPS + 1)
+    return TestResult(p, f"sign-flip permutation, {MONTE_CARLO_FLIPS:,} samples", observed)
 
 
 def chi_square(k1: int, n1: int, k2: int, n2: int) -> TestResult:

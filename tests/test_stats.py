@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from eval.stats import bonferroni, chi_square, cohen_kappa, format_p, mcnemar, mcnemar_counts, wilson
+from eval.stats import (
+    bonferroni,
+    chi_square,
+    cohen_kappa,
+    format_p,
+    mcnemar,
+    mcnemar_counts,
+    paired_permutation,
+    wilson,
+)
 
 
 def test_wilson_interval_by_hand() -> None:
@@ -81,3 +90,23 @@ def test_cohen_kappa_by_hand() -> None:
 def test_p_values_print_as_journals_do() -> None:
     assert format_p(0.0004) == "< .001"
     assert format_p(0.04567) == "0.046"
+
+
+def test_paired_permutation_exact_by_hand() -> None:
+    # differences +0.1, +0.1, -0.1 (one zero dropped): |sum| = 0.1; of the 8 sign patterns, the sums are
+    # +-0.3 (2 patterns) and +-0.1 (6 patterns): all 8 reach 0.1, so p = 1.
+    result = paired_permutation([0.3, 0.2, 0.1, 0.5], [0.2, 0.1, 0.2, 0.5])
+    assert result.p == pytest.approx(1.0)
+    assert result.statistic == pytest.approx(0.025)
+    # three differences of +0.1: only the all-plus and all-minus patterns reach |sum| = 0.3, p = 2/8.
+    assert paired_permutation([0.2, 0.2, 0.2], [0.1, 0.1, 0.1]).p == pytest.approx(0.25)
+
+
+def test_paired_permutation_identical_and_sampled() -> None:
+    assert paired_permutation([0.5, 0.4], [0.5, 0.4]).p == 1.0
+    a, b = [0.3] * 30, [0.2] * 30  # 30 equal gains: only 2 of 2^30 patterns reach it, p ~ 1e-5
+    result = paired_permutation(a, b)
+    assert result.p < 0.001 and "samples" in result.method
+    assert paired_permutation(a, b).p == result.p  # seeded: the same p every run
+    with pytest.raises(ValueError):
+        paired_permutation([0.1], [0.1, 0.2])
