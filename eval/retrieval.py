@@ -102,13 +102,16 @@ class HybridRanker:
     dense: DenseRanker
     method: str = "hybrid"
     lexical: BM25Ranker = field(default_factory=BM25Ranker)
+    #: None = the product's DENSE_WEIGHT; eval.fusion_sweep sets others.
+    dense_weight: float | None = None
 
     def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
-        from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
+        from retriever.fusion import DENSE_WEIGHT, FUSION_DEPTH, fuse_dense_and_bm25
 
         depth = max(k, FUSION_DEPTH)
+        weight = DENSE_WEIGHT if self.dense_weight is None else self.dense_weight
         pairs = zip(self.dense.scored(queries, corpus, depth), self.lexical.scored(queries, corpus, depth), strict=True)
-        return _positions([fuse_dense_and_bm25(self.method, dense, lexical)[:k] for dense, lexical in pairs])
+        return _positions([fuse_dense_and_bm25(self.method, dense, lexical, weight)[:k] for dense, lexical in pairs])
 
 
 def _positions(scored: list[list[tuple[int, float]]]) -> list[list[int]]:

@@ -12,7 +12,8 @@ from typing import TypeVar
 
 Key = TypeVar("Key", bound=Hashable)
 RRF_K = 60
-#: Candidates each retriever contributes to a BM25 + dense fusion, and the dense weight of the weighted mix.
+#: Candidates each retriever contributes to a BM25 + dense fusion, and the dense weight of the weighted mix
+#: (chosen on the dev split by `python -m eval.fusion_sweep`, eval/results/fusion_sweep.md).
 FUSION_DEPTH = 100
 DENSE_WEIGHT = 0.5
 
@@ -45,13 +46,17 @@ def weighted_fusion(
 
 
 def fuse_dense_and_bm25(
-    method: str, dense: Sequence[tuple[Key, float]], lexical: Sequence[tuple[Key, float]]
+    method: str,
+    dense: Sequence[tuple[Key, float]],
+    lexical: Sequence[tuple[Key, float]],
+    dense_weight: float = DENSE_WEIGHT,
 ) -> list[tuple[Key, float]]:
-    """The product's fused search methods: `hybrid` = RRF, `hybrid-weighted` = the DENSE_WEIGHT score mix. The
-    index and the retrieval benchmark both fuse here, so the benchmark measures what users get."""
+    """The product's fused search methods: `hybrid` = RRF, `hybrid-weighted` = the dense_weight score mix. The
+    index and the retrieval benchmark both fuse here, so the benchmark measures what users get; the weight is a
+    parameter only so that the dev-split sweep can try others."""
     rankings = (dense, lexical)
     if method == "hybrid":
         return reciprocal_rank_fusion(rankings)
     if method == "hybrid-weighted":
-        return weighted_fusion(rankings, (DENSE_WEIGHT, 1 - DENSE_WEIGHT))
+        return weighted_fusion(rankings, (dense_weight, 1 - dense_weight))
     raise ValueError(f"{method!r} is not a fused search method")

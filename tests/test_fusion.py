@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retriever.fusion import reciprocal_rank_fusion, weighted_fusion
+from retriever.fusion import fuse_dense_and_bm25, reciprocal_rank_fusion, weighted_fusion
 
 
 def test_rrf_hand_computed() -> None:
@@ -30,3 +30,16 @@ def test_weighted_fusion_normalizes_each_ranking() -> None:
     assert weighted_fusion([[("only", 3.0)]], [1.0]) == [("only", 1.0)]
     with pytest.raises(ValueError):
         weighted_fusion([dense], [0.5, 0.5])
+
+
+def test_product_fusion_uses_the_dense_weight() -> None:
+    dense = [("a", 0.9), ("b", 0.7), ("c", 0.5)]  # normalized 1, 0.5, 0
+    bm25 = [("c", 10.0), ("b", 5.0)]  # normalized 1, 0
+    # dense weight 0.5: a 0.5, b 0.25, c 0.5 -> a and c tie, first appearance (a) first
+    assert [k for k, _ in fuse_dense_and_bm25("hybrid-weighted", dense, bm25, 0.5)] == ["a", "c", "b"]
+    # dense weight 0.8: a 0.8, b 0.4, c 0.2
+    fused = dict(fuse_dense_and_bm25("hybrid-weighted", dense, bm25, dense_weight=0.8))
+    assert fused == pytest.approx({"a": 0.8, "b": 0.4, "c": 0.2})
+    assert fuse_dense_and_bm25("hybrid", dense, bm25) == reciprocal_rank_fusion([dense, bm25])
+    with pytest.raises(ValueError):
+        fuse_dense_and_bm25("dense", dense, bm25)

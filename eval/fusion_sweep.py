@@ -1,0 +1,109 @@
+"""Choose the dense weight of `hybrid-weighted` search on the DEV split, never on the test split.
+
+    python -m eval.fusion_sweep                                   # default-recipe model, shared data
+    python -m eval.fusion_sweep --encoder my-site-minilm --corpus my_reports.csv
+
+For each dense weight of the BM25 + dense score mix (and, for reference, dense alone, BM25 alone and RRF), scores
+the quantities the retrieval targets check (eval.retrieval_benchmark): findings -> impression match@5 per source
+and finding-label P@10 on the sources that have labels. The weight with the best mean of those numbers (every
+source counts the same, as the targets ask for every source) is the one to put into retriever.fusion.DENSE_WEIGHT.
+Writes eval/results/fusion_sweep.json and .md. Skips cleanly when the shared data is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from eval.label_metrics import label_retrieval
+from eval.retrieval import BM25Ranker, DenseRanker, HybridRanker, Ranker, findings_to_impression
+from eval.retrieval_benchmark import DEFAULT_MODEL, LABEL_TARGET_SOURCES
+from eval.shared_data import CORPORA, RESULTS, SHARED_DATA
+from retriever.splits import split_of
+
+WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+def score(by_source: dict[str, list[Any]], ranker: Ranker) -> dict[str, Any]:
+    """match@5 per source and label P@10 where labels exist, and their unweighted mean (the selection score)."""
+    metrics: dict[str, float] = {}
+    for source, reports in sorted(by_source.items()):
+        metrics[f"match@5 {source}"] = findings_to_impression(reports, ranker)["all"]["match@5"]
+        if source in LABEL_TARGET_SOURCES:
+            found = label_retrieval(reports, ranker, ("finding_label",)).get("finding_label")
+            if found:
+                metrics[f"label P@10 {source}"] = found["p@10"]
+    return {"metrics": metrics, "mean": round(sum(metrics.values()) / len(metrics), 4)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--encoder", default=DEFAULT_MODEL)
+    parser.add_argument("--corpus", action="append", default=[], help="report corpus (repeatable; default shared)")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
+    parser.add_argument("--split", default="dev", choices=("train", "dev", "all"))
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    from retriever.encoder import load_encoder
+    from retriever.ingest import ingest
+
+    if not args.corpus and not args.data.is_dir():
+        print(f"skipped: shared data folder {args.data} is absent and no --corpus given")
+        return 0
+    ingested = ingest(args.corpus or [str(args.data / c) for c in CORPORA])
+    by_source: dict[str, list[Any]] = {}
+    for report in ingested.reports:
+        if args.split == "all" or split_of(report.id) == args.split:
+            by_source.setdefault(report.source or "reports", []).append(report)
+    dense = DenseRanker(name=args.encoder, encoder=load_encoder(args.encoder))
+    rankers: dict[str, Ranker] = {"dense": dense, "bm25": BM25Ranker(), "hybrid (RRF)": HybridRanker("rrf", dense)}
+    for weight in WEIGHTS:
+        rankers[f"weighted {weight}"] = HybridRanker(f"w{weight}", dense, "hybrid-weighted", dense_weight=weight)
+    rows = {}
+    for name, ranker in rankers.items():
+        print(f"scoring {name}", flush=True)
+        rows[name] = score(by_source, ranker)
+    best = max(WEIGHTS, key=lambda w: (rows[f"weighted {w}"]["mean"], -abs(w - 0.5)))
+    results = {
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m eval.fusion_sweep", *(argv if argv is not None else sys.argv[1:])]),
+        "encoder": args.encoder,
+        "split": args.split,
+        "reports": {source: len(reports) for source, reports in by_source.items()},
+        "rows": rows,
+        "best_dense_weight": best,
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "fusion_sweep.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    (args.out / "fusion_sweep.md").write_text(render(results), encoding="utf-8")
+    print(f"best dense weight on the {args.split} split: {best}; wrote {args.out / 'fusion_sweep.md'}")
+    return 0
+
+
+def render(results: dict[str, Any]) -> str:
+    """One row per fusion setting, one column per target quantity, the mean last."""
+    columns = list(next(iter(results["rows"].values()))["metrics"])
+    lines = [
+        f"# Fusion weight sweep ({results['split']} split)",
+        "",
+        f"Written {results['created']} by `{results['command']}`. Encoder `{results['encoder']}`; reports "
+        f"{json.dumps(results['reports'])}. Each column is a quantity the retrieval targets check; the mean "
+        "weighs every source the same. The best weighted mix sets `retriever.fusion.DENSE_WEIGHT`.",
+        "",
+        "| setting | " + " | ".join(columns) + " | mean |",
+        "|---" * (len(columns) + 2) + "|",
+    ]
+    for name, row in results["rows"].items():
+        cells = " | ".join(f"{row['metrics'].get(c, float('nan')):.3f}" for c in columns)
+        marker = "**" if name == f"weighted {results['best_dense_weight']}" else ""
+        lines.append(f"| {marker}{name}{marker} | {cells} | {row['mean']:.3f} |")
+    lines += ["", f"Best dense weight: **{results['best_dense_weight']}** (ties go to the one nearest 0.5)."]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
