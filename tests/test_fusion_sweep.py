@@ -1,0 +1,34 @@
+"""The dev-split fusion sweep runs end to end on a corpus the test writes, with the real MiniLM."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from eval import fusion_sweep
+
+ROWS = [
+    ("r1", "CT", "Airspace consolidation in the right lower lobe.", "Right lower lobe pneumonia.", "Pneumonia"),
+    ("r2", "CT", "Fluid layering in the left pleural space.", "Small left pleural effusion.", "Effusion"),
+    ("r3", "CT", "Enlarged cardiac silhouette and interstitial edema.", "Cardiomegaly with edema.", "Cardiomegaly"),
+    ("r4", "CT", "A 9 mm nodule in the left upper lobe.", "Left upper lobe nodule.", "Nodule"),
+    ("r5", "CT", "Right pleural fluid, moderate.", "Moderate right pleural effusion.", "Effusion"),
+]
+
+
+def test_sweep_scores_every_setting_and_picks_a_weight(tmp_path: Path) -> None:
+    corpus = tmp_path / "reports.csv"
+    with corpus.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "modality", "findings", "impression", "labels"])
+        writer.writerows(ROWS)
+    out = tmp_path / "results"
+    assert fusion_sweep.main(["--corpus", str(corpus), "--encoder", "minilm", "--split", "all", "--out", str(out)]) == 0
+    results = json.loads((out / "fusion_sweep.json").read_text())
+    assert results["best_dense_weight"] in fusion_sweep.WEIGHTS
+    assert {"dense", "bm25", "hybrid (RRF)"} <= set(results["rows"])
+    assert len(results["rows"]) == 3 + len(fusion_sweep.WEIGHTS)
+    for row in results["rows"].values():
+        assert 0.0 <= row["mean"] <= 1.0 and row["metrics"]
+    assert "Best dense weight" in (out / "fusion_sweep.md").read_text()
