@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +22,14 @@ REPORTS = [Report(f"r:{i}", text, f"impression {i}", source="t") for i, text in 
 
 
 @pytest.fixture(scope="module")
-def fast_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Exports are cached under the models directory: keep the test's out of the user's data folder."""
-    return tmp_path_factory.mktemp("radsearch-home")
+def fast_home(minilm, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Exports are cached under the models directory: keep the test's out of the user's data folder. It starts
+    with an export cached by an older EXPORT_VERSION (no version in the folder name), which must be replaced."""
+    home = tmp_path_factory.mktemp("radsearch-home")
+    stale = home / "models" / ".onnx" / minilm.fingerprint[:24]
+    stale.mkdir(parents=True)
+    (stale / "model.onnx").write_bytes(b"an unfused graph")
+    return home
 
 
 @pytest.fixture()
@@ -51,15 +57,50 @@ def test_fast_backends_match_torch(minilm, fast, backend: str, floor: float) -> 
     assert fast(backend).encode([]).shape == (0, minilm.dims)
 
 
-def test_export_is_cached_by_fingerprint(minilm, fast, fast_home: Path) -> None:
-    from retriever.onnx_encoder import cache_dir
+def test_export_is_cached_by_fingerprint_and_version(minilm, fast, fast_home: Path) -> None:
+    from retriever.onnx_encoder import EXPORT_VERSION, cache_dir
 
     fast("onnx-int8").encode(TEXTS[:1])
     folder = cache_dir(minilm.fingerprint)
     assert folder.is_relative_to(fast_home) and (folder / "model.int8.onnx").is_file()
+    assert folder.name.endswith(f"-v{EXPORT_VERSION}")
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # the older version's export is gone
     stamp = (folder / "model.onnx").stat().st_mtime_ns
     fast("onnx").encode(TEXTS[:1])
     assert (folder / "model.onnx").stat().st_mtime_ns == stamp  # reused, not exported again
+
+
+def _op_counts(path: Path) -> Counter[str]:
+    import onnx
+
+    return Counter(node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node)
+
+
+def test_export_is_fused_and_leaves_the_torch_model_as_it_was(minilm, fast) -> None:
+    """The speed of the fast path comes from these fused nodes; the torch model shares its module with the export."""
+    from retriever.onnx_encoder import FUSION_FILE, MIN_FUSED_COSINE, cache_dir
+
+    attention = minilm.model[0].auto_model.config._attn_implementation
+    fast("onnx-int8").encode(TEXTS[:1])
+    folder = cache_dir(minilm.fingerprint)
+    layers = 6  # MiniLM-L6
+    float_ops = _op_counts(folder / "model.onnx")
+    assert float_ops["Attention"] == layers and float_ops["SkipLayerNormalization"] == 2 * layers
+    assert float_ops["BiasGelu"] == layers and float_ops["Softmax"] == 0  # no unfused attention left
+    int8_ops = _op_counts(folder / "model.int8.onnx")
+    assert int8_ops["QAttention"] == layers and int8_ops["Attention"] == 0
+    record = json.loads((folder / FUSION_FILE).read_text())
+    assert record["fused_operators"]["Attention"] == layers and record["min_cosine_to_unfused"] >= MIN_FUSED_COSINE
+    assert minilm.model[0].auto_model.config._attn_implementation == attention
+
+
+def test_a_fusion_that_changes_the_embeddings_is_not_used(minilm, tmp_path: Path, monkeypatch) -> None:
+    from retriever import onnx_encoder
+
+    monkeypatch.setattr(onnx_encoder, "MIN_FUSED_COSINE", 1.5)  # no fused graph can pass: the check must refuse it
+    onnx_encoder.export(minilm.model, tmp_path / "export")
+    assert _op_counts(tmp_path / "export" / "model.onnx")["Attention"] == 0
+    assert json.loads((tmp_path / "export" / onnx_encoder.FUSION_FILE).read_text())["fused_operators"] == {}
 
 
 def test_unsupported_module_stack_is_refused() -> None:
@@ -113,8 +154,10 @@ def test_quantization_falls_back_to_a_recipe_that_keeps_the_embeddings(minilm, f
     fast("onnx").encode(TEXTS[:1])
     float_path = cache_dir(minilm.fingerprint) / "model.onnx"
     names = [name for name, _ in recipes(float_path)]
-    assert names == ["all-matmul-int8", "down-projection-float", "feed-forward-float"]
-    assert len(recipes(float_path)[1][1]) == 6  # MiniLM-L6: one down-projection per layer
+    one_up = [f"down-projection-float+up-projection-{layer}-float" for layer in range(6)]  # MiniLM-L6
+    assert names == ["all-matmul-int8", "down-projection-float", *one_up, "feed-forward-float"]
+    assert len(recipes(float_path)[1][1]) == 6  # one down-projection per layer
+    assert len(recipes(float_path)[2][1]) == 7 and len(recipes(float_path)[-1][1]) == 12
     reference = np.eye(len(CALIBRATION), dtype=np.float32)
     calls: list[Path] = []
 
@@ -127,9 +170,10 @@ def test_quantization_falls_back_to_a_recipe_that_keeps_the_embeddings(minilm, f
 
         return embed
 
-    record = quantize(float_path, tmp_path / "model.int8.onnx", drifting_until(3))
-    assert record["recipe"] == "feed-forward-float" and record["calibration_cosine"] >= MIN_COSINE
-    assert json.loads((tmp_path / "quantization.json").read_text())["recipe"] == "feed-forward-float"
+    record = quantize(float_path, tmp_path / "model.int8.onnx", drifting_until(4))
+    assert record["recipe"] == "down-projection-float+up-projection-1-float"
+    assert record["calibration_cosine"] >= MIN_COSINE
+    assert json.loads((tmp_path / "quantization.json").read_text())["recipe"] == record["recipe"]
     calls.clear()
     with pytest.raises(ValueError, match="no int8 recipe"):
         quantize(float_path, tmp_path / "bad.int8.onnx", drifting_until(99))
