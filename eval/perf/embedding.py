@@ -4,9 +4,10 @@
     python -m eval.perf.embedding --quick              # a smoke run: few texts, small quality check
 
 For each encoder and backend (torch = `SentenceTransformer.encode` with its defaults, batch 32; onnx; onnx-int8,
-see retriever/onnx_encoder.py) in one process, on the same texts: reports/s over full report texts, cosine of
-each vector to torch's, and findings -> impression match@5 on the held-out test split (eval.retrieval). A fast
-backend counts as equal quality when its match@5 is within QUALITY_TOLERANCE of torch's.
+see retriever/onnx_encoder.py) in one process, on the same texts: reports/s over full report texts (the backends
+timed in interleaved rounds, so they share the machine's load alike), cosine of each vector to torch's, and
+findings -> impression match@5 on the held-out test split (eval.retrieval). A fast backend counts as equal quality
+when its match@5 is within QUALITY_TOLERANCE of torch's.
 """
 
 from __future__ import annotations
@@ -18,20 +19,36 @@ import numpy as np
 
 from eval.perf import results
 from eval.perf.data import sample_texts, shared_reports_or_skip, test_split
+from retriever.onnx_encoder import MAX_BATCH
 
 ENCODERS = ("minilm", "mpnet")
 BACKENDS = ("torch", "onnx", "onnx-int8")
 #: Allowed match@5 loss of a fast backend (1 point, from the issue).
 QUALITY_TOLERANCE = 0.01
 TORCH_BATCH = 32  # sentence-transformers' default
+#: Interleaved timing rounds (see `throughput`).
+ROUNDS = 4
 
 
-def throughput(encoder: Any, texts: list[str], batch_size: int) -> tuple[np.ndarray, float]:
-    """(vectors, reports per second) after a warm-up batch (first-call allocation and, for ONNX, the export)."""
-    encoder.encode(texts[:4], batch_size=batch_size)
-    start = time.perf_counter()
-    vectors = encoder.encode(texts, batch_size=batch_size)
-    return vectors, len(texts) / (time.perf_counter() - start)
+def throughput(encoders: dict[str, tuple[Any, int]], texts: list[str]) -> dict[str, tuple[np.ndarray, float]]:
+    """Backend -> (vectors, reports per second) for backend -> (encoder, batch size), after a warm-up batch each.
+
+    The texts are encoded in ROUNDS slices, every backend in turn on each slice (the order rotating), so a change
+    in the machine's load during the run (the cores are shared) hits all backends alike; reports/s is all texts
+    over each backend's summed encode time.
+    """
+    for encoder, batch in encoders.values():
+        encoder.encode(texts[:4], batch_size=batch)
+    names = list(encoders)
+    seconds = dict.fromkeys(names, 0.0)
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    for round_, rows in enumerate(np.array_split(np.arange(len(texts)), ROUNDS)):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            encoder, batch = encoders[name]
+            start = time.perf_counter()
+            parts[name].append(encoder.encode([texts[i] for i in rows], batch_size=batch))
+            seconds[name] += time.perf_counter() - start
+    return {name: (np.concatenate(parts[name]), len(texts) / seconds[name]) for name in names}
 
 
 def quality(encoder: Any, name: str, test: list[Any]) -> dict[str, float]:
@@ -46,23 +63,24 @@ def measure(encoder_ref: str, texts: list[str], test: list[Any], threads: int) -
     """One row per backend for one encoder, torch first (the reference)."""
     from retriever.encoder import load_encoder
 
-    rows: list[dict[str, Any]] = []
-    reference: np.ndarray | None = None
+    loaded: dict[str, tuple[Any, float]] = {}
     for backend in BACKENDS:
         started = time.perf_counter()
         encoder = load_encoder(encoder_ref, backend=backend, threads=threads)
         encoder.encode(["warm-up"])  # a fast backend exports (first use only) and opens its session here
-        ready_s = time.perf_counter() - started
-        batch = TORCH_BATCH if backend == "torch" else 8
-        vectors, per_s = throughput(encoder, texts, batch)
-        if reference is None:
-            reference = vectors
+        loaded[backend] = (encoder, time.perf_counter() - started)
+    batches = {backend: TORCH_BATCH if backend == "torch" else MAX_BATCH for backend in BACKENDS}
+    timed = throughput({backend: (loaded[backend][0], batches[backend]) for backend in BACKENDS}, texts)
+    reference = timed["torch"][0]
+    rows: list[dict[str, Any]] = []
+    for backend, (encoder, ready_s) in loaded.items():
+        vectors, per_s = timed[backend]
         cosine = np.sum(vectors * reference, axis=1)
         rows.append(
             {
                 "encoder": encoder_ref,
                 "backend": backend,
-                "batch_size": batch,
+                "batch_size": batches[backend],
                 "reports_per_s": round(per_s, 2),
                 "load_s": round(ready_s, 2),
                 "cosine_to_torch_min": round(float(cosine.min()), 4),
