@@ -87,11 +87,16 @@ def report_cards_html(
     if not reports:
         return f'<div class="rs-cards-empty">{_e(empty_message)}</div>'
     cited_ids = set(cited)
-    score_name = "similarity" if method == "dense" else f"{method} score"
-    cards = [_card(r, r.report_id in cited_ids, score_name, method == "dense") for r in reports]
+    cards = [_card(r, r.report_id in cited_ids, score_label(method), method == "dense") for r in reports]
     field = FIELD_LABELS.get(reports[0].field, reports[0].field)
     head = f'<div class="rs-cards-head">{len(reports)} similar report(s), matched on {_e(field)}</div>'
     return f'<div class="rs-cards">{head}{"".join(cards)}</div>'
+
+
+def score_label(method: str) -> str:
+    """What a card's number is: a cosine similarity only for dense search; BM25 and fused scores are relative
+    to the other hits (a fused top hit scores near 1 whatever its match), so they are named by their method."""
+    return "similarity" if method == "dense" else f"{method} score"
 
 
 def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) -> str:

@@ -224,12 +224,15 @@ def default_candidates(rankers: dict[str, Any]) -> list[str]:
 
 def _render_targets(targets: dict[str, Any]) -> list[str]:
     verdict = "every target met" if targets["all_pass"] else "NOT every target met (see the rows marked no)"
+    paired = any(r.get("p") is not None for r in targets["rows"])
     lines = [
         "",
         f"## Targets for the default retriever `{targets['default']}`: {verdict}",
         "",
         "p = paired two-sided test against the rival on the same queries (McNemar exact/chi-square on the top-5 "
-        "hits; sign-flip permutation on per-query P@10); p >= 0.05 means the difference is within noise at this n.",
+        "hits; sign-flip permutation on per-query P@10); p >= 0.05 means the difference is within noise at this n."
+        if paired
+        else "p: not available (the default's results were reused from a run that kept no per-query results).",
         "",
         "| metric | set | n | default | rival | rival's score | beats it | p |",
         "|---|---|---|---|---|---|---|---|",

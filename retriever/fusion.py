@@ -12,8 +12,8 @@ from typing import TypeVar
 
 Key = TypeVar("Key", bound=Hashable)
 RRF_K = 60
-#: Candidates each retriever contributes to a BM25 + dense fusion, and the dense weight of the weighted mix
-#: (chosen on the dev split by `python -m eval.fusion_sweep`, eval/results/fusion_sweep.md).
+#: Candidates each retriever contributes to a BM25 + dense fusion, and the dense weight of the weighted mix: the
+#: even mix, until `python -m eval.fusion_sweep` has measured other weights on the dev split with the default model.
 FUSION_DEPTH = 100
 DENSE_WEIGHT = 0.5
 

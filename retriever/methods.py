@@ -10,7 +10,7 @@ from __future__ import annotations
 #: Methods that fuse BM25 with a dense encoder; benchmark specs name them as a prefix ("hybrid:radsearch-minilm").
 FUSED_METHODS: tuple[str, ...] = ("hybrid", "hybrid-weighted")
 METHODS: tuple[str, ...] = ("dense", "bm25", *FUSED_METHODS)
-DEFAULT_METHOD = "dense"
+DEFAULT_METHOD = "hybrid-weighted"
 
 
 def split_fused_spec(spec: str) -> tuple[str, str]:

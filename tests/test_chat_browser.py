@@ -22,7 +22,9 @@ from chat_fixtures import EFFUSION_QUERY, build_chat_index, served
 from llm_fixtures import require_embedded_smollm2
 
 from assistant.chat_app import ChatConfig
+from assistant.chat_render import score_label
 from assistant.settings import LLMSettings
+from retriever.methods import DEFAULT_METHOD
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -107,7 +109,8 @@ def test_resident_types_a_finding_and_sees_answer_and_reports(page, tmp_path: Pa
     assert cards.count() == 3
     first = cards.first
     text = first.inner_text().lower()  # the label is upper-cased by CSS
-    assert "impression" in text and "similarity" in text and "small right pleural effusion" in text
+    label = score_label(DEFAULT_METHOD)  # the chat searches with the product's default method
+    assert "impression" in text and label in text and "small right pleural effusion" in text
     assert first.get_attribute("data-report-id")
     findings = first.locator("details.rs-findings")
     assert not findings.evaluate("d => d.open")

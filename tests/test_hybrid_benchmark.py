@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from eval.retrieval import BM25Ranker, DenseRanker, HybridRanker, findings_to_impression, is_abnormal
-from eval.retrieval_benchmark import check_targets
+from eval.retrieval_benchmark import (
+    DEFAULT_MODEL,
+    RESULTS,
+    check_targets,
+    choose_default,
+    default_candidates,
+    product_default,
+)
 from retriever.fusion import RRF_K
 from retriever.report import Report
 
@@ -79,3 +88,52 @@ def test_targets_need_strict_wins_over_bm25_and_mpnet() -> None:
     assert failed == [("label P@10", "openi", "bm25"), ("label P@10", "ctrate", "bm25")]
     rankers["mine"] = _ranker(0.6, 0.31)
     assert check_targets(rankers, "mine")["all_pass"]
+
+
+def _with_queries(ranks: list[int | None], p10: list[float]) -> dict:
+    """A ranker result with per-query data: 4 Open-i queries, the first two abnormal."""
+    ids = ["q1", "q2", "q3", "q4"]
+    hits = [r is not None and r <= 5 for r in ranks]
+    scores = {
+        "all": {"match@5": sum(hits) / 4, "n": 4, "mrr@10": 0.0},
+        "abnormal": {"match@5": sum(hits[:2]) / 2, "n": 2},
+        "per_query": {"id": ids, "rank": ranks, "abnormal": [True, True, False, False]},
+    }
+    label = {"finding_label": {"p@10": sum(p10) / 4, "queries": 4, "per_query": {"id": ids, "p@10": p10}}}
+    return {"findings_to_impression": {"openi": scores}, "labels": {"openi": label}}
+
+
+def test_target_rows_carry_paired_p_values() -> None:
+    rankers = {
+        "bm25": _with_queries([1, 7, None, 2], [0.1, 0.2, 0.3, 0.4]),
+        "mine": _with_queries([1, 2, 3, 2], [0.2, 0.3, 0.4, 0.5]),
+    }
+    rows = {(r["metric"], r["rival"]): r for r in check_targets(rankers, "mine")["rows"]}
+    # match@5: mine hits q2 and q3 that bm25 misses, no hit the other way: exact McNemar p = 2 * 0.5^2 = 0.5.
+    assert rows[("match@5 (all)", "bm25")]["p"] == pytest.approx(0.5)
+    # abnormal subset (q1, q2): one discordant pair, p = 1.
+    assert rows[("match@5 (abnormal)", "bm25")]["p"] == pytest.approx(1.0)
+    # P@10: four gains of 0.1: 2 of 16 sign patterns reach the sum, p = 0.125.
+    assert rows[("label P@10", "bm25")]["p"] == pytest.approx(0.125)
+
+
+def test_choice_prefers_most_passed_targets_then_match5() -> None:
+    rankers = {"bm25": _ranker(0.5, 0.3), "mpnet": _ranker(0.4, 0.2)}
+    rankers["a"] = _ranker(0.6, 0.25)  # beats both on match@5, loses label P@10 to bm25
+    rankers["b"] = _ranker(0.55, 0.35)  # beats both everywhere
+    for name in ("a", "b"):
+        rankers[name]["findings_to_impression"]["openi"]["all"]["mrr@10"] = 0.3
+    choice = choose_default(rankers, ["a", "b"])
+    assert choice["best"] == "b"
+    assert [c["passed"] for c in choice["candidates"]] == [8, 6]  # a loses label P@10 to bm25 on both sources
+
+
+def test_candidates_are_the_methods_over_the_default_model() -> None:
+    names = ["bm25", "mpnet", DEFAULT_MODEL, f"hybrid:{DEFAULT_MODEL}", "hybrid:mpnet"]
+    assert default_candidates(dict.fromkeys(names, {})) == [DEFAULT_MODEL, f"hybrid:{DEFAULT_MODEL}"]
+
+
+def test_product_default_is_the_one_the_committed_results_chose() -> None:
+    """DEFAULT_METHOD must follow eval/results/retrieval.json: change one, rerun the benchmark for the other."""
+    results = json.loads((RESULTS / "retrieval.json").read_text(encoding="utf-8"))
+    assert product_default() == results["choice"]["best"]
