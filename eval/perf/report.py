@@ -42,7 +42,13 @@ def _verdict(ok: bool) -> str:
 
 
 def embedding(section: dict[str, Any], targets: list[str]) -> list[str]:
+    """The throughput table and the speedup targets. A speedup measured while other jobs kept the cores busy (load
+    above the benchmark's threads + 1) is not taken as met: torch's 32-text batches lose more to shared caches and
+    memory bandwidth than ONNX's 8-text ones, so the ratio overstates a quiet machine's (issue 7's runs: float ONNX
+    1.14x torch for MiniLM at load 1.0, 1.39x at load 5)."""
     rows = section["rows"]
+    load = max(section["load_average_at_end"])
+    loaded = load > section["threads"] + 1
     lines = [f"## Embedding throughput ({section['texts']} full reports; quality on {section['test_reports']} "
              "held-out test reports)", "", _stamp(section), ""]  # fmt: skip
     lines += _table(
@@ -57,7 +63,8 @@ def embedding(section: dict[str, Any], targets: list[str]) -> list[str]:
         best = max(fast, key=lambda r: r["speedup"], default=None)
         ok = best is not None and best["speedup"] >= TARGETS["embedding_speedup"]
         got = f"{best['speedup']}x ({best['backend']})" if best else "no fast backend of equal quality"
-        targets.append(f"| {encoder}: >= 2x default encode at equal quality | {got} | {_verdict(ok)} |")
+        verdict = f"**not shown**: met at load {load} only" if ok and loaded else _verdict(ok)
+        targets.append(f"| {encoder}: >= 2x default encode at equal quality | {got} | {verdict} |")
     return lines
 
 
