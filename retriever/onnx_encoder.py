@@ -3,10 +3,11 @@
 Why: on CPU, torch's eager BERT forward pass is the indexing bottleneck. The export is traced with plain (eager)
 attention and fused by ONNX Runtime's transformer optimizer (attention, skip-layer-norm, bias-GELU: fewer, larger
 kernels), and int8 dynamic quantization of the weights (retriever/onnx_quantize.py, checked against the float
-export) speeds it up further: 1.7x torch's reports/s for MiniLM, 1.55x for mpnet, at 1 thread on AVX2
-(eval/results/performance.md). Batches are built from length-sorted texts so little compute is spent on padding.
-The export is made locally from the offline weights on first use and cached under the models directory by weight
-fingerprint and EXPORT_VERSION: nothing is downloaded.
+export) speeds it up further: 2.1x torch's reports/s for MiniLM, 2.9x for mpnet, at 1 thread on AVX2 with other
+jobs on the cores; about 1.7x and 1.8x expected on a quiet machine (eval/results/performance.md, README).
+Batches are built from length-sorted texts so little compute is spent on padding. The export is made locally from
+the offline weights on first use and cached under the models directory by weight fingerprint and EXPORT_VERSION:
+nothing is downloaded.
 
 Backends: `onnx` (float32, numerically the torch model) and `onnx-int8` (int8 weights; retrieval quality measured
 by eval/perf/embedding.py). Only models made of Transformer -> mean/CLS Pooling (-> Normalize) are supported, which
