@@ -35,9 +35,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 log = logging.getLogger(__name__)
 _MAX_POSITIONS = 512
 BACKENDS = ("torch", "onnx", "onnx-int8")
-#: What `assistant index` builds with: int8 ONNX measured at equal findings -> impression match@5 and 1.7x (MiniLM)
-#: / 1.55x (mpnet) the throughput of the default torch encode (eval/results/performance.md). Override with
-#: RADSEARCH_ENCODER_BACKEND.
+#: What `assistant index` builds with: int8 ONNX, measured at equal findings -> impression match@5 and well above the
+#: throughput of the default torch encode (eval/results/performance.md). Override with RADSEARCH_ENCODER_BACKEND.
 INDEX_BACKEND = "onnx-int8"
 
 
@@ -66,6 +65,16 @@ class Encoder:
     @property
     def max_seq_length(self) -> int:
         return int(self.model.max_seq_length)
+
+    @property
+    def backend_version(self) -> int:
+        """Version of the ONNX export recipe behind a fast backend (0 for torch): a new recipe (graph fusion,
+        another quantization) changes the vectors slightly, so indexes record it and refuse queries from another."""
+        if self.backend == "torch":
+            return 0
+        from retriever.onnx_encoder import EXPORT_VERSION
+
+        return EXPORT_VERSION
 
     @cached_property
     def fingerprint(self) -> str:

@@ -120,6 +120,7 @@ class ReportIndex:
                 encoder.dims,
                 encoder.max_seq_length,
                 encoder.backend,
+                encoder.backend_version,
             ),
             fields=counts,
             reports=len(reports),
@@ -216,6 +217,12 @@ class ReportIndex:
                 f"this index was built with the {built.backend!r} encoder backend; queries encoded with "
                 f"{encoder.backend!r} would not match its vectors exactly: load the encoder with "
                 f"backend={built.backend!r}, or rebuild the index with RADSEARCH_ENCODER_BACKEND={encoder.backend}"
+            )
+        if encoder.backend_version != built.backend_version:
+            raise IndexLoadError(
+                f"this index was built with version {built.backend_version} of the {built.backend!r} encoder export; "
+                f"this RadSearch makes version {encoder.backend_version}, whose vectors differ slightly: rebuild the "
+                f"index with `assistant index CORPUS... --encoder {built.name} --out FOLDER`"
             )
         return encoder
 

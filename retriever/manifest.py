@@ -18,6 +18,7 @@ class EncoderInfo:
     dims: int
     max_seq_length: int
     backend: str = "torch"  # who ran the forward pass (retriever.encoder.BACKENDS); absent in older manifests
+    backend_version: int = 0  # ONNX export recipe (retriever.onnx_encoder.EXPORT_VERSION); 0 = torch or older manifests
 
 
 @dataclass

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from retriever.index import IndexLoadError, ReportIndex
+from retriever.onnx_encoder import EXPORT_VERSION
 from retriever.report import Report
 
 TEXTS = [
@@ -133,6 +134,13 @@ def test_index_records_backend_and_refuses_a_mismatch(minilm, fast, tmp_path: Pa
         ReportIndex.load(folder, minilm)  # a torch encoder would not reproduce the index's vectors
     loaded = ReportIndex.load(folder, fast("onnx-int8"))
     assert loaded.search(TEXTS[0], field="findings", k=1)[0].report.id == "r:0"
+    # An index built by an older export recipe is refused too: its vectors differ slightly from today's queries.
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["encoder"]["backend_version"] == EXPORT_VERSION
+    manifest["encoder"]["backend_version"] = EXPORT_VERSION - 1
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(IndexLoadError, match="rebuild the index"):
+        ReportIndex.load(folder, fast("onnx-int8"))
 
 
 def test_index_without_backend_in_manifest_is_a_torch_index(minilm, tmp_path: Path) -> None:
