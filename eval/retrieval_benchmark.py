@@ -130,7 +130,7 @@ def render(results: dict[str, Any]) -> str:
         lines += _render_targets(results["targets"])
     reused = {n: r["reused_from"] for n, r in rankers.items() if r.get("reused_from")}
     if reused:
-        lines += ["", "Reused from an earlier run of the same split and reports (model not on this machine): "
+        lines += ["", "Reused from an earlier run of the same split and reports (`--reuse`, `--reuse-missing`): "
                   + ", ".join(f"{n} ({when})" for n, when in reused.items())]
     if results.get("missing"):
         lines += ["", "Not evaluated (model not available): " + ", ".join(results["missing"])]
@@ -269,7 +269,7 @@ def _render_choice(choice: dict[str, Any], product: str) -> list[str]:
 
 def reuse_previous(path: Path, refs: list[str], split: str, counts: dict[str, int]) -> dict[str, Any]:
     """Results of `refs` from an earlier run written to `path`, when it evaluated the same split and reports: for
-    models that cannot be loaded here (not trained on this machine) but were measured before."""
+    models that cannot be loaded here (not trained on this machine) or that need not be measured again."""
     if not path.is_file():
         return {}
     earlier = json.loads(path.read_text(encoding="utf-8"))
@@ -291,6 +291,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--name", default="retrieval")
     parser.add_argument("--default", default=None, help="ranker checked against the targets (default: the product's)")
+    parser.add_argument(
+        "--reuse",
+        default="",
+        help="comma-separated rankers whose results to take from the previous <name>.json (same split and reports) "
+        "instead of evaluating them again, e.g. the slow untuned mpnet when only a new model changed",
+    )
     parser.add_argument(
         "--reuse-missing",
         action="store_true",
@@ -328,7 +334,14 @@ def main(argv: list[str] | None = None) -> int:
         "rankers": {},
         "missing": [],
     }
-    for ref in [r.strip() for r in args.rankers.split(",") if r.strip()]:
+    previous = args.out / f"{args.name}.json"
+    reuse = [r.strip() for r in args.reuse.split(",") if r.strip()]
+    results["rankers"] |= reuse_previous(previous, reuse, args.split, results["reports"])
+    refs = [r.strip() for r in args.rankers.split(",") if r.strip()]
+    for ref in refs:
+        if ref in results["rankers"]:
+            print(f"reusing {ref} from {previous}")
+            continue
         try:
             ranker = make_ranker(ref)
         except ModelNotAvailable as exc:
@@ -338,9 +351,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"evaluating {ref}", flush=True)
         results["rankers"][ref] = evaluate(reports, ranker, queries)
     if args.reuse_missing and results["missing"]:
-        earlier = reuse_previous(args.out / f"{args.name}.json", results["missing"], args.split, results["reports"])
+        earlier = reuse_previous(previous, results["missing"], args.split, results["reports"])
         results["rankers"] |= earlier
         results["missing"] = [ref for ref in results["missing"] if ref not in earlier]
+    results["rankers"] = {ref: results["rankers"][ref] for ref in refs if ref in results["rankers"]}
     if not results["rankers"]:
         print("no ranker could be evaluated")
         return 1

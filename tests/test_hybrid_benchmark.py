@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from eval.retrieval_benchmark import (
     choose_default,
     default_candidates,
     product_default,
+    reuse_previous,
 )
 from retriever.fusion import RRF_K
 from retriever.report import Report
@@ -137,3 +139,13 @@ def test_product_default_is_the_one_the_committed_results_chose() -> None:
     """DEFAULT_METHOD must follow eval/results/retrieval.json: change one, rerun the benchmark for the other."""
     results = json.loads((RESULTS / "retrieval.json").read_text(encoding="utf-8"))
     assert product_default() == results["choice"]["best"]
+
+
+def test_reuse_takes_earlier_results_only_from_the_same_split_and_reports(tmp_path: Path) -> None:
+    earlier = {"created": "then", "split": "test", "reports": {"openi": 4}, "rankers": {"mpnet": {"x": 1}}}
+    path = tmp_path / "retrieval.json"
+    path.write_text(json.dumps(earlier))
+    assert reuse_previous(path, ["mpnet", "absent"], "test", {"openi": 4}) == {"mpnet": {"x": 1, "reused_from": "then"}}
+    assert reuse_previous(path, ["mpnet"], "dev", {"openi": 4}) == {}
+    assert reuse_previous(path, ["mpnet"], "test", {"openi": 5}) == {}
+    assert reuse_previous(tmp_path / "none.json", ["mpnet"], "test", {"openi": 4}) == {}
