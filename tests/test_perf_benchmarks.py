@@ -94,3 +94,29 @@ def test_concurrency_benchmark(shared_data: Path, results_file: Path) -> None:
     assert concurrency.main(args) == 0
     runs = _section(results_file, "concurrency")["runs"]
     assert [r["workers"] for r in runs] == [1, 2] and all(r["answered"] == 2 for r in runs)
+
+
+class _CallRecorder:
+    """Stands in for an encoder to record how the embedding benchmark calls it (sizes, batch size)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int]] = []
+
+    def encode(self, texts: list[str], batch_size: int = 32):
+        import numpy as np
+
+        self.calls.append((len(texts), batch_size))
+        return np.ones((len(texts), 2), dtype=np.float32)
+
+
+def test_embedding_throughput_encodes_the_whole_list_per_call_in_rotating_rounds() -> None:
+    """Slicing the list would add padding to torch's bigger batches and flatter the fast path: every timed call
+    must get all texts, with the backend's own batch size."""
+    from eval.perf.embedding import ROUNDS, throughput
+
+    texts = [f"report {i} " * (i + 1) for i in range(10)]
+    torch_like, fast_like = _CallRecorder(), _CallRecorder()
+    timed = throughput({"torch": (torch_like, 32), "onnx": (fast_like, 8)}, texts)
+    assert torch_like.calls == [(4, 32)] + [(10, 32)] * ROUNDS  # warm-up, then the whole list each round
+    assert fast_like.calls == [(4, 8)] + [(10, 8)] * ROUNDS
+    assert timed["torch"][0].shape == (10, 2) and timed["onnx"][1] > 0
