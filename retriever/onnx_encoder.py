@@ -3,8 +3,8 @@
 Why: on CPU, torch's eager BERT forward pass is the indexing bottleneck. The export is traced with plain (eager)
 attention and fused by ONNX Runtime's transformer optimizer (attention, skip-layer-norm, bias-GELU: fewer, larger
 kernels), and int8 dynamic quantization of the weights (retriever/onnx_quantize.py, checked against the float
-export) speeds it up further: 2.1x torch's reports/s for MiniLM, 2.9x for mpnet, at 1 thread on AVX2 with other
-jobs on the cores; about 1.7x and 1.8x expected on a quiet machine (eval/results/performance.md, README).
+export) speeds it up further: 1.8x torch's reports/s for MiniLM, 1.9x for mpnet, at 1 thread on a quiet AVX2
+machine without VNNI (eval/results/performance.md, README).
 Batches are built from length-sorted texts so little compute is spent on padding. The export is made locally from
 the offline weights on first use and cached under the models directory by weight fingerprint and EXPORT_VERSION:
 nothing is downloaded.
