@@ -179,7 +179,8 @@ def findings_to_impression(
     ranks = [rank_of(position[gold], row) for gold, row in zip(golds, ranked, strict=True)]
     frequent = frequent_impressions(golds, top_frequent)
     rare = [rank for gold, rank in zip(golds, ranks, strict=True) if gold not in frequent]
-    abnormal = [rank for report, rank in zip(usable, ranks, strict=True) if is_abnormal(report)]
+    flags = [is_abnormal(r) for r in usable]
+    abnormal = [rank for flag, rank in zip(flags, ranks, strict=True) if flag]
     result = {
         "ranker": ranker.name,
         "corpus_impressions": len(corpus),
@@ -191,6 +192,6 @@ def findings_to_impression(
         result["per_query"] = {
             "id": [r.id for r in usable],
             "rank": ranks,
-            "abnormal": [is_abnormal(r) for r in usable],
+            "abnormal": flags,
         }
     return result
