@@ -78,11 +78,12 @@ test: models llm-embedded $(if $(filter true 1,$(CI) $(RUN_SLOW)),vllm-venv)
 	$(VENV)/bin/pytest $(PYTEST_MARKS)
 
 # Performance benchmarks (issue 7): embedding throughput, search latency at 10k/100k/1M, answer latency (embedded
-# and vLLM CPU), CLI cold start, benchmark concurrency. ~35 min at 1 thread on 2 cores; BENCH_QUICK=1 runs every
-# script at tiny sizes (~5 min, stored as *_quick sections). BENCH_THREADS sets the threads each benchmark uses.
-BENCH_THREADS ?= 1
+# and vLLM CPU), CLI cold start, benchmark concurrency. ~45 min on 2 cores; BENCH_QUICK=1 runs every script at
+# tiny sizes (~5 min, stored as *_quick sections). BENCH_THREADS sets the threads of every benchmark (default:
+# embedding at 1 thread and at every core, the others at 1 thread).
+BENCH_THREADS ?=
 bench: demo-index llm-embedded vllm-venv
-	$(PY) -m eval.perf --threads $(BENCH_THREADS) $(if $(filter 1 true,$(BENCH_QUICK)),--quick)
+	$(PY) -m eval.perf $(if $(BENCH_THREADS),--threads $(BENCH_THREADS)) $(if $(filter 1 true,$(BENCH_QUICK)),--quick)
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -32,11 +32,20 @@ def _section(results_file: Path, name: str) -> dict:
 def test_embedding_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
     from eval.perf import embedding
 
-    assert embedding.main(["--quick", "--encoders", "minilm", "--results", str(results_file)]) == 0
+    args = ["--quick", "--encoders", "minilm", "--threads", "2", "--results", str(results_file)]
+    assert embedding.main(args) == 0
     section = _section(results_file, "embedding")
-    assert [r["backend"] for r in section["rows"]] == ["torch", "onnx", "onnx-int8"]
+    assert section["thread_counts"] == [1, 2]
+    assert [(r["threads"], r["backend"]) for r in section["rows"]] == [
+        (threads, backend) for threads in (1, 2) for backend in ("torch", "onnx", "onnx-int8")
+    ]
     assert all(r["reports_per_s"] > 0 and 0 <= r["match@5"] <= 1 for r in section["rows"])
-    assert section["rows"][1]["cosine_to_torch_min"] > 0.999
+    assert all(r["cosine_to_torch_min"] > 0.999 for r in section["rows"] if r["backend"] == "onnx")
+    # speedups are against torch at the same thread count
+    by = {(r["threads"], r["backend"]): r for r in section["rows"]}
+    for threads in (1, 2):
+        expected = by[threads, "onnx-int8"]["reports_per_s"] / by[threads, "torch"]["reports_per_s"]
+        assert by[threads, "onnx-int8"]["speedup"] == pytest.approx(expected, abs=0.01)
 
 
 def test_search_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:

@@ -1,6 +1,7 @@
 """Run every performance benchmark in turn, then write performance.md (what `make bench` does).
 
-    python -m eval.perf                  # the full run: ~35 min on 2 shared cores at 1 thread
+    python -m eval.perf                  # the full run: ~45 min on 2 cores
+    python -m eval.perf --threads 2      # every benchmark at 2 threads (default: each benchmark's own, see --help)
     python -m eval.perf --quick          # smoke run of every script (~5 min), stored under *_quick sections
     python -m eval.perf --only search    # one benchmark
 
@@ -29,14 +30,16 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--threads", type=int, help="threads for every benchmark (default: embedding at 1 and every core, others 1)"
+    )
     parser.add_argument("--only", default=",".join(BENCHMARKS), help="comma-separated: " + ", ".join(BENCHMARKS))
     parser.add_argument("--results", type=Path, default=RESULTS_FILE)
     args = parser.parse_args(argv)
     failed = []
     for name in args.only.split(","):
         full, quick = BENCHMARKS[name]
-        common = ["--threads", str(args.threads), "--results", str(args.results)]
+        common = ["--results", str(args.results), *(["--threads", str(args.threads)] if args.threads else [])]
         print(f"== {name}", flush=True)
         try:
             code = importlib.import_module(f"eval.perf.{name}").main(
