@@ -6,7 +6,6 @@ work with internet or a Hugging Face cache; everything else is offline by constr
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -14,21 +13,13 @@ import zipfile
 from importlib.util import find_spec
 from pathlib import Path
 
+from models.file_hash import sha256_file
 from models.paths import models_dir
 from models.registry import ENCODERS, EncoderEntry
 
 
 class ModelNotAvailable(Exception):
     """The model cannot be found or assembled here; the message says what to install or run."""
-
-
-def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
-    """Hex SHA-256 of a file, read in chunks (model files are hundreds of MB)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(chunk):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _package_dir(module: str) -> Path | None:

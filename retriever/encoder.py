@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from models.resolve import ModelNotAvailable, resolve_encoder, sha256_file
+from models.file_hash import cached_sha256
+from models.resolve import ModelNotAvailable, resolve_encoder
 
 if TYPE_CHECKING:
     from retriever.onnx_encoder import OnnxRunner
@@ -78,7 +79,8 @@ class Encoder:
 
     @cached_property
     def fingerprint(self) -> str:
-        """SHA-256 over the weight files' hashes: two encoders match only if their weights are identical."""
+        """SHA-256 over the weight files' hashes: two encoders match only if their weights are identical (file
+        hashes are cached by size and modification time, models/file_hash.py, so a command does not re-read them)."""
         folder = Path(self.location)
         if not folder.is_dir():
             return f"hub:{self.location}"
@@ -86,7 +88,7 @@ class Encoder:
         digest = hashlib.sha256()
         for path in weights:
             digest.update(path.relative_to(folder).as_posix().encode())
-            digest.update(sha256_file(path).encode())
+            digest.update(cached_sha256(path).encode())
         return digest.hexdigest()
 
     def encode(self, texts: list[str], *, batch_size: int = 32, progress: bool = False) -> np.ndarray:

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from models.resolve import ModelNotAvailable, sha256_file
+from models.file_hash import sha256_file
+from models.resolve import ModelNotAvailable
 from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index

@@ -38,8 +38,9 @@ MAX_BATCH = 8
 _OPSET = 17
 _FILES = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
 #: Part of the cache folder's name: bumped when the export changes, so exports cached by an older version are
-#: rebuilt (2: eager-attention trace fused by ONNX Runtime's transformer optimizer, int8 attention).
-EXPORT_VERSION = 2
+#: rebuilt (2: eager-attention trace fused by ONNX Runtime's transformer optimizer, int8 attention; 3: the
+#: outlier-channel int8 recipe, which mpnet now takes).
+EXPORT_VERSION = 3
 FUSION_FILE = "fusion.json"
 #: Least cosine between the fused and the unfused float export on the calibration sentences: fusion only
 #: reorders float arithmetic, so anything lower means a fusion pattern matched wrongly (the unfused graph is kept).
@@ -186,13 +187,24 @@ def quantize(st_model: Any, folder: Path) -> None:
     from retriever.onnx_quantize import quantize as quantize_checked
 
     pooling = _pooling_mode(st_model)
+    max_length = int(st_model.max_seq_length)
 
     def embed(path: Path, texts: list[str]) -> np.ndarray:
         return OnnxRunner.open(path, st_model, pooling, threads=None).encode(texts)
 
+    def tokenize(texts: list[str]) -> list[dict[str, np.ndarray]]:
+        """One unpadded feed per text (the export's inputs are the tokenizer's outputs, in its order)."""
+        return [
+            {
+                name: np.array([ids], dtype=np.int64)
+                for name, ids in st_model.tokenizer(text, truncation=True, max_length=max_length).items()
+            }
+            for text in texts
+        ]
+
     tmp = folder / f".{_FILES['onnx-int8']}.tmp"
     try:
-        quantize_checked(folder / _FILES["onnx"], tmp, embed)
+        quantize_checked(folder / _FILES["onnx"], tmp, embed, tokenize)
     except ValueError as exc:
         raise UnsupportedModel(str(exc)) from exc
     os.replace(tmp, folder / _FILES["onnx-int8"])

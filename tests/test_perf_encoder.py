@@ -161,11 +161,18 @@ def test_quantization_falls_back_to_a_recipe_that_keeps_the_embeddings(minilm, f
 
     fast("onnx").encode(TEXTS[:1])
     float_path = cache_dir(minilm.fingerprint) / "model.onnx"
-    names = [name for name, _ in recipes(float_path)]
+    names = [recipe.name for recipe in recipes(float_path)]
     one_up = [f"down-projection-float+up-projection-{layer}-float" for layer in range(6)]  # MiniLM-L6
-    assert names == ["all-matmul-int8", "down-projection-float", *one_up, "feed-forward-float"]
-    assert len(recipes(float_path)[1][1]) == 6  # one down-projection per layer
-    assert len(recipes(float_path)[2][1]) == 7 and len(recipes(float_path)[-1][1]) == 12
+    assert names == [
+        "all-matmul-int8",
+        "outlier-channels-float",
+        "down-projection-float",
+        *one_up,
+        "feed-forward-float",
+    ]
+    assert recipes(float_path)[1].split_outliers and not recipes(float_path)[1].keep_float
+    assert len(recipes(float_path)[2].keep_float) == 6  # one down-projection per layer
+    assert len(recipes(float_path)[3].keep_float) == 7 and len(recipes(float_path)[-1].keep_float) == 12
     reference = np.eye(len(CALIBRATION), dtype=np.float32)
     calls: list[Path] = []
 
@@ -178,11 +185,76 @@ def test_quantization_falls_back_to_a_recipe_that_keeps_the_embeddings(minilm, f
 
         return embed
 
-    record = quantize(float_path, tmp_path / "model.int8.onnx", drifting_until(4))
+    tokenize = _tokenizer(minilm)
+    record = quantize(float_path, tmp_path / "model.int8.onnx", drifting_until(5), tokenize)
     assert record["recipe"] == "down-projection-float+up-projection-1-float"
     assert record["calibration_cosine"] >= MIN_COSINE
     assert json.loads((tmp_path / "quantization.json").read_text())["recipe"] == record["recipe"]
     calls.clear()
     with pytest.raises(ValueError, match="no int8 recipe"):
-        quantize(float_path, tmp_path / "bad.int8.onnx", drifting_until(99))
+        quantize(float_path, tmp_path / "bad.int8.onnx", drifting_until(99), tokenize)
     assert not (tmp_path / "bad.int8.onnx").exists()
+    assert not list(tmp_path.glob(".*outliers.onnx"))  # the outlier recipe's intermediate graph is removed
+
+
+def _tokenizer(encoder):
+    def tokenize(texts: list[str]) -> list[dict[str, np.ndarray]]:
+        return [{k: np.array([v], dtype=np.int64) for k, v in encoder.model.tokenizer(t).items()} for t in texts]
+
+    return tokenize
+
+
+def test_outlier_channel_split_is_the_same_model_and_takes_the_largest_channels(minilm, fast, tmp_path: Path) -> None:
+    """The rewritten graph computes the same embeddings in float; the float side gets the channels with the largest
+    magnitudes; quantized, it stays close to the float model."""
+    from retriever.onnx_encoder import OnnxRunner, cache_dir
+    from retriever.onnx_quantize import (
+        CALIBRATION,
+        OUTLIER_FRACTION,
+        _weight_matmuls,
+        channel_peaks,
+        quantize,
+        split_outlier_channels,
+    )
+
+    fast("onnx").encode(TEXTS[:1])
+    float_path = cache_dir(minilm.fingerprint) / "model.onnx"
+    tokenize = _tokenizer(minilm)
+    peaks = channel_peaks(float_path, tokenize(CALIBRATION))
+    weights = _weight_matmuls(float_path)
+    assert len(weights) == 18 and len(peaks) == 18  # MiniLM-L6, attention fused: attention output, up, down per layer
+    split_path = tmp_path / "split.onnx"
+    added = split_outlier_channels(float_path, split_path, peaks)
+    assert len(added) == len(weights)
+
+    import onnx
+
+    graph = onnx.load(str(split_path)).graph
+    chosen = {
+        init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer if init.name.endswith("/channels")
+    }
+    for name, channels in chosen.items():
+        tensor_peaks = peaks[name.removesuffix("/outlier_channels_float/channels")]
+        assert len(channels) == int(np.ceil(len(tensor_peaks) * OUTLIER_FRACTION))
+        assert tensor_peaks[channels].min() >= np.delete(tensor_peaks, channels).max()
+
+    def embed(path: Path, texts: list[str]) -> np.ndarray:
+        return OnnxRunner.open(path, minilm.model, "mean", threads=1).encode(texts)
+
+    reference = embed(float_path, TEXTS)
+    assert np.sum(embed(split_path, TEXTS) * reference, axis=1).min() > 0.9999
+
+    tried: list[str] = []
+
+    def tracking(path: Path, texts: list[str]) -> np.ndarray:
+        """The real models, except that the plain all-int8 recipe is made to fail, so the split one runs."""
+        if path != float_path:
+            tried.append("all" if not tried else "split")
+            if tried[-1] == "all":
+                return np.roll(embed(float_path, texts), 1, axis=0)  # each text gets another's vector
+        return embed(path, texts)
+
+    record = quantize(float_path, tmp_path / "model.int8.onnx", tracking, tokenize)
+    assert record["recipe"] == "outlier-channels-float" and record["calibration_cosine"] >= 0.99
+    int8 = embed(tmp_path / "model.int8.onnx", TEXTS)
+    assert np.sum(int8 * reference, axis=1).min() > 0.98
