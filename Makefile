@@ -56,9 +56,9 @@ demo-encoder: models
 	    --max-seq-length 128; \
 	fi
 
-# Rebuilt only when missing or built with another encoder.
+# Rebuilt only when missing, built with another encoder or by an older ONNX export recipe (which search refuses).
 demo-index: demo-encoder
-	@if $(PY) -c "import json, sys; from models.paths import default_index_dir as d; f = d() / 'manifest.json'; sys.exit(0 if f.is_file() and json.loads(f.read_text())['encoder']['name'] == '$(DEMO_ENCODER)' else 1)"; then \
+	@if $(PY) -c "import json, sys; from models.paths import default_index_dir as d; from retriever.onnx_encoder import EXPORT_VERSION as v; f = d() / 'manifest.json'; e = json.loads(f.read_text())['encoder'] if f.is_file() else {}; sys.exit(0 if e.get('name') == '$(DEMO_ENCODER)' and (e.get('backend', 'torch') == 'torch' or e.get('backend_version') == v) else 1)"; then \
 	  echo "demo index already built"; \
 	else \
 	  $(ASSISTANT) index demo --encoder $(DEMO_ENCODER) --keep-incomplete; \
