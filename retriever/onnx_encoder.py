@@ -3,8 +3,8 @@
 Why: on CPU, torch's eager BERT forward pass is the indexing bottleneck. The export is traced with plain (eager)
 attention and fused by ONNX Runtime's transformer optimizer (attention, skip-layer-norm, bias-GELU: fewer, larger
 kernels), and int8 dynamic quantization of the weights (retriever/onnx_quantize.py, checked against the float
-export) speeds it up further: 1.8x torch's reports/s for MiniLM, 1.9x for mpnet, at 1 thread on a quiet AVX2
-machine without VNNI (eval/results/performance.md, README).
+export) speeds it up further. Against sentence-transformers' default torch encode on a quiet 2-core AVX2 machine
+without VNNI (eval/results/performance.md, README): MiniLM 1.8x at 1 thread, 2.0x at 2; mpnet 1.9x and 2.2x.
 Batches are built from length-sorted texts so little compute is spent on padding. The export is made locally from
 the offline weights on first use and cached under the models directory by weight fingerprint and EXPORT_VERSION:
 nothing is downloaded.
