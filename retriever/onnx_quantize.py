@@ -66,11 +66,9 @@ class Recipe:
     split_outliers: bool = False
 
 
-def _weight_matmuls(model_path: Path) -> dict[str, tuple[int, int]]:
-    """MatMul nodes with a constant 2-D weight: name -> (inputs, outputs)."""
-    import onnx
-
-    graph = onnx.load(str(model_path), load_external_data=False).graph
+def _weight_matmuls(graph: Any) -> dict[str, tuple[int, int]]:
+    """MatMul nodes of an ONNX graph with a constant 2-D weight: name -> (inputs, outputs). Takes the loaded graph,
+    so a caller that already holds the model (hundreds of MB for mpnet) does not read it again."""
     shapes = {init.name: tuple(init.dims) for init in graph.initializer if len(init.dims) == 2}
     found = {}
     for node in graph.node:
@@ -86,7 +84,9 @@ def recipes(model_path: Path) -> list[Recipe]:
     their input, e.g. 3072 -> 768); those and one layer's up-projection (768 -> 3072), layer by layer (all equally
     fast; mpnet passes with layer 1's, measured 0.9905 where the down-projections alone give 0.9887); the whole
     feed-forward block in float, leaving int8 to the attention."""
-    weights = _weight_matmuls(model_path)
+    import onnx
+
+    weights = _weight_matmuls(onnx.load(str(model_path), load_external_data=False).graph)
     down = [name for name, (inputs, outputs) in weights.items() if inputs > outputs]
     up = [name for name, (inputs, outputs) in weights.items() if inputs < outputs]
     one_up = [
@@ -107,7 +107,7 @@ def channel_peaks(model_path: Path, feeds: list[dict[str, np.ndarray]]) -> dict[
     import onnxruntime as ort
 
     model = onnx.load(str(model_path))
-    weights = _weight_matmuls(model_path)
+    weights = _weight_matmuls(model.graph)
     tensors = list(dict.fromkeys(n.input[0] for n in model.graph.node if n.name in weights))
     for name in tensors:
         model.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
@@ -137,7 +137,7 @@ def split_outlier_channels(model_path: Path, out_path: Path, peaks: dict[str, np
 
     model = onnx.load(str(model_path))
     graph = model.graph
-    weights = _weight_matmuls(model_path)
+    weights = _weight_matmuls(graph)
     initializers = {init.name: init for init in graph.initializer}
     split: dict[str, tuple[str, str, np.ndarray]] = {}  # input tensor -> (masked, outliers, channel indices)
     added: list[str] = []
