@@ -5,12 +5,14 @@ RoBERTa-family configs (RadBERT) advertise 514 positions, which overflows at 512
 
 `backend` picks who runs the forward pass: `torch` (sentence-transformers' own encode) or the fast CPU path of
 retriever/onnx_encoder.py (`onnx`, `onnx-int8`). Vectors from different backends differ slightly, so an index
-records its backend and queries are encoded with the same one.
+records its backend and queries are encoded with the same one. A fast backend whose export is already cached is
+opened without sentence-transformers (no torch import: `assistant search` starts in ~1 s instead of ~10 s).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -49,22 +51,45 @@ def index_backend() -> str:
     return backend
 
 
+def weights_fingerprint(location: str) -> str:
+    """SHA-256 over a model folder's weight-file hashes: two encoders match only if their weights are identical (file
+    hashes are cached by size and modification time, models/file_hash.py, so a command does not re-read them)."""
+    folder = Path(location)
+    if not folder.is_dir():
+        return f"hub:{location}"
+    weights = sorted(p for p in folder.rglob("*") if p.suffix in {".safetensors", ".bin"})
+    digest = hashlib.sha256()
+    for path in weights:
+        digest.update(path.relative_to(folder).as_posix().encode())
+        digest.update(cached_sha256(path).encode())
+    return digest.hexdigest()
+
+
 @dataclass
 class Encoder:
-    """A loaded sentence-transformers model plus the identity recorded in index manifests."""
+    """An encoder plus the identity recorded in index manifests.
+
+    `model` is the sentence-transformers model; it is None when a fast backend was opened from its cached export
+    (`runner`), which then does all the work. With a model and no runner, a fast backend exports on first use.
+    """
 
     name: str
     location: str
-    model: object = field(repr=False)
+    model: object | None = field(repr=False)
     backend: str = "torch"
-    threads: int | None = None  # fast backends: ONNX Runtime threads (None = torch's setting)
+    threads: int | None = None  # fast backends: ONNX Runtime threads (None: onnx_encoder.default_threads)
+    runner: OnnxRunner | None = field(default=None, repr=False)
 
     @property
     def dims(self) -> int:
+        if self.backend != "torch":
+            return self._fast().spec.dims
         return int(self.model.get_embedding_dimension())
 
     @property
     def max_seq_length(self) -> int:
+        if self.backend != "torch":
+            return self._fast().spec.max_seq_length
         return int(self.model.max_seq_length)
 
     @property
@@ -79,24 +104,14 @@ class Encoder:
 
     @cached_property
     def fingerprint(self) -> str:
-        """SHA-256 over the weight files' hashes: two encoders match only if their weights are identical (file
-        hashes are cached by size and modification time, models/file_hash.py, so a command does not re-read them)."""
-        folder = Path(self.location)
-        if not folder.is_dir():
-            return f"hub:{self.location}"
-        weights = sorted(p for p in folder.rglob("*") if p.suffix in {".safetensors", ".bin"})
-        digest = hashlib.sha256()
-        for path in weights:
-            digest.update(path.relative_to(folder).as_posix().encode())
-            digest.update(cached_sha256(path).encode())
-        return digest.hexdigest()
+        return weights_fingerprint(self.location)
 
     def encode(self, texts: list[str], *, batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """Embed texts as an (n, dims) float32 array of unit vectors."""
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
         if self.backend != "torch":
-            return self._fast.encode(texts, batch_size, progress=progress)
+            return self._fast().encode(texts, batch_size, progress=progress)
         vectors = self.model.encode(
             texts,
             batch_size=batch_size,
@@ -106,15 +121,18 @@ class Encoder:
         )
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
-    @cached_property
     def _fast(self) -> OnnxRunner:
-        """The ONNX Runtime session, exported from these weights on first use (cached on disk)."""
-        from retriever.onnx_encoder import OnnxRunner
+        """The ONNX Runtime runner, exported from these weights on first use (cached on disk)."""
+        if self.runner is None:
+            from retriever.onnx_encoder import OnnxRunner
 
-        return OnnxRunner.load(self.model, self.fingerprint, self.backend, threads=self.threads)
+            self.runner = OnnxRunner.load(self.model, self.fingerprint, self.backend, threads=self.threads)
+        return self.runner
 
     def count_tokens(self, text: str) -> int:
         """Number of tokens the model's tokenizer makes of `text` (special tokens included)."""
+        if self.backend != "torch":
+            return self._fast().spec.count_tokens(text)
         return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
 
 
@@ -135,6 +153,17 @@ def load_encoder(
     if backend not in BACKENDS:
         raise ValueError(f"unknown encoder backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     location, entry = resolve_encoder(ref)
+    name = entry.name if entry else ref
+    limit = max_seq_length or (entry.max_seq_length if entry else None) or _configured_max_seq_length(location)
+    if backend != "torch" and device == "cpu" and limit:
+        from retriever.onnx_encoder import OnnxRunner
+
+        fingerprint = weights_fingerprint(str(location))
+        limit = min(int(limit), _MAX_POSITIONS)
+        runner = OnnxRunner.cached(fingerprint, backend, max_seq_length=limit, threads=threads)
+        if runner is not None:
+            encoder = Encoder(name, str(location), None, backend, threads, runner)
+            return encoder
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
@@ -146,12 +175,20 @@ def load_encoder(
             f"cannot load encoder {ref!r} from {location}: {exc}. A hub id needs internet (set "
             "RADSEARCH_ALLOW_DOWNLOADS=1) or a Hugging Face cache; otherwise pass a local folder."
         ) from exc
-    limit = max_seq_length or (entry.max_seq_length if entry else None) or model.max_seq_length or _MAX_POSITIONS
-    model.max_seq_length = min(int(limit), _MAX_POSITIONS)
+    model.max_seq_length = min(int(limit or model.max_seq_length or _MAX_POSITIONS), _MAX_POSITIONS)
     if backend != "torch":
         from retriever.onnx_encoder import supported
 
         if device != "cpu" or not supported(model):
             log.warning("encoder %s: the %s path does not apply (device %s); using torch", ref, backend, device)
             backend = "torch"
-    return Encoder(entry.name if entry else ref, str(location), model, backend, threads)
+    return Encoder(name, str(location), model, backend, threads)
+
+
+def _configured_max_seq_length(location: Path | str) -> int | None:
+    """The sequence limit a sentence-transformers folder declares (sentence_bert_config.json), None if it has none."""
+    try:
+        value = json.loads((Path(location) / "sentence_bert_config.json").read_text(encoding="utf-8"))["max_seq_length"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return int(value) if value else None

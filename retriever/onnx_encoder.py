@@ -7,7 +7,9 @@ export) speeds it up further. Against sentence-transformers' default torch encod
 without VNNI (eval/results/performance.md, README): MiniLM 1.8x at 1 thread, 2.0x at 2; mpnet 1.9x and 2.2x.
 Batches are built from length-sorted texts so little compute is spent on padding. The export is made locally from
 the offline weights on first use and cached under the models directory by weight fingerprint and EXPORT_VERSION:
-nothing is downloaded.
+nothing is downloaded. Beside the graph the cache keeps what running it needs (the model's tokenizer, pooling,
+sequence limit, dimensions: RunnerSpec), so a cached export runs with ONNX Runtime and the `tokenizers` library
+alone: `assistant search` then never imports sentence-transformers, transformers or torch (~9 s of its start-up).
 
 Backends: `onnx` (float32, numerically the torch model) and `onnx-int8` (int8 weights; retrieval quality measured
 by eval/perf/embedding.py). Only models made of Transformer -> mean/CLS Pooling (-> Normalize) are supported, which
@@ -42,6 +44,10 @@ _FILES = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
 #: outlier-channel int8 recipe, which mpnet now takes).
 EXPORT_VERSION = 3
 FUSION_FILE = "fusion.json"
+SPEC_FILE = "runner.json"
+TOKENIZER_FILE = "tokenizer.json"
+#: The export's input names -> the `tokenizers.Encoding` attribute that feeds them.
+_ENCODING_FIELDS = {"input_ids": "ids", "attention_mask": "attention_mask", "token_type_ids": "type_ids"}
 #: Least cosine between the fused and the unfused float export on the calibration sentences: fusion only
 #: reorders float arithmetic, so anything lower means a fusion pattern matched wrongly (the unfused graph is kept).
 MIN_FUSED_COSINE = 0.9999
@@ -80,6 +86,73 @@ def _pooling_mode(st_model: Any) -> str:
     raise UnsupportedModel(f"pooling {config} is neither mean nor CLS")
 
 
+@dataclass(frozen=True)
+class RunnerSpec:
+    """What running an export needs besides the graph, saved beside it so no sentence-transformers model is needed.
+
+    The tokenizer is the model's own Rust tokenizer (`tokenizers.Tokenizer`, what transformers' fast tokenizers
+    wrap), so token ids are the ones the torch path makes; two configured copies, because truncation is tokenizer
+    state and a shared one could be switched by a concurrent `count_tokens` call.
+    """
+
+    truncating: Any
+    counting: Any
+    pooling: str
+    max_seq_length: int
+    dims: int
+
+    @classmethod
+    def build(cls, tokenizer_json: str, pooling: str, max_seq_length: int, dims: int) -> RunnerSpec:
+        from tokenizers import Tokenizer
+
+        truncating, counting = Tokenizer.from_str(tokenizer_json), Tokenizer.from_str(tokenizer_json)
+        truncating.enable_truncation(max_length=max_seq_length)
+        counting.no_truncation()
+        for tokenizer in (truncating, counting):
+            tokenizer.no_padding()
+        return cls(truncating, counting, pooling, max_seq_length, dims)
+
+    @classmethod
+    def from_model(cls, st_model: Any) -> RunnerSpec:
+        """The spec of a loaded sentence-transformers model (UnsupportedModel if it cannot run outside torch)."""
+        pooling = _pooling_mode(st_model)
+        backend = getattr(st_model.tokenizer, "backend_tokenizer", None)
+        if backend is None:
+            raise UnsupportedModel(f"tokenizer {type(st_model.tokenizer).__name__} has no fast (Rust) tokenizer")
+        dims = int(st_model.get_embedding_dimension())
+        return cls.build(backend.to_str(), pooling, int(st_model.max_seq_length), dims)
+
+    @classmethod
+    def read(cls, folder: Path, max_seq_length: int | None = None) -> RunnerSpec | None:
+        """The spec saved in an export folder (with another sequence limit if given), or None if absent."""
+        try:
+            fields = json.loads((folder / SPEC_FILE).read_text(encoding="utf-8"))
+            tokenizer_json = (folder / TOKENIZER_FILE).read_text(encoding="utf-8")
+        except (OSError, ValueError):
+            return None
+        limit = max_seq_length or int(fields["max_seq_length"])
+        return cls.build(tokenizer_json, fields["pooling"], limit, int(fields["dims"]))
+
+    def save(self, folder: Path) -> None:
+        """Write the spec into `folder` (each file through a temporary name: a crash leaves none half-written)."""
+        fields = {"pooling": self.pooling, "max_seq_length": self.max_seq_length, "dims": self.dims}
+        for name, text in ((TOKENIZER_FILE, self.counting.to_str()), (SPEC_FILE, json.dumps(fields, indent=2) + "\n")):
+            tmp = folder / f".{name}.tmp"
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, folder / name)
+
+    def feeds(self, texts: list[str]) -> list[dict[str, list[int]]]:
+        """One unpadded input per text, truncated to max_seq_length: input name -> token values."""
+        return [
+            {name: getattr(encoding, attribute) for name, attribute in _ENCODING_FIELDS.items()}
+            for encoding in self.truncating.encode_batch(texts)
+        ]
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model makes of `text` before truncation (special tokens included)."""
+        return len(self.counting.encode(text).ids)
+
+
 def _positional(auto_model: Any, input_names: list[str]) -> Any:
     """The transformer as a module taking the tokenizer's tensors by position (the ONNX graph's input order)."""
     import torch
@@ -108,17 +181,20 @@ def _eager_attention(auto_model: Any) -> Iterator[None]:
 
 
 def export(st_model: Any, folder: Path) -> None:
-    """Write model.onnx (float32, fused) and fusion.json for `st_model` into `folder` (created; replaced if present).
+    """Write model.onnx (float32, fused), fusion.json and the RunnerSpec of `st_model` into `folder` (created;
+    replaced if present).
 
     Written to a temporary folder and renamed, so a crash never leaves a half-written export in the cache.
     """
     import torch
 
-    pooling = _pooling_mode(st_model)  # refuse before spending time on an export that cannot be used
+    spec = RunnerSpec.from_model(st_model)  # refuse before spending time on an export that cannot be used
     sample = st_model.tokenizer(
         ["a short sample", "a longer sample sentence for export"], padding=True, return_tensors="pt"
     )
     input_names = list(sample.keys())
+    if unknown := set(input_names) - set(_ENCODING_FIELDS):
+        raise UnsupportedModel(f"tokenizer inputs {sorted(unknown)} are not made by the fast path")
     auto_model = st_model[0].auto_model
     wrapped = _positional(auto_model, input_names)
     axes = {name: {0: "batch", 1: "tokens"} for name in [*input_names, "last_hidden_state"]}
@@ -138,8 +214,9 @@ def export(st_model: Any, folder: Path) -> None:
                 opset_version=_OPSET,
                 dynamo=False,
             )
-        record = fuse(traced, tmp / _FILES["onnx"], auto_model.config, st_model, pooling)
+        record = fuse(traced, tmp / _FILES["onnx"], auto_model.config, spec)
         (tmp / FUSION_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        spec.save(tmp)
         traced.unlink()
         if folder.exists():
             shutil.rmtree(folder)
@@ -149,7 +226,7 @@ def export(st_model: Any, folder: Path) -> None:
         raise
 
 
-def fuse(traced: Path, fused: Path, config: Any, st_model: Any, pooling: str) -> dict[str, Any]:
+def fuse(traced: Path, fused: Path, config: Any, spec: RunnerSpec) -> dict[str, Any]:
     """Write `traced` with ONNX Runtime's transformer fusions applied to `fused`, checked against the unfused graph.
 
     Why offline and not only ONNX Runtime's own session-time fusions: those do not fuse the attention of this export,
@@ -172,9 +249,7 @@ def fuse(traced: Path, fused: Path, config: Any, st_model: Any, pooling: str) ->
     )
     model.save_model_to_file(str(fused))
     counts = {op: n for op, n in model.get_fused_operator_statistics().items() if n}
-    reference, candidate = (
-        OnnxRunner.open(path, st_model, pooling, threads=None).encode(CALIBRATION) for path in (traced, fused)
-    )
+    reference, candidate = (OnnxRunner.open(path, spec, threads=None).encode(CALIBRATION) for path in (traced, fused))
     cosine = float(np.sum(reference * candidate, axis=1).min())
     if cosine < MIN_FUSED_COSINE:
         shutil.copyfile(traced, fused)
@@ -182,29 +257,16 @@ def fuse(traced: Path, fused: Path, config: Any, st_model: Any, pooling: str) ->
     return {"fused_operators": counts, "min_cosine_to_unfused": round(cosine, 6)}
 
 
-def quantize(st_model: Any, folder: Path) -> None:
+def quantize(spec: RunnerSpec, folder: Path) -> None:
     """Write model.int8.onnx beside model.onnx, with a recipe checked against it (retriever/onnx_quantize.py)."""
     from retriever.onnx_quantize import quantize as quantize_checked
 
-    pooling = _pooling_mode(st_model)
-    max_length = int(st_model.max_seq_length)
-
     def embed(path: Path, texts: list[str]) -> np.ndarray:
-        return OnnxRunner.open(path, st_model, pooling, threads=None).encode(texts)
-
-    def tokenize(texts: list[str]) -> list[dict[str, np.ndarray]]:
-        """One unpadded feed per text (the export's inputs are the tokenizer's outputs, in its order)."""
-        return [
-            {
-                name: np.array([ids], dtype=np.int64)
-                for name, ids in st_model.tokenizer(text, truncation=True, max_length=max_length).items()
-            }
-            for text in texts
-        ]
+        return OnnxRunner.open(path, spec, threads=None).encode(texts)
 
     tmp = folder / f".{_FILES['onnx-int8']}.tmp"
     try:
-        quantize_checked(folder / _FILES["onnx"], tmp, embed, tokenize)
+        quantize_checked(folder / _FILES["onnx"], tmp, embed, spec.feeds)
     except ValueError as exc:
         raise UnsupportedModel(str(exc)) from exc
     os.replace(tmp, folder / _FILES["onnx-int8"])
@@ -215,49 +277,61 @@ class OnnxRunner:
     """Encode texts with an exported model: length-sorted batches, pooling and L2 normalization in numpy."""
 
     session: Any
-    tokenizer: Any
+    spec: RunnerSpec
     input_names: list[str]
-    pooling: str
-    max_seq_length: int
 
     @classmethod
     def load(cls, st_model: Any, fingerprint: str, backend: str, *, threads: int | None = None) -> OnnxRunner:
         """Open the cached ONNX model of `st_model` for `backend`, exporting (and quantizing) it on first use."""
-        if backend not in FAST_BACKENDS:
-            raise ValueError(f"unknown fast backend {backend!r}; choose one of {', '.join(FAST_BACKENDS)}")
-        pooling = _pooling_mode(st_model)
+        _check_backend(backend)
         folder = cache_dir(fingerprint)
         if not (folder / _FILES["onnx"]).is_file():
             export(st_model, folder)
             for stale in folder.parent.glob(f"{fingerprint[:24]}*"):  # exports of older EXPORT_VERSIONs
                 if stale != folder:
                     shutil.rmtree(stale, ignore_errors=True)
+        spec = RunnerSpec.read(folder, int(st_model.max_seq_length))
+        if spec is None:  # exported before specs were saved beside the graph
+            spec = RunnerSpec.from_model(st_model)
+            spec.save(folder)
         if backend == "onnx-int8" and not (folder / _FILES[backend]).is_file():
-            quantize(st_model, folder)
-        return cls.open(folder / _FILES[backend], st_model, pooling, threads=threads)
+            quantize(spec, folder)
+        return cls.open(folder / _FILES[backend], spec, threads=threads)
 
     @classmethod
-    def open(cls, path: Path, st_model: Any, pooling: str, *, threads: int | None) -> OnnxRunner:
-        """A runner over one .onnx file, with the tokenizer and sequence limit of `st_model`."""
+    def cached(
+        cls, fingerprint: str, backend: str, *, max_seq_length: int | None = None, threads: int | None = None
+    ) -> OnnxRunner | None:
+        """Open the cached export of the weights with `fingerprint` without their sentence-transformers model, or
+        None when it is not complete (not exported or quantized yet, or exported before specs were saved)."""
+        _check_backend(backend)
+        folder = cache_dir(fingerprint)
+        spec = RunnerSpec.read(folder, max_seq_length)
+        if spec is None or not (folder / _FILES[backend]).is_file():
+            return None
+        return cls.open(folder / _FILES[backend], spec, threads=threads)
+
+    @classmethod
+    def open(cls, path: Path, spec: RunnerSpec, *, threads: int | None) -> OnnxRunner:
+        """A runner over one .onnx file (`threads` None: default_threads())."""
         import onnxruntime as ort
 
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or _torch_threads()
+        options.intra_op_num_threads = threads or default_threads()
         options.inter_op_num_threads = 1
         session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        names = [i.name for i in session.get_inputs()]
-        return cls(session, st_model.tokenizer, names, pooling, int(st_model.max_seq_length))
+        return cls(session, spec, [i.name for i in session.get_inputs()])
 
     def encode(self, texts: list[str], batch_size: int = MAX_BATCH, *, progress: bool = False) -> np.ndarray:
         """(n, dims) float32 unit vectors, in the order of `texts`; batches hold at most MAX_BATCH texts."""
         from tqdm import tqdm
 
         batch_size = max(1, min(batch_size, MAX_BATCH))
-        encoded = self.tokenizer(texts, truncation=True, max_length=self.max_seq_length, padding=False)
-        lengths = np.array([len(ids) for ids in encoded["input_ids"]])
+        encoded = self.spec.feeds(texts)
+        lengths = np.array([len(feed["input_ids"]) for feed in encoded])
         order = np.argsort(-lengths, kind="stable")  # longest first: padding only within similar lengths
-        out: np.ndarray | None = None
+        out = np.empty((len(texts), self.spec.dims), dtype=np.float32)
         for start in tqdm(range(0, len(order), batch_size), desc="Batches", disable=not progress):
             rows = order[start : start + batch_size]
             width = int(lengths[rows].max())
@@ -265,19 +339,15 @@ class OnnxRunner:
             for name in self.input_names:
                 array = np.zeros((len(rows), width), dtype=np.int64)
                 for i, row in enumerate(rows):
-                    values = encoded[name][row]
+                    values = encoded[row][name]
                     array[i, : len(values)] = values
                 feed[name] = array
             hidden = self.session.run(None, feed)[0]
-            pooled = self._pool(hidden, feed["attention_mask"])
-            if out is None:
-                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
-            out[rows] = pooled
-        assert out is not None
+            out[rows] = self._pool(hidden, feed["attention_mask"])
         return out
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        if self.pooling == "cls":
+        if self.spec.pooling == "cls":
             pooled = hidden[:, 0]
         else:
             weights = mask[..., None].astype(np.float32)
@@ -286,8 +356,13 @@ class OnnxRunner:
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-def _torch_threads() -> int:
-    """Follow torch's thread setting, so one knob (`torch.set_num_threads`, OMP_NUM_THREADS) governs both paths."""
-    import torch
+def _check_backend(backend: str) -> None:
+    if backend not in FAST_BACKENDS:
+        raise ValueError(f"unknown fast backend {backend!r}; choose one of {', '.join(FAST_BACKENDS)}")
 
-    return torch.get_num_threads()
+
+def default_threads() -> int:
+    """OMP_NUM_THREADS when set (the knob torch follows too), else 0: ONNX Runtime's own choice, one thread per
+    physical core, which is torch's default as well. Read without importing torch (the fast path never loads it)."""
+    value = os.environ.get("OMP_NUM_THREADS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else 0

@@ -53,8 +53,9 @@ OUTLIER_FRACTION = 1 / 48
 #: Suffix of the float products the outlier-channel recipe adds (left out of quantization).
 OUTLIER_SUFFIX = "/outlier_channels_float"
 
-#: A tokenizer for the exported graph: texts -> one feed (input name -> int64 array of shape (1, tokens)) per text.
-Tokenize = Callable[[list[str]], list[dict[str, np.ndarray]]]
+#: A tokenizer for the exported graph: texts -> one unpadded input per text (input name -> token values); names the
+#: graph does not take are ignored (onnx_encoder.RunnerSpec.feeds).
+Tokenize = Callable[[list[str]], list[dict[str, list[int]]]]
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def recipes(model_path: Path) -> list[Recipe]:
     ]
 
 
-def channel_peaks(model_path: Path, feeds: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+def channel_peaks(model_path: Path, feeds: list[dict[str, list[int]]]) -> dict[str, np.ndarray]:
     """Per-channel largest |value| of every weight MatMul's input tensor over `feeds` (float model, unoptimized)."""
     import onnx
     import onnxruntime as ort
@@ -115,9 +116,11 @@ def channel_peaks(model_path: Path, feeds: list[dict[str, np.ndarray]]) -> dict[
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # keep the probed tensors
     session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
+    inputs = [i.name for i in session.get_inputs()]
     peaks: dict[str, np.ndarray] = {}
     for feed in feeds:
-        values = dict(zip(names, session.run(None, feed), strict=True))
+        arrays = {name: np.array([feed[name]], dtype=np.int64) for name in inputs}
+        values = dict(zip(names, session.run(None, arrays), strict=True))
         for name in tensors:
             channel_max = np.abs(values[name]).reshape(-1, values[name].shape[-1]).max(axis=0)
             peaks[name] = np.maximum(peaks[name], channel_max) if name in peaks else channel_max

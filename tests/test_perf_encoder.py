@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -143,6 +144,71 @@ def test_index_records_backend_and_refuses_a_mismatch(minilm, fast, tmp_path: Pa
         ReportIndex.load(folder, fast("onnx-int8"))
 
 
+def test_cached_export_opens_without_sentence_transformers(minilm, fast, fast_home: Path) -> None:
+    """Once exported, a fast backend loads from the cache alone and encodes exactly as the model-backed path."""
+    from retriever.encoder import load_encoder
+
+    full = fast("onnx-int8")
+    reference = full.encode(TEXTS)
+    light = load_encoder("minilm", backend="onnx-int8", threads=1)
+    assert light.model is None and light.runner is not None
+    assert (light.fingerprint, light.dims, light.max_seq_length) == (full.fingerprint, full.dims, full.max_seq_length)
+    assert np.array_equal(light.encode(TEXTS), reference)
+    assert [light.count_tokens(t) for t in TEXTS] == [minilm.count_tokens(t) for t in TEXTS]
+    assert load_encoder("minilm", backend="onnx-int8", max_seq_length=16).max_seq_length == 16
+
+
+def test_cached_search_imports_no_torch(minilm, fast, fast_home: Path, tmp_path: Path) -> None:
+    """The point of the torch-free path: loading an index and searching it never imports torch or transformers
+    (they take ~9 s of `assistant search`'s start-up). Run in a fresh interpreter, which has imported nothing."""
+    import subprocess
+    import sys
+
+    folder = tmp_path / "index"
+    ReportIndex.build(REPORTS, fast("onnx-int8"), ("findings",)).save(folder)
+    script = (
+        "import sys\n"
+        "from retriever.index import ReportIndex\n"
+        f"hits = ReportIndex.load({str(folder)!r}).search({TEXTS[0]!r}, field='findings', k=1, method='dense')\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules)\n"
+        "print(hits[0].report.id, heavy)\n"
+    )
+    env = {**os.environ, "RADSEARCH_HOME": str(fast_home)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "r:0 []"
+
+
+def test_export_cached_before_runner_specs_is_completed(minilm, fast, fast_home: Path) -> None:
+    """Exports cached by an earlier release have no runner spec: they load through the model once, which adds it."""
+    from retriever.encoder import load_encoder
+    from retriever.onnx_encoder import SPEC_FILE, TOKENIZER_FILE, cache_dir
+
+    fast("onnx-int8").encode(TEXTS[:1])
+    folder = cache_dir(minilm.fingerprint)
+    for name in (SPEC_FILE, TOKENIZER_FILE):
+        (folder / name).unlink()
+    encoder = load_encoder("minilm", backend="onnx-int8", threads=1)
+    assert encoder.model is not None and encoder.runner is None
+    encoder.encode(TEXTS[:1])
+    assert (folder / SPEC_FILE).is_file() and (folder / TOKENIZER_FILE).is_file()
+    assert load_encoder("minilm", backend="onnx-int8", threads=1).model is None
+
+
+def test_runner_spec_tokenizes_like_the_model(minilm) -> None:
+    """The fast path's Rust tokenizer must make the very ids the model's tokenizer makes, truncation included."""
+    from retriever.onnx_encoder import RunnerSpec
+
+    texts = [*TEXTS, "", "Ünïcode — “quotes”, 5×3 cm; T2/FLAIR", "tab\tand\nnewline", "word " * 400]
+    spec = RunnerSpec.from_model(minilm.model)
+    expected = minilm.model.tokenizer(texts, truncation=True, max_length=minilm.max_seq_length, padding=False)
+    feeds = spec.feeds(texts)
+    for name, values in expected.items():
+        assert [feed[name] for feed in feeds] == values
+    assert len(feeds[-1]["input_ids"]) == minilm.max_seq_length
+    assert spec.count_tokens(texts[-1]) == minilm.count_tokens(texts[-1]) > minilm.max_seq_length
+
+
 def test_index_without_backend_in_manifest_is_a_torch_index(minilm, tmp_path: Path) -> None:
     folder = tmp_path / "old"
     ReportIndex.build(REPORTS, minilm, ("findings",)).save(folder)
@@ -198,16 +264,15 @@ def test_quantization_falls_back_to_a_recipe_that_keeps_the_embeddings(minilm, f
 
 
 def _tokenizer(encoder):
-    def tokenize(texts: list[str]) -> list[dict[str, np.ndarray]]:
-        return [{k: np.array([v], dtype=np.int64) for k, v in encoder.model.tokenizer(t).items()} for t in texts]
+    from retriever.onnx_encoder import RunnerSpec
 
-    return tokenize
+    return RunnerSpec.from_model(encoder.model).feeds
 
 
 def test_outlier_channel_split_is_the_same_model_and_takes_the_largest_channels(minilm, fast, tmp_path: Path) -> None:
     """The rewritten graph computes the same embeddings in float; the float side gets the channels with the largest
     magnitudes; quantized, it stays close to the float model."""
-    from retriever.onnx_encoder import OnnxRunner, cache_dir
+    from retriever.onnx_encoder import OnnxRunner, RunnerSpec, cache_dir
     from retriever.onnx_quantize import (
         CALIBRATION,
         OUTLIER_FRACTION,
@@ -239,7 +304,7 @@ def test_outlier_channel_split_is_the_same_model_and_takes_the_largest_channels(
         assert tensor_peaks[channels].min() >= np.delete(tensor_peaks, channels).max()
 
     def embed(path: Path, texts: list[str]) -> np.ndarray:
-        return OnnxRunner.open(path, minilm.model, "mean", threads=1).encode(texts)
+        return OnnxRunner.open(path, RunnerSpec.from_model(minilm.model), threads=1).encode(texts)
 
     reference = embed(float_path, TEXTS)
     assert np.sum(embed(split_path, TEXTS) * reference, axis=1).min() > 0.9999

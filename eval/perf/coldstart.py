@@ -6,6 +6,11 @@
 them inside the commands. The search and the question are timed from process start to exit; their own pipeline
 timings (printed with --json) are subtracted to give the start-up share (imports, index load); the GGUF model is
 loaded lazily inside the pipeline, before the prompt is fitted, and reported as its own share.
+
+The search is timed twice, side by side: as shipped (an index built by a fast backend opens its cached ONNX export
+with the `tokenizers` library alone) and through the sentence-transformers model, the path every search took before
+(`OnnxRunner.cached` switched off in that process, so it loads the model, hence torch, then the same export). Each
+run reports the heavy libraries it imported.
 """
 
 from __future__ import annotations
@@ -33,15 +38,30 @@ def heavy_imports(module: str) -> list[str]:
     return out.stdout.split()
 
 
-def run_cli(args: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """(wall seconds, stdout) of one `assistant` invocation in a fresh process."""
-    command = [sys.executable, "-m", "assistant.cli", *args]
+#: Run in the measured process before the CLI: disables opening a cached export without its model.
+MODEL_PATH = "import retriever.onnx_encoder as o; o.OnnxRunner.cached = classmethod(lambda cls, *a, **k: None)"
+_HEAVY_MARK = "heavy imports at exit:"
+
+
+def run_cli(args: list[str], env: dict[str, str], prelude: str = "") -> tuple[float, str, list[str]]:
+    """(wall seconds, stdout, heavy libraries imported) of one `assistant` invocation in a fresh process."""
+    code = "\n".join(
+        [
+            "import atexit, sys",
+            f"atexit.register(lambda: print({_HEAVY_MARK!r}, *[m for m in {HEAVY!r} if m in sys.modules], "
+            "file=sys.stderr))",
+            prelude,
+            "from assistant.cli import app",
+            "app()",
+        ]
+    )
     start = time.perf_counter()
-    out = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=REPO)
     wall = time.perf_counter() - start
     if out.returncode not in (0, 3, 4, 5):  # 3-5: the answer degraded, the start-up was still measured
         raise RuntimeError(f"{' '.join(args)} exited {out.returncode}: {out.stderr[-800:]}")
-    return wall, out.stdout
+    heavy = next(line for line in out.stderr.splitlines() if line.startswith(_HEAVY_MARK))
+    return wall, out.stdout, heavy.removeprefix(_HEAVY_MARK).split()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,11 +83,18 @@ def main(argv: list[str] | None = None) -> int:
         "heavy_imports_of_cli": heavy_imports("assistant.cli"),
         "help_s": round(statistics.median(help_s), 3),
     }
-    search = [run_cli(["search", QUERY, "--index", str(index), "-k", "5", "--json"], env)[0]
-              for _ in range(args.repeats)]  # fmt: skip
-    data["search_s"] = round(statistics.median(search), 3)
+    search_args = ["search", QUERY, "--index", str(index), "-k", "5", "--json"]
+    paths = {"search": "", "search_model_path": MODEL_PATH}
+    runs: dict[str, list[float]] = {name: [] for name in paths}
+    for _ in range(args.repeats):  # interleaved, so a change in the machine's load hits both alike
+        for name, prelude in paths.items():
+            wall, _, heavy = run_cli(search_args, env, prelude)
+            runs[name].append(wall)
+            data[f"heavy_imports_of_{name}"] = heavy
+    for name, walls in runs.items():
+        data[f"{name}_s"] = round(statistics.median(walls), 3)
     if not args.skip_ask:
-        wall, out = run_cli(["ask", QUERY, "--index", str(index), "--model", args.model, "--json"], env)
+        wall, out, _ = run_cli(["ask", QUERY, "--index", str(index), "--model", args.model, "--json"], env)
         timings = json.loads(out).get("timings", {})
         pipeline = float(timings.get("total", 0.0))
         data["ask"] = {

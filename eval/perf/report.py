@@ -150,6 +150,9 @@ def coldstart(section: dict[str, Any], targets: list[str]) -> list[str]:
     lines = ["## Cold start of the CLI (fresh process each, median)", "", _stamp(section), ""]
     rows = [["`assistant --help`", section["help_s"]], [f"`assistant search` ({section['index']} index)",
                                                          section["search_s"]]]  # fmt: skip
+    if "search_model_path_s" in section:  # results written before the torch-free query path have no comparison
+        rows.append(["... the same search through the sentence-transformers model (the path before)",
+                     section["search_model_path_s"]])  # fmt: skip
     if ask := section.get("ask"):
         rows.append([f"`assistant ask` ({ask['model']}): whole process", ask["wall_s"]])
         rows.append(["... of which start-up (imports, index load)", ask["startup_s"]])
@@ -158,7 +161,11 @@ def coldstart(section: dict[str, Any], targets: list[str]) -> list[str]:
         rows.append(["... of which generation", ask["llm_s"]])
     lines += _table(["what", "seconds"], rows)
     heavy = section["heavy_imports_of_cli"]
-    lines += [f"Heavy libraries imported by `assistant --help`: {', '.join(heavy) if heavy else 'none'}.", ""]
+    lines += [f"Heavy libraries imported by `assistant --help`: {', '.join(heavy) if heavy else 'none'}."]
+    for name, what in (("search", "`assistant search`"), ("search_model_path", "the search through the model")):
+        if (imported := section.get(f"heavy_imports_of_{name}")) is not None:
+            lines.append(f"Heavy libraries imported by {what}: {', '.join(imported) if imported else 'none'}.")
+    lines.append("")
     targets.append(f"| `assistant --help` lazy (no heavy imports) | {section['help_s']} s, "
                    f"{len(heavy)} heavy imports | {_verdict(not heavy)} |")  # fmt: skip
     return lines
