@@ -58,7 +58,7 @@ demo-encoder: models
 
 # Rebuilt only when missing, built with another encoder or by an older ONNX export recipe (which search refuses).
 demo-index: demo-encoder
-	@if $(PY) -c "import json, sys; from models.paths import default_index_dir as d; from retriever.onnx_encoder import EXPORT_VERSION as v; f = d() / 'manifest.json'; e = json.loads(f.read_text())['encoder'] if f.is_file() else {}; sys.exit(0 if e.get('name') == '$(DEMO_ENCODER)' and (e.get('backend', 'torch') == 'torch' or e.get('backend_version') == v) else 1)"; then \
+	@if $(PY) -m retriever.manifest $(DEMO_ENCODER); then \
 	  echo "demo index already built"; \
 	else \
 	  $(ASSISTANT) index demo --encoder $(DEMO_ENCODER) --keep-incomplete; \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -56,3 +57,32 @@ class Manifest:
             return cls(**raw)
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise ValueError(f"{path} is not a valid manifest ({exc})") from exc
+
+
+def is_current(folder: Path, encoder_name: str) -> bool:
+    """Whether `folder` holds an index built by the encoder `encoder_name` that this release queries as is: for a
+    fast backend, made by today's export recipe (an older one is refused at load). Why: `make demo-index` skips the
+    rebuild only then."""
+    from retriever.onnx_encoder import EXPORT_VERSION
+
+    try:
+        built = Manifest.read(folder).encoder
+    except ValueError:
+        return False
+    return built.name == encoder_name and (built.backend == "torch" or built.backend_version == EXPORT_VERSION)
+
+
+def main(argv: list[str]) -> int:
+    """`python -m retriever.manifest ENCODER [INDEX_FOLDER]`: exit 0 if is_current (folder: the default index), else 1.
+    For the Makefile, which rebuilds the demo index only when needed."""
+    if len(argv) not in (1, 2):
+        print("usage: python -m retriever.manifest ENCODER_NAME [INDEX_FOLDER]", file=sys.stderr)
+        return 2
+    from models.paths import default_index_dir
+
+    folder = Path(argv[1]) if len(argv) == 2 else default_index_dir()
+    return 0 if is_current(folder, argv[0]) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
