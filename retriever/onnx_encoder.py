@@ -1,10 +1,10 @@
 """The fast CPU embedding path: a sentence-transformers model exported to ONNX and run by ONNX Runtime.
 
 Why: on CPU, torch's eager BERT forward pass is the indexing bottleneck. The export is traced with plain (eager)
-attention and fused by ONNX Runtime's transformer optimizer (attention, skip-layer-norm, bias-GELU: fewer, larger
-kernels), and int8 dynamic quantization of the weights (retriever/onnx_quantize.py, checked against the float
-export) speeds it up further. Against sentence-transformers' default torch encode on a quiet 2-core AVX2 machine
-without VNNI (eval/results/performance.md, README): MiniLM 1.8x at 1 thread, 2.0x at 2; mpnet 1.9x and 2.2x.
+attention and fused by ONNX Runtime's transformer optimizer (attention, bias-GELU: fewer, larger kernels; not the
+residual add + layer norm, see UNFUSED), and int8 dynamic quantization of the weights (retriever/onnx_quantize.py,
+checked against the float export) speeds it up further. Measured against sentence-transformers' default torch
+encode on a quiet 2-core AVX2 machine without VNNI: eval/results/performance.md.
 Batches are built from length-sorted texts so little compute is spent on padding. The export is made locally from
 the offline weights on first use and cached under the models directory by weight fingerprint and EXPORT_VERSION:
 nothing is downloaded. Beside the graph the cache keeps what running it needs (the model's tokenizer, pooling,
@@ -41,9 +41,13 @@ _OPSET = 17
 _FILES = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
 #: Part of the cache folder's name: bumped when the export changes, so exports cached by an older version are
 #: rebuilt (2: eager-attention trace fused by ONNX Runtime's transformer optimizer, int8 attention; 3: the
-#: outlier-channel int8 recipe, which mpnet now takes).
-EXPORT_VERSION = 3
+#: outlier-channel int8 recipe, which mpnet now takes; 4: residual add + layer norm left unfused, UNFUSED).
+EXPORT_VERSION = 4
 FUSION_FILE = "fusion.json"
+#: Session-time fusions left out. SkipLayerNormalization (residual add + layer norm in one node) runs 5.7x slower per
+#: element than the Add and LayerNormalization it replaces on this AVX2 CPU (6.1 vs 1.05 ns, 8x200x384 floats, one
+#: thread), ~12% of MiniLM's int8 forward pass; so neither the optimizer above nor the session makes it.
+UNFUSED = ("SkipLayerNormFusion",)
 SPEC_FILE = "runner.json"
 TOKENIZER_FILE = "tokenizer.json"
 #: The export's input names -> the `tokenizers.Encoding` attribute that feeds them.
@@ -239,12 +243,14 @@ def fuse(traced: Path, fused: Path, config: Any, spec: RunnerSpec) -> dict[str, 
 
     from retriever.onnx_quantize import CALIBRATION
 
+    options = FusionOptions("bert")
+    options.enable_skip_layer_norm = False  # see UNFUSED
     model = optimize_model(
         str(traced),
         model_type="bert",
         num_heads=int(config.num_attention_heads),
         hidden_size=int(config.hidden_size),
-        optimization_options=FusionOptions("bert"),
+        optimization_options=options,
         opt_level=0,
     )
     model.save_model_to_file(str(fused))
@@ -314,13 +320,7 @@ class OnnxRunner:
     @classmethod
     def open(cls, path: Path, spec: RunnerSpec, *, threads: int | None) -> OnnxRunner:
         """A runner over one .onnx file (`threads` None: default_threads())."""
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or default_threads()
-        options.inter_op_num_threads = 1
-        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        session = session_for(path, threads)
         return cls(session, spec, [i.name for i in session.get_inputs()])
 
     def encode(self, texts: list[str], batch_size: int = MAX_BATCH, *, progress: bool = False) -> np.ndarray:
@@ -354,6 +354,22 @@ class OnnxRunner:
             pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def session_for(path: Path, threads: int | None, *, optimized_copy: Path | None = None) -> Any:
+    """The ONNX Runtime session every runner uses: all optimizations but UNFUSED, `threads` intra-op threads (None:
+    default_threads()); `optimized_copy` saves the graph as the session optimized it (to check what it fused)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = threads or default_threads()
+    options.inter_op_num_threads = 1
+    if optimized_copy is not None:
+        options.optimized_model_filepath = str(optimized_copy)
+    return ort.InferenceSession(
+        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(UNFUSED)
+    )
 
 
 def _check_backend(backend: str) -> None:

@@ -78,19 +78,24 @@ def _op_counts(path: Path) -> Counter[str]:
     return Counter(node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node)
 
 
-def test_export_is_fused_and_leaves_the_torch_model_as_it_was(minilm, fast) -> None:
+def test_export_is_fused_and_leaves_the_torch_model_as_it_was(minilm, fast, tmp_path: Path) -> None:
     """The speed of the fast path comes from these fused nodes; the torch model shares its module with the export."""
-    from retriever.onnx_encoder import FUSION_FILE, MIN_FUSED_COSINE, cache_dir
+    from retriever.onnx_encoder import FUSION_FILE, MIN_FUSED_COSINE, cache_dir, session_for
 
     attention = minilm.model[0].auto_model.config._attn_implementation
     fast("onnx-int8").encode(TEXTS[:1])
     folder = cache_dir(minilm.fingerprint)
     layers = 6  # MiniLM-L6
     float_ops = _op_counts(folder / "model.onnx")
-    assert float_ops["Attention"] == layers and float_ops["SkipLayerNormalization"] == 2 * layers
+    assert float_ops["Attention"] == layers and float_ops["LayerNormalization"] == 2 * layers
     assert float_ops["BiasGelu"] == layers and float_ops["Softmax"] == 0  # no unfused attention left
     int8_ops = _op_counts(folder / "model.int8.onnx")
     assert int8_ops["QAttention"] == layers and int8_ops["Attention"] == 0
+    # Residual add + layer norm stay two nodes, in the file and in the session (SkipLayerNormalization is slower).
+    assert float_ops["SkipLayerNormalization"] == int8_ops["SkipLayerNormalization"] == 0
+    session_for(folder / "model.int8.onnx", 1, optimized_copy=tmp_path / "session.onnx")
+    session_ops = _op_counts(tmp_path / "session.onnx")
+    assert session_ops["LayerNormalization"] == 2 * layers and session_ops["SkipLayerNormalization"] == 0
     record = json.loads((folder / FUSION_FILE).read_text())
     assert record["fused_operators"]["Attention"] == layers and record["min_cosine_to_unfused"] >= MIN_FUSED_COSINE
     assert minilm.model[0].auto_model.config._attn_implementation == attention
