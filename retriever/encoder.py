@@ -162,8 +162,7 @@ def load_encoder(
         limit = min(int(limit), _MAX_POSITIONS)
         runner = OnnxRunner.cached(fingerprint, backend, max_seq_length=limit, threads=threads)
         if runner is not None:
-            encoder = Encoder(name, str(location), None, backend, threads, runner)
-            return encoder
+            return Encoder(name, str(location), None, backend, threads, runner)
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
