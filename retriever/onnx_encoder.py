@@ -19,6 +19,7 @@ covers every registry encoder and every model `assistant train` writes; others r
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -32,6 +33,8 @@ from typing import Any
 import numpy as np
 
 from models.paths import models_dir
+
+log = logging.getLogger(__name__)
 
 FAST_BACKENDS = ("onnx", "onnx-int8")
 #: Largest micro-batch: on CPU, bigger batches run slower per text (activations leave the cache). Measured when
@@ -128,14 +131,18 @@ class RunnerSpec:
 
     @classmethod
     def read(cls, folder: Path, max_seq_length: int | None = None) -> RunnerSpec | None:
-        """The spec saved in an export folder (with another sequence limit if given), or None if absent."""
+        """The spec saved in an export folder (with another sequence limit if given), or None if absent or unreadable
+        (the caller then takes the path through the model, which writes it anew)."""
         try:
             fields = json.loads((folder / SPEC_FILE).read_text(encoding="utf-8"))
             tokenizer_json = (folder / TOKENIZER_FILE).read_text(encoding="utf-8")
-        except (OSError, ValueError):
+            limit = max_seq_length or int(fields["max_seq_length"])
+            return cls.build(tokenizer_json, fields["pooling"], limit, int(fields["dims"]))
+        except (OSError, ValueError, KeyError, TypeError):
             return None
-        limit = max_seq_length or int(fields["max_seq_length"])
-        return cls.build(tokenizer_json, fields["pooling"], limit, int(fields["dims"]))
+        except Exception as exc:  # tokenizers reports an unreadable tokenizer.json as a bare Exception
+            log.warning("cannot read the runner spec in %s (%s): the model will rewrite it", folder, exc)
+            return None
 
     def save(self, folder: Path) -> None:
         """Write the spec into `folder` (each file through a temporary name: a crash leaves none half-written)."""

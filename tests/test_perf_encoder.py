@@ -198,6 +198,14 @@ def test_export_cached_before_runner_specs_is_completed(minilm, fast, fast_home:
     encoder.encode(TEXTS[:1])
     assert (folder / SPEC_FILE).is_file() and (folder / TOKENIZER_FILE).is_file()
     assert load_encoder("minilm", backend="onnx-int8", threads=1).model is None
+    # An unreadable spec is treated like a missing one: the model's path runs and writes it anew.
+    for broken in ({SPEC_FILE: '{"pooling": "mean"}'}, {TOKENIZER_FILE: '{"not": "a tokenizer"}'}):
+        for name, text in broken.items():
+            (folder / name).write_text(text)
+        encoder = load_encoder("minilm", backend="onnx-int8", threads=1)
+        assert encoder.model is not None
+        assert np.array_equal(encoder.encode(TEXTS), fast("onnx-int8").encode(TEXTS))
+        assert load_encoder("minilm", backend="onnx-int8", threads=1).model is None
 
 
 def test_runner_spec_tokenizes_like_the_model(minilm) -> None:
