@@ -9,7 +9,7 @@ Batches are built from length-sorted texts so little compute is spent on padding
 the offline weights on first use and cached under the models directory by weight fingerprint and EXPORT_VERSION:
 nothing is downloaded. Beside the graph the cache keeps what running it needs (the model's tokenizer, pooling,
 sequence limit, dimensions: RunnerSpec), so a cached export runs with ONNX Runtime and the `tokenizers` library
-alone: `assistant search` then never imports sentence-transformers, transformers or torch (~9 s of its start-up).
+alone: `assistant search` then never imports sentence-transformers, transformers or torch (6.5 of its 7.4 s cold).
 
 Backends: `onnx` (float32, numerically the torch model) and `onnx-int8` (int8 weights; retrieval quality measured
 by eval/perf/embedding.py). Only models made of Transformer -> mean/CLS Pooling (-> Normalize) are supported, which
