@@ -47,9 +47,9 @@ _FILES = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
 #: outlier-channel int8 recipe, which mpnet now takes; 4: residual add + layer norm left unfused, UNFUSED).
 EXPORT_VERSION = 4
 FUSION_FILE = "fusion.json"
-#: Session-time fusions left out. SkipLayerNormalization (residual add + layer norm in one node) runs 5.7x slower per
-#: element than the Add and LayerNormalization it replaces on this AVX2 CPU (6.1 vs 1.05 ns, 8x200x384 floats, one
-#: thread), ~12% of MiniLM's int8 forward pass; so neither the optimizer above nor the session makes it.
+#: Session-time fusions left out. SkipLayerNormalization (residual add + layer norm in one node) runs several times
+#: slower per element than the Add and LayerNormalization it replaces on this AVX2 CPU, ~12% of MiniLM's int8 forward
+#: pass; so neither the optimizer above nor the session makes it (measured by eval/perf/fusions.py).
 UNFUSED = ("SkipLayerNormFusion",)
 SPEC_FILE = "runner.json"
 TOKENIZER_FILE = "tokenizer.json"
@@ -292,6 +292,7 @@ class OnnxRunner:
     session: Any
     spec: RunnerSpec
     input_names: list[str]
+    path: Path  # the .onnx file the session runs
 
     @classmethod
     def load(cls, st_model: Any, fingerprint: str, backend: str, *, threads: int | None = None) -> OnnxRunner:
@@ -328,7 +329,7 @@ class OnnxRunner:
     def open(cls, path: Path, spec: RunnerSpec, *, threads: int | None) -> OnnxRunner:
         """A runner over one .onnx file (`threads` None: default_threads())."""
         session = session_for(path, threads)
-        return cls(session, spec, [i.name for i in session.get_inputs()])
+        return cls(session, spec, [i.name for i in session.get_inputs()], path)
 
     def encode(self, texts: list[str], batch_size: int = MAX_BATCH, *, progress: bool = False) -> np.ndarray:
         """(n, dims) float32 unit vectors, in the order of `texts`; batches hold at most MAX_BATCH texts."""
@@ -363,9 +364,18 @@ class OnnxRunner:
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
 
 
-def session_for(path: Path, threads: int | None, *, optimized_copy: Path | None = None) -> Any:
-    """The ONNX Runtime session every runner uses: all optimizations but UNFUSED, `threads` intra-op threads (None:
-    default_threads()); `optimized_copy` saves the graph as the session optimized it (to check what it fused)."""
+def session_for(
+    path: Path,
+    threads: int | None,
+    *,
+    optimized_copy: Path | None = None,
+    profile_prefix: Path | None = None,
+    unfused: tuple[str, ...] = UNFUSED,
+) -> Any:
+    """The ONNX Runtime session every runner uses: all optimizations but `unfused`, `threads` intra-op threads (None:
+    default_threads()). For eval/perf/fusions.py, which measures what leaving fusions out buys: `optimized_copy`
+    saves the graph as the session optimized it (what really runs), `profile_prefix` turns on ONNX Runtime's
+    per-node profiling (written by `session.end_profiling()`), `unfused` other than UNFUSED lets them in."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -374,8 +384,11 @@ def session_for(path: Path, threads: int | None, *, optimized_copy: Path | None 
     options.inter_op_num_threads = 1
     if optimized_copy is not None:
         options.optimized_model_filepath = str(optimized_copy)
+    if profile_prefix is not None:
+        options.enable_profiling = True
+        options.profile_file_prefix = str(profile_prefix)
     return ort.InferenceSession(
-        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(UNFUSED)
+        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(unfused)
     )
 
 

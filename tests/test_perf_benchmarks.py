@@ -48,6 +48,27 @@ def test_embedding_benchmark(shared_data: Path, results_file: Path, private_mode
         assert by[threads, "onnx-int8"]["speedup"] == pytest.approx(expected, abs=0.01)
 
 
+def test_fusions_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
+    """Both sides really differ in the node that ran: the shipped session has no SkipLayerNormalization, the other
+    has one per layer norm; their vectors agree."""
+    from eval.perf import fusions, report
+
+    args = ["--quick", "--threads", "1", "--texts", "4", "--calls", "2", "--results", str(results_file)]
+    assert fusions.main(args) == 0
+    section = _section(results_file, "fusions")
+    assert [r["node"] for r in section["nodes"]] == ["SkipLayerNormalization", "Add + LayerNormalization"]
+    assert all(r["ms_per_call"] > 0 and r["max_abs_difference"] < 1e-4 for r in section["nodes"])
+    shipped, fused = section["model"]
+    assert shipped["skip_layer_norm_nodes"] == 0 and shipped["layer_norm_nodes"] == 12  # MiniLM-L6: 2 per layer
+    assert fused["skip_layer_norm_nodes"] == 12 and fused["layer_norm_nodes"] == 0
+    # The same maths in another float order; the activations' dynamic int8 quantization turns the difference into
+    # int8 rounding noise (0.998 seen), far above the int8 model's own distance to torch (0.98).
+    assert shipped["cosine_to_shipped_min"] == 1.0 and fused["cosine_to_shipped_min"] > 0.99
+    assert "SkipLayerNormalization" in fused["kernel_time_shares"]
+    assert "SkipLayerNormalization" not in shipped["kernel_time_shares"] and shipped["kernel_time_shares"]
+    assert "## Fusion left out" in report.render(json.loads(results_file.read_text()))
+
+
 def test_search_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
     from eval.perf import search
 

@@ -20,6 +20,7 @@ from eval.perf.results import RESULTS_FILE
 #: Module -> arguments of its full run and of its smoke run.
 BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "embedding": ([], ["--encoders", "minilm"]),
+    "fusions": ([], ["--texts", "8", "--calls", "3"]),
     "search": ([], ["--sizes", "2000", "--queries", "10"]),
     "answer": ([], ["--backends", "embedded", "--model", "smollm2", "--queries", "1", "--max-tokens", "16"]),
     "coldstart": ([], ["--skip-ask", "--repeats", "1"]),

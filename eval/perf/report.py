@@ -171,6 +171,31 @@ def coldstart(section: dict[str, Any], targets: list[str]) -> list[str]:
     return lines
 
 
+def fusions(section: dict[str, Any], targets: list[str]) -> list[str]:
+    """Why the fast path leaves SkipLayerNormalization out: the node alone and the whole model, each side by side."""
+    shape = "x".join(str(n) for n in section["node_shape"])
+    lines = ["## Fusion left out: SkipLayerNormalization (residual add + layer norm in one node)", "",
+             _stamp(section), "",
+             f"The node alone, on {shape} float32 inputs (median of interleaved calls):", ""]  # fmt: skip
+    lines += _table(["threads", "node", "ms per call", "ns per element", "max abs difference of the two"],
+                    [[r["threads"], r["node"], r["ms_per_call"], r["ns_per_element"], r["max_abs_difference"]]
+                     for r in section["nodes"]])  # fmt: skip
+    lines += [f"The whole model ({section['encoder']} int8, the same file; {section['texts']} full reports, "
+              "interleaved rounds; node counts from each session's optimized graph):", ""]  # fmt: skip
+    lines += _table(["threads", "session", "reports/s", "vs fused", "SkipLayerNormalization", "LayerNormalization",
+                     "min cosine to shipped"],
+                    [[r["threads"], r["session"], r["reports_per_s"], f"{r['speedup_over_fused']}x",
+                      r["skip_layer_norm_nodes"], r["layer_norm_nodes"], r["cosine_to_shipped_min"]]
+                     for r in section["model"]])  # fmt: skip
+    lines += ["Share of the kernel time per op type (ONNX Runtime's profiler, one more pass over the texts; "
+              "ops under 0.5% left out):", ""]  # fmt: skip
+    lines += _table(["threads", "session", "op types"],
+                    [[r["threads"], r["session"], ", ".join(f"{op} {share:.1%}" for op, share in
+                                                            r.get("kernel_time_shares", {}).items())]
+                     for r in section["model"]])  # fmt: skip
+    return lines
+
+
 def concurrency(section: dict[str, Any], targets: list[str]) -> list[str]:
     lines = [f"## Diagnosis benchmark throughput ({section['backend']}, condition {section['condition']}, "
              f"max_tokens={section['max_tokens']})", "", _stamp(section), ""]  # fmt: skip
@@ -182,7 +207,7 @@ def concurrency(section: dict[str, Any], targets: list[str]) -> list[str]:
     return lines
 
 
-SECTIONS = {"embedding": embedding, "search": search, "answer": answer, "coldstart": coldstart,
+SECTIONS = {"embedding": embedding, "fusions": fusions, "search": search, "answer": answer, "coldstart": coldstart,
             "concurrency": concurrency}  # fmt: skip
 
 
