@@ -138,9 +138,9 @@ class RunnerSpec:
             tokenizer_json = (folder / TOKENIZER_FILE).read_text(encoding="utf-8")
             limit = max_seq_length or int(fields["max_seq_length"])
             return cls.build(tokenizer_json, fields["pooling"], limit, int(fields["dims"]))
-        except (OSError, ValueError, KeyError, TypeError):
+        except FileNotFoundError:  # not exported yet, or exported before specs were saved
             return None
-        except Exception as exc:  # tokenizers reports an unreadable tokenizer.json as a bare Exception
+        except Exception as exc:  # unreadable: bad JSON, missing keys, a tokenizer.json `tokenizers` cannot parse
             log.warning("cannot read the runner spec in %s (%s): the model will rewrite it", folder, exc)
             return None
 
