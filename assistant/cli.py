@@ -1,6 +1,7 @@
 """The `assistant` console script: one sub-command per module in `assistant/commands/`.
 
-Imports stay inside the command modules' functions so `assistant --help` does not load torch or FAISS.
+Imports stay inside the command modules' functions so `assistant --help` does not load torch or FAISS. Before any
+command runs, the libraries it may load are put in offline, no-telemetry mode (models/offline.py).
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from assistant.commands import ask_cmd, bench_cmd, chat_cmd, index_cmd, search_cmd, train_cmd
+from models.offline import lock_down
 
 app = typer.Typer(
     name="assistant",
@@ -16,6 +18,15 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _offline() -> None:
+    """Runs before every command: no library may phone home (Gradio, ONNX Runtime and the Hugging Face libraries
+    read their switches when first imported, which happens inside the commands)."""
+    lock_down()
+
+
 app.command("index")(index_cmd.index)
 app.command("search")(search_cmd.search)
 app.command("train")(train_cmd.train)

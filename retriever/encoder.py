@@ -29,13 +29,6 @@ from models.resolve import ModelNotAvailable, resolve_encoder
 if TYPE_CHECKING:
     from retriever.onnx_encoder import OnnxRunner
 
-# No network at run time unless the user opts in (patient data stays local; hubs are unreachable anyway).
-if os.environ.get("RADSEARCH_ALLOW_DOWNLOADS") != "1":
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 log = logging.getLogger(__name__)
 _MAX_POSITIONS = 512
 BACKENDS = ("torch", "onnx", "onnx-int8")

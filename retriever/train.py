@@ -25,9 +25,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from retriever.encoder import load_encoder  # first: it puts the Hugging Face libraries in offline mode
-
-# isort: split
 from datasets import Dataset, DatasetDict
 from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 from sentence_transformers.base.sampler import BatchSamplers
@@ -35,6 +32,7 @@ from sentence_transformers.sentence_transformer.evaluation import InformationRet
 from transformers import TrainerCallback
 
 from models.paths import models_dir
+from retriever.encoder import load_encoder
 from retriever.model_card import write_model_card
 from retriever.report import Report
 from retriever.splits import DEFAULT_SPLIT, SplitSpec, split_reports

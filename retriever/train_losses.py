@@ -13,9 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import retriever.encoder  # noqa: F401  first: it puts the Hugging Face libraries in offline mode
-
-# isort: split
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer

@@ -1,9 +1,9 @@
 """`assistant chat`: the Gradio chat for residents, served on this machine (127.0.0.1) unless told otherwise.
 
-Safe by default for a hospital: loopback only, no public share link, Gradio analytics off (the environment
-variable is set before Gradio is imported, so not even its start-up version check calls out), optional
-password sign-in. For a team, see the README: `--host 0.0.0.0` only behind a firewall, better behind a
-reverse proxy with TLS.
+Safe by default for a hospital: loopback only, no public share link, Gradio analytics off (the `assistant`
+command sets the switch before Gradio is imported, models/offline.py, so not even its start-up version check calls
+out), optional password sign-in. For a team, see the README: `--host 0.0.0.0` only behind a firewall, better
+behind a reverse proxy with TLS.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ def chat(
     root_path: Annotated[str | None, typer.Option(help="URL prefix when served behind a reverse proxy under a sub-path, e.g. /radsearch.")] = None,
 ) -> None:
     """Start the chat: type a finding, get a streamed diagnosis with the similar reports beside it."""
-    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"  # before gradio is imported anywhere
     from rich.console import Console
 
     from assistant.chat_app import ChatConfig, ChatService, build_app, launch_app
