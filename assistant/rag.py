@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -36,20 +37,31 @@ from assistant.answer import (
 )
 from assistant.lc_retriever import document_to_report
 from assistant.llm import LLM, BackendTimeout, LLMError, LLMResult, Message
-from retriever.query import clean_query
+from retriever.query import clean_query, visible_text
 
 DEFAULT_K = 1  # the RadSearch paper's setting: the single most similar report
 DEFAULT_MAX_TOKENS = 512
 CHAT_OVERHEAD_TOKENS = 16  # role markers and special tokens the chat template adds per message
 HISTORY_SHARE = 4  # earlier turns may take at most 1/HISTORY_SHARE of the room left for query + references
-_TAGS = re.compile(r"<\s*/?\s*(findings|reference_report)\b[^>]*>", re.IGNORECASE)
+_OPEN = "<\u2039\u27e8\u3008\u276c\u276e"  # "<" and the look-alikes NFKC does not map to it
+_CLOSE = ">\u203a\u27e9\u3009\u276d\u276f"
+# A delimiter however spelled: any bracket, slashes or a JSON-escaped one, `reference_report` with any separator,
+# and the rest of the tag up to its bracket when it has one on the same line (an unterminated tag loses its name).
+_TAGS = re.compile(
+    rf"[{_OPEN}]\s*[/\\]*\s*(?:findings?|reference[\W_]*reports?)\b(?:[^{_OPEN}{_CLOSE}\n]*[{_CLOSE}])?",
+    re.IGNORECASE,
+)
 _CUT_MARK = " [...]"
 
 
 def neutralise_tags(text: str) -> str:
     """Remove the prompt's own delimiters from untrusted text so it cannot close its block and pose as
-    instructions (a report containing `</reference_report>` followed by commands)."""
-    return _TAGS.sub("[tag removed]", text)
+    instructions (a report containing `</reference_report>` followed by commands).
+
+    The text is NFKC-normalised and stripped of invisible characters first, and the model reads it that way:
+    otherwise a full-width `＜/reference_report＞` or a zero-width space inside the name would pass the filter
+    and still read as the delimiter to the model."""
+    return _TAGS.sub("[tag removed]", visible_text(unicodedata.normalize("NFKC", text)))
 
 
 def fit_tokens(llm: LLM, text: str, budget: int) -> tuple[str, bool]:
