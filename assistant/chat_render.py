@@ -185,15 +185,21 @@ def search_markdown(reports: Sequence[RetrievedReport], field: str) -> str:
     return "\n".join([f"**Search only** (no LLM), matched on {label}:", "", *retrieval_lines(reports)])
 
 
+NO_ANSWER_TURN = "(No answer: the language model failed, so only similar archived reports were shown.)"
+
+
 def history_content(answer: Answer) -> str:
-    """How an earlier answer is replayed to the model on a follow-up: the same compact JSON it answers in,
-    or for a degraded/search-only turn the top impressions, so the model knows what was on screen."""
+    """How an earlier answer is replayed to the model on a follow-up: the same compact JSON it answers in.
+
+    A turn without an answer (degraded) is replayed as a fixed sentence, never with the retrieved reports: an
+    assistant turn is read as the model's own words, and report text is untrusted. The follow-up retrieves
+    with the whole case, so those reports reach the model again inside their untrusted-data delimiters."""
     if not answer.degraded and answer.diagnosis:
         return json.dumps(
             {"diagnosis": answer.diagnosis, "differential": answer.differential, "rationale": answer.rationale},
             ensure_ascii=False,
         )
-    return "Similar reports' impressions: " + "; ".join(r.impression for r in answer.retrieved[:3])
+    return NO_ANSWER_TURN
 
 
 CSS = """

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chat_fixtures import EFFUSION_QUERY, MARKUP_REPORT, build_chat_index, free_port
+from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, MARKUP_REPORT, build_chat_index, free_port
 from llm_fixtures import require_embedded_smollm2
 
 from assistant import chat_render as render
@@ -164,7 +164,7 @@ def test_backend_down_shows_the_retrieval_only_result(index_dir: Path) -> None:
     assert "No LLM answer" in notice and "retrieval-only result is shown" in notice and "rs-warning" in notice
     assert "No LLM answer" in _text(chat) and "Small right pleural effusion" in _text(chat)
     assert 'data-report-id="cxr-001"' in cards
-    assert case[-1]["role"] == "assistant" and "Small right pleural effusion" in case[-1]["content"]
+    assert case[-1]["role"] == "assistant" and "Small right pleural effusion" not in case[-1]["content"]
 
 
 # ------------------------------------------------------------------------------------ answers (SmolLM2)
@@ -195,6 +195,24 @@ def test_follow_up_sends_the_conversation_and_new_case_forgets_it(index_dir: Pat
     assert 'data-report-id="cxr-001"' in cards, "retrieval uses the whole case, not only the follow-up"
     _last(service, follow_up, request)  # new case: empty chat and case
     assert [m["role"] for m in llm.calls[-1]] == ["system", "user"]
+
+
+def test_retrieved_text_never_reaches_the_model_as_an_assistant_turn(index_dir: Path, smollm2: LLM) -> None:
+    """Report text is untrusted: replayed as the assistant's own words it would carry the model's authority."""
+    llm = RecordingLLM(smollm2)
+    service = ChatService(ChatConfig(max_tokens=40), llm=llm)
+    down = LLMSettings(
+        backend="openai", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", timeout_s=5, max_retries=0
+    )
+    failing = ChatService(ChatConfig(llm_settings=down))
+    search = Request(mode=MODE_SEARCH, field="findings", k=3, index=str(index_dir))
+    answer = Request(field="findings", k=3, index=str(index_dir))
+    chat, _cards, _notice, case, _box = _last(service, EFFUSION_QUERY, search)
+    chat, _cards, _notice, case, _box = _last(failing, "Any pleural thickening?", answer, chat=chat, case=case)
+    _last(service, "Could it be an empyema?", answer, chat=chat, case=case)
+    replayed = " ".join(m["content"] for m in llm.calls[-1] if m["role"] == "assistant")
+    for report in CHAT_REPORTS:
+        assert report.impression not in replayed and report.findings not in replayed
 
 
 def test_retrieval_off_answers_from_the_model_alone(index_dir: Path, smollm2: LLM) -> None:
