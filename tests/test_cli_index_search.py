@@ -73,9 +73,9 @@ def test_search_bad_inputs(built: tuple[Path, str], tmp_path: Path) -> None:
     empty = run("search", "   ", "--index", str(out))
     assert empty.returncode == 2 and "query is empty" in empty.stderr
     missing = run("search", "effusion", "--index", str(tmp_path / "none"))
-    assert missing.returncode == 1 and "assistant index" in missing.stderr
+    assert missing.returncode == 2 and "assistant index" in missing.stderr  # as `assistant ask`
     wrong = run("search", "effusion", "--index", str(out), "--encoder", "mpnet")
-    assert wrong.returncode == 1 and "built with encoder 'minilm'" in wrong.stderr
+    assert wrong.returncode == 2 and "built with encoder 'minilm'" in wrong.stderr
     long = run("search", "effusion " * 12000, "--index", str(out), "-k", "1")
     assert long.returncode == 0 and "reads only the first 256 tokens" in long.stderr
 

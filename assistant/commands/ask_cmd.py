@@ -54,6 +54,7 @@ def ask(
     """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
     from rich.console import Console
 
+    from assistant.commands.output import literal, print_error
     from assistant.lc_retriever import ReportRetriever
     from assistant.rag import RagPipeline
     from assistant.settings import LLMSettings, make_llm
@@ -76,10 +77,10 @@ def ask(
         if as_json:
             answer = pipeline.invoke(query)
         else:
-            with err.status(f"asking {settings.backend} model {settings.model or '(server default)'} ..."):
+            with err.status(literal(f"asking {settings.backend} model {settings.model or '(server default)'} ...")):
                 answer = pipeline.invoke(query)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     if as_json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
@@ -91,28 +92,28 @@ def ask(
 
 
 def _print(answer: Answer, out: Console) -> None:
-    """Diagnosis panel, then the reports (cited ones marked), then notes and provenance."""
-    from rich.markup import escape
+    """Diagnosis panel, then the reports (cited ones marked), then notes and provenance. Model and report text
+    go in as `Text`, so rich shows it as written (see assistant.commands.output)."""
     from rich.panel import Panel
     from rich.table import Table
+    from rich.text import Text
+
+    from assistant.commands.output import literal, print_note
 
     if answer.degraded:
-        out.print(
-            Panel(
-                f"[bold]No LLM answer[/bold] ({answer.degraded_kind}): "
-                f"{escape(answer.degraded_reason or '')}\n"
-                "Retrieval-only result: the impressions of the most similar reports are below.",
-                title="degraded",
-                border_style="red",
-            )
+        body = Text.assemble(
+            ("No LLM answer", "bold"),
+            f" ({answer.degraded_kind}): {answer.degraded_reason or ''}\n",
+            "Retrieval-only result: the impressions of the most similar reports are below.",
         )
+        out.print(Panel(body, title="degraded", border_style="red"))
     else:
-        lines = [f"[bold]Most likely diagnosis:[/bold] {escape(answer.diagnosis or '')}"]
+        lines = [Text.assemble(("Most likely diagnosis: ", "bold"), answer.diagnosis or "")]
         if answer.differential:
-            lines.append("[bold]Differential:[/bold] " + escape("; ".join(answer.differential)))
+            lines.append(Text.assemble(("Differential: ", "bold"), "; ".join(answer.differential)))
         if answer.rationale:
-            lines.append(f"[bold]Rationale:[/bold] {escape(answer.rationale)}")
-        out.print(Panel("\n".join(lines), title="answer", border_style="green"))
+            lines.append(Text.assemble(("Rationale: ", "bold"), answer.rationale))
+        out.print(Panel(Text("\n").join(lines), title="answer", border_style="green"))
     if answer.retrieved:
         table = Table(title="retrieved reports", show_lines=True)
         for column in ("#", "score", "report", "cited", "impression"):
@@ -120,10 +121,10 @@ def _print(answer: Answer, out: Console) -> None:
         for r in answer.retrieved:
             cited = "yes" if r.report_id in answer.cited_report_ids else ""
             impression = r.impression if len(r.impression) <= 300 else r.impression[:299] + "…"
-            table.add_row(str(r.rank), f"{r.score:.3f}", escape(r.report_id), cited, escape(impression))
+            table.add_row(str(r.rank), f"{r.score:.3f}", literal(r.report_id), cited, literal(impression))
         out.print(table)
     for note in answer.notes:
-        out.print(f"[yellow]note:[/yellow] {escape(note)}")
+        print_note(out, note)
     timing = ", ".join(f"{name} {value:.2f}" for name, value in answer.timings.items())
-    out.print(f"[dim]model {answer.model_id or '-'} · prompt {answer.prompt_id} · {timing}[/dim]")
+    out.print(literal(f"model {answer.model_id or '-'} · prompt {answer.prompt_id} · {timing}", style="dim"))
     out.print("[dim]Decision support and teaching aid, not a diagnosis.[/dim]")

@@ -30,8 +30,10 @@ def chat(
 ) -> None:
     """Start the chat: type a finding, get a streamed diagnosis with the similar reports beside it."""
     from rich.console import Console
+    from rich.text import Text
 
     from assistant.chat_app import ChatConfig, ChatService, build_app, launch_app
+    from assistant.commands.output import literal, print_error
     from assistant.settings import LLMSettings
 
     err = Console(stderr=True)
@@ -39,18 +41,21 @@ def chat(
         credentials = parse_auth(auth or os.environ.get("RADSEARCH_CHAT_AUTH"))
         settings = LLMSettings.from_env().with_flags(backend=backend, model=model)
     except ValueError as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     if host not in ("127.0.0.1", "localhost", "::1") and credentials is None:
         err.print(
-            f"[yellow]warning:[/yellow] listening on {host} without --auth: anyone who can reach this port can "
-            "use the assistant and read the indexed reports."
+            Text.assemble(
+                ("warning: ", "yellow"),
+                f"listening on {host} without --auth: anyone who can reach this port can use the assistant and "
+                "read the indexed reports.",
+            )
         )
     config = ChatConfig(llm_settings=settings, indexes=tuple(index or ()), concurrency=concurrency)
     service = ChatService(config)
     app = build_app(config, service)
     threading.Thread(target=service.warm_up, name="chat-warm-up", daemon=True).start()
-    err.print(f"RadSearch Assistant chat on http://{'localhost' if host == '127.0.0.1' else host}:{port} (Ctrl+C stops)")
+    err.print(literal(f"RadSearch Assistant chat on http://{'localhost' if host == '127.0.0.1' else host}:{port} (Ctrl+C stops)"))
     launch_app(app, config, host=host, port=port, auth=credentials, root_path=root_path)
 
 

@@ -1,4 +1,8 @@
-"""`assistant search`: ranked reports for a finding, as a table or JSON."""
+"""`assistant search`: ranked reports for a finding, as a table or JSON.
+
+Exit codes as `assistant ask`: 0 results (or none matched), 2 bad input (empty query, missing or mismatched
+index, bad option value).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import typer
 from models.paths import default_index_dir
 from retriever.methods import DEFAULT_METHOD
 
+EXIT_BAD_INPUT = 2
 FIELD_HELP = "Field to match: impression (likely impressions), findings (similar findings) or report (full text)."
 
 
@@ -34,6 +39,7 @@ def search(
     from rich.console import Console
     from rich.table import Table
 
+    from assistant.commands.output import literal, print_error, print_note
     from models.resolve import ModelNotAvailable
     from retriever.index import IndexLoadError, ReportIndex, SearchFilters
     from retriever.query import EmptyQueryError, clean_query
@@ -44,14 +50,11 @@ def search(
         idx = ReportIndex.load(index or default_index_dir(), encoder)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
         hits = idx.search(query, field=field, k=k, filters=SearchFilters(modality, source, label), method=method)
-    except EmptyQueryError as exc:
-        err.print(f"[red]{exc}[/red]")
-        raise typer.Exit(2) from exc
-    except (IndexLoadError, ModelNotAvailable, ValueError) as exc:
-        err.print(f"[red]{exc}[/red]")
-        raise typer.Exit(1) from exc
+    except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
+        print_error(err, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
     if notice:
-        err.print(f"[yellow]note: {notice}[/yellow]")
+        print_note(err, notice)
     if as_json:
         payload = {
             "query": query if len(query) <= 1000 else query[:1000] + "…",
@@ -66,7 +69,7 @@ def search(
     if not hits:
         err.print("no matching reports (try another field, fewer filters, or method dense)")
         return
-    table = Table(title=f"{field} matches ({method}, {idx.manifest.encoder.name})", show_lines=True)
+    table = Table(title=literal(f"{field} matches ({method}, {idx.manifest.encoder.name})"), show_lines=True)
     for column, style in (
         ("#", ""),
         ("score", ""),
@@ -81,10 +84,10 @@ def search(
         table.add_row(
             str(h.rank),
             f"{h.score:.3f}",
-            r.id,
-            f"{r.source}/{r.modality}",
-            _short(r.impression, 200),
-            _short(r.findings, 240),
+            literal(r.id),
+            literal(f"{r.source}/{r.modality}"),
+            literal(_short(r.impression, 200)),
+            literal(_short(r.findings, 240)),
         )
     # Not a terminal (piped, `make demo` logs): rich would assume 80 columns and fold every cell.
     Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns).print(table)

@@ -59,6 +59,7 @@ def train(
 
     from rich.console import Console
 
+    from assistant.commands.output import literal, print_error
     from models.resolve import ModelNotAvailable
     from retriever.ingest import ingest
     from retriever.sources import ColumnMap
@@ -73,8 +74,8 @@ def train(
         raise typer.BadParameter(str(exc), param_hint="--map") from exc
     with console.status("reading reports"):
         result = ingest(corpus, mapping=mapping)
-    console.print(f"{result.records_in} records read, {len(result.reports)} usable reports; rejected: "
-                  f"{dict(result.reasons()) or 'none'}")
+    console.print(literal(f"{result.records_in} records read, {len(result.reports)} usable reports; rejected: "
+                          f"{dict(result.reasons()) or 'none'}"))
     config = TrainConfig(
         base=base, epochs=epochs, batch_size=batch_size, lr=lr, max_seq_length=max_seq_length, seed=seed,
         mask_near_duplicates=mask_near_duplicates, duplicate_threshold=duplicate_threshold, cached=cached,
@@ -85,10 +86,10 @@ def train(
         trained = train_encoder(result.reports, out, config, skipped=result.reasons(), overwrite=overwrite,
                                 resume=resume)
     except (TrainingError, ModelNotAvailable, ValueError) as exc:
-        console.print(f"[red]{exc}[/red]")
+        print_error(console, exc)
         raise typer.Exit(1) from exc
     card = trained.card
-    console.print(f"[green]trained {out} -> {trained.path}[/green]  pairs {card['data']['pairs']}, "
-                  f"seconds/epoch {card['train_seconds_per_epoch']}")
-    console.print(f"dev before: {card['dev_metrics']['before']}\ndev after:  {card['dev_metrics']['after']}")
-    console.print(f"index with it: assistant index CORPUS --encoder {out}")
+    console.print(literal(f"trained {out} -> {trained.path}", style="green"),
+                  literal(f" pairs {card['data']['pairs']}, seconds/epoch {card['train_seconds_per_epoch']}"))
+    console.print(literal(f"dev before: {card['dev_metrics']['before']}\ndev after:  {card['dev_metrics']['after']}"))
+    console.print(literal(f"index with it: assistant index CORPUS --encoder {out}"))
