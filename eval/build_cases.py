@@ -1,17 +1,28 @@
 """Build diagnosis cases from the shared development data (never committed: they hold report text).
 
-    python -m eval.build_cases                       # -> <data home>/eval/cases/shared_test.jsonl
-    python -m eval.build_cases --splits dev,test --max-per-source 80 --out cases.jsonl
+    python -m eval.build_cases        # -> <data home>/eval/cases/shared_heldout.jsonl and shared_screen.jsonl
+    python -m eval.build_cases --splits dev,test --screen-per-source 12
 
-Two kinds of case, both from reports the encoders were not trained on (the held-out split of
-`retriever.splits`, by report id):
+Cases come only from reports the encoders were not trained on (the dev and test splits of `retriever.splits`, by
+report id), from all four collections, one kind per collection:
 - MedPix teaching cases: findings -> the case diagnosis. `accept` adds the case title when it names a diagnosis,
   parenthesised aliases ("Ledderhose disease" in "Plantar fibromatosis (Ledderhose disease)") and each item of a
   numbered multi-diagnosis. The differential list is NOT accepted: it names the alternatives that were excluded.
-- Open-i chest X-rays with an abnormal NegBio label: findings -> impression. `accept` adds each positive
-  impression sentence and the NegBio labels in words ("Effusion" -> "pleural effusion"), because a one-line
-  answer naming the main finding is what a resident would be expected to give.
+- Open-i chest X-rays with a positive NegBio label (gold, negation resolved): findings -> the impression's positive
+  sentences, or the labels in words when the impression itself says nothing abnormal ("No acute disease." over a
+  nodule the findings describe). `accept` adds each positive sentence and the labels in words ("Effusion" ->
+  "pleural effusion"): a one-line answer naming the main finding is what a resident would be expected to give.
+- CT-RATE chest CTs and MTSamples imaging notes: findings -> the first positive impression sentence; `accept`
+  adds the other positive sentences (and CT-RATE's labels in words, which a classifier predicted). Studies whose
+  impression has no positive sentence (normal studies) are not cases: there is nothing to diagnose.
 The case id is the report id, so the benchmark can keep the case's own report out of the retrieval corpus.
+
+Two files: a small *screening* set (the first `--screen-per-source` dev cases of each source in a stable hashed
+order), on which prompt, k, field and model are chosen, and the *held-out* set of every case, on which the chosen
+configuration is confirmed once. The shared data holds too few diagnosable unseen reports for 300 held-out cases
+beside a screening set, so the screening cases stay in the held-out set, marked (`meta.screening`), and the
+benchmark report gives accuracy on the cases never screened beside the total. `eval.stats.mcnemar_sample_size`
+says how many cases a 10-point paired difference needs; the command prints it beside the count.
 """
 
 from __future__ import annotations
@@ -19,14 +30,20 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
+from collections import Counter
+from dataclasses import replace
 from itertools import zip_longest
 from pathlib import Path
 
-from eval.cases import Case, write_cases
+from eval.cases import SCREENING, Case, write_cases
 from eval.shared_data import SHARED_DATA, eval_home, load_shared
+from eval.stats import mcnemar_sample_size
 from retriever.report import Report
 from retriever.splits import split_of
 
+#: Planned share of cases answered right under exactly one of two conditions (the earlier 100-case run: 24% between
+#: no retrieval and the fine-tuned retriever), for the sample-size statement.
+DISCORDANT_PLANNED = 0.25
 #: NegBio's 14 Open-i labels (minus `normal`) as a resident would name them.
 NEGBIO_WORDS = {
     "Atelectasis": "atelectasis",
@@ -45,14 +62,18 @@ NEGBIO_WORDS = {
     "Hernia": "hiatal hernia",
 }
 _NORMAL = re.compile(
-    r"^\W*(?:\d+\.\s*)?(?:no |normal |negative |clear |otherwise|stable (?:chest|exam)|technically)"
-    r"|\bno (?:acute|active|evidence)\b",
+    r"^\W*(?:\d+\.\s*)?(?:no |normal |negative |clear |otherwise|stable (?:chest|exam|mammographic)|technically"
+    r"|recommend|clinical correlation|correlat|follow|consider|further|the need|could |see )"
+    r"|\bno (?:acute|active|evidence|findings)\b|\bthere (?:is|are) no\b",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[a-z)])\.\s+")
 _ALIAS = re.compile(r"^(?:[A-Z][A-Za-z0-9]{1,5}|\S+(?:\s+\S+)+)$")  # an acronym (LAM) or a name of 2+ words
-_NUMBERED = re.compile(r"(?:^|\s)\d+[.)]\s+")
+_NUMBERED = re.compile(r"(?:^|\s)\d+[.)](?:\s+|(?=[A-Z]))")  # "1. A", "1.A"; not "3.5 cm"
 _PAREN = re.compile(r"\(([^()]+)\)")
+#: MTSamples' numbered impressions arrive as "first.,2. second": the comma hides the item number from _NUMBERED.
+#: Recommendations and "stable"/"see ..." remarks are not diagnoses either, so _NORMAL drops them too.
+_LIST_COMMA = re.compile(r",(?=\d+[.)])")
 _TITLE_NOT_DIAGNOSIS = re.compile(r"\b(case|year[- ]old|presents?|patient|history)\b", re.IGNORECASE)
 
 
@@ -106,19 +127,34 @@ def medpix_case(report: Report) -> Case | None:
     return Case(report.id, report.findings, diagnosis, _distinct(accept, diagnosis), "medpix")
 
 
+def _positive_items(impression: str) -> list[str]:
+    """The impression's sentences or numbered items that state something abnormal (not "No ...", "Normal ...")."""
+    return [item for item in _items(_LIST_COMMA.sub(" ", impression)) if not _NORMAL.search(item)]
+
+
 def openi_case(report: Report) -> Case | None:
-    """Abnormal findings -> impression, or None for a normal study or one without a NegBio finding label."""
+    """Abnormal findings -> positive impression sentences (else the labels), or None for a normal study or one
+    without a NegBio finding label."""
     positive = [NEGBIO_WORDS[label] for label in report.labels if label in NEGBIO_WORDS]
     if not positive or "normal" in report.labels or not report.findings or not report.impression:
         return None
-    if _NORMAL.match(report.impression):  # the impression opens with "no acute ...": not an abnormal case
+    items = _positive_items(report.impression)
+    diagnosis = "; ".join(items) if items else ", ".join(positive)
+    return Case(report.id, report.findings, diagnosis, _distinct(items + positive, diagnosis), "openi")
+
+
+def impression_case(report: Report) -> Case | None:
+    """Findings -> the first positive impression sentence (CT-RATE, MTSamples), or None for a normal study."""
+    if not report.findings or not report.impression:
         return None
-    accept = [s for s in _items(report.impression) if not _NORMAL.search(s)] + positive
-    diagnosis = _clean(report.impression)
-    return Case(report.id, report.findings, diagnosis, _distinct(accept, diagnosis), "openi")
+    items = _positive_items(report.impression)
+    if not items:
+        return None
+    labels = [label.lower().replace("_", " ") for label in report.labels]
+    return Case(report.id, report.findings, items[0], _distinct(items[1:] + labels, items[0]), report.source)
 
 
-BUILDERS = {"medpix": medpix_case, "openi": openi_case}
+BUILDERS = {"medpix": medpix_case, "openi": openi_case, "ctrate": impression_case, "mtsamples": impression_case}
 
 
 def _stable_order(report_id: str) -> str:
@@ -138,22 +174,43 @@ def build(reports: list[Report], splits: set[str], max_per_source: int) -> list[
     return [case for group in zip_longest(*per_source) for case in group if case is not None]
 
 
+def mark_screening(cases: list[Case], per_source: int) -> list[Case]:
+    """The cases, the first `per_source` dev-split cases of each source marked `meta.screening` (configurations are
+    chosen on them, so the report also scores the cases without them)."""
+    taken: Counter[str] = Counter()
+    marked: list[Case] = []
+    for case in cases:
+        if split_of(case.id) == "dev" and taken[case.source] < per_source:
+            taken[case.source] += 1
+            case = replace(case, meta={**case.meta, SCREENING: "yes"})
+        marked.append(case)
+    return marked
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
-    parser.add_argument("--out", type=Path, default=None, help="default: <data home>/eval/cases/shared_<splits>.jsonl")
-    parser.add_argument("--splits", default="test", help="comma-separated: train, dev, test")
-    parser.add_argument("--max-per-source", type=int, default=60)
+    parser.add_argument("--out", type=Path, default=None, help="folder (default: <data home>/eval/cases)")
+    parser.add_argument("--splits", default="dev,test", help="comma-separated: train, dev, test")
+    parser.add_argument("--max-per-source", type=int, default=1000)
+    parser.add_argument("--screen-per-source", type=int, default=12, help="dev cases per source for screening")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"skipped: shared data folder {args.data} is absent")
         return 0
     splits = {s.strip() for s in args.splits.split(",") if s.strip()}
-    out = args.out or eval_home() / "cases" / f"shared_{'_'.join(sorted(splits))}.jsonl"
+    out = args.out or eval_home() / "cases"
     cases = build(load_shared(args.data).reports, splits, args.max_per_source)
-    write_cases(cases, out)
-    by_source = {s: sum(c.source == s for c in cases) for s in BUILDERS}
-    print(f"wrote {len(cases)} cases {by_source} to {out}")
+    held_out = mark_screening(cases, args.screen_per_source)
+    screening = [c for c in held_out if SCREENING in c.meta]
+    for name, subset in (("screen", screening), ("heldout", held_out)):
+        write_cases(subset, out / f"shared_{name}.jsonl")
+        print(f"wrote {len(subset)} {name} cases {dict(Counter(c.source for c in subset))} to {out}")
+    needed = {alpha: mcnemar_sample_size(0.10, DISCORDANT_PLANNED, alpha) for alpha in (0.05, 0.01)}
+    print(
+        f"power: a 10-point paired difference with {DISCORDANT_PLANNED:.0%} discordant cases needs "
+        f"{needed[0.05]} cases at alpha 0.05 and {needed[0.01]} at alpha 0.01 (power 0.8); held out: {len(held_out)}"
+    )
     return 0
 
 

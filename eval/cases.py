@@ -15,6 +15,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+#: `meta` key marking a case that configurations were screened on (eval/build_cases.py).
+SCREENING = "screening"
+
 
 class CaseFileError(ValueError):
     """A cases file cannot be used; the message names the file, line and problem."""

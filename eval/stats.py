@@ -7,6 +7,7 @@
   few queries differ, else a seeded Monte Carlo estimate (the same p on every run).
 - Chi-square test (2x2, Yates continuity correction) for accuracies on independent case sets.
 - Bonferroni adjustment when several comparisons are made.
+- Sample size for McNemar's test (Connor 1987), to say before a run how many cases can show a given difference.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom, chi2
+from scipy.stats import binom, chi2, norm
 
 Z95 = 1.959963984540054
 EXACT_BELOW = 25
@@ -82,6 +83,18 @@ def mcnemar_counts(b: int, c: int) -> TestResult:
         return TestResult(p, "exact binomial", None, b, c)
     statistic = (abs(b - c) - 1) ** 2 / n
     return TestResult(float(chi2.sf(statistic, 1)), "chi-square, continuity corrected", statistic, b, c)
+
+
+def mcnemar_sample_size(difference: float, discordant: float, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Cases needed for a two-sided McNemar test at `alpha` to detect a paired accuracy `difference` (B - A) with
+    `power`, when a share `discordant` of the cases is answered right by exactly one condition (Connor 1987):
+    n = (z_a/2 * sqrt(d) + z_b * sqrt(d - diff^2))^2 / diff^2. Why it matters: the discordant share, not the
+    accuracies, decides the size; a small model that changes its answer on many cases needs more of them."""
+    if not 0 < abs(difference) <= discordant <= 1:
+        raise ValueError(f"need 0 < |difference| <= discordant share <= 1, got {difference}, {discordant}")
+    z_alpha, z_beta = float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
+    root = z_alpha * math.sqrt(discordant) + z_beta * math.sqrt(discordant - difference**2)
+    return math.ceil(root**2 / difference**2)
 
 
 def paired_permutation(a: Sequence[float], b: Sequence[float], seed: int = 0) -> TestResult:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from eval.build_cases import medpix_case, openi_case
-from eval.cases import Case, CaseFileError, read_cases, write_cases
+from eval.build_cases import impression_case, mark_screening, medpix_case, openi_case
+from eval.cases import SCREENING, Case, CaseFileError, read_cases, write_cases
 from eval.conditions import parse_conditions, retrieval_corpus
 from eval.prediction_cache import PredictionCache, cache_key
 from retriever.report import Report
@@ -91,15 +91,43 @@ def test_medpix_case_accepts_title_aliases_and_numbered_diagnoses() -> None:
     assert medpix_case(Report("medpix:3", "", "Dx", source="medpix")) is None
 
 
-def test_openi_case_needs_an_abnormal_label_and_impression() -> None:
+def test_openi_case_needs_an_abnormal_label_and_names_the_positive_sentences() -> None:
     abnormal = Report("openi:1", "Blunted right costophrenic angle.",
                       "Small right pleural effusion. No pneumothorax.", labels=("Effusion",), source="openi")
     case = openi_case(abnormal)
-    assert case.diagnosis == "Small right pleural effusion. No pneumothorax"
-    assert case.accept == ("Small right pleural effusion", "pleural effusion")
+    assert case.diagnosis == "Small right pleural effusion"  # the negated sentence is not part of the answer
+    assert case.accept == ("pleural effusion",)
     normal_label = Report("openi:2", "Clear lungs.", "Normal chest.", labels=("normal",), source="openi")
-    normal_text = Report("openi:3", "Tiny effusion.", "No acute disease.", labels=("Effusion",), source="openi")
-    assert openi_case(normal_label) is None and openi_case(normal_text) is None
+    assert openi_case(normal_label) is None
+    # NegBio found a nodule in the findings although the impression says nothing abnormal: the label is the answer
+    silent = Report("openi:3", "5 mm nodule in the left upper lobe.", "No acute disease.", labels=("Nodule",),
+                    source="openi")
+    assert openi_case(silent).diagnosis == "pulmonary nodule"
+
+
+def test_impression_case_takes_the_first_positive_item_and_skips_normal_studies() -> None:
+    mts = Report("mtsamples:1", "Dilated renal pelvis.", "No renal stone.,2. Mild left hydronephrosis.,3. Normal "
+                 "appendix.", source="mtsamples")
+    case = impression_case(mts)
+    assert case.diagnosis == "Mild left hydronephrosis" and case.accept == ()
+    ct = Report("ctrate:1", "Nodules in both lungs.", "Multiple lung nodules, metastasis favoured. Hiatal hernia.",
+                labels=("Lung nodule", "Hiatal hernia"), source="ctrate")
+    case = impression_case(ct)
+    assert case.diagnosis == "Multiple lung nodules, metastasis favoured"
+    assert case.accept == ("Hiatal hernia", "lung nodule")  # the label repeats a sentence: kept once
+    assert impression_case(Report("ctrate:2", "Normal lungs.", "No acute findings.", source="ctrate")) is None
+
+
+def test_screening_cases_are_dev_cases_and_marked(tmp_path) -> None:
+    from retriever.splits import split_of
+
+    cases = [Case(f"medpix:{i}", "f", "d", source="medpix") for i in range(60)]
+    marked = mark_screening(cases, 3)
+    screening = [c for c in marked if SCREENING in c.meta]
+    assert len(screening) == 3 and all(split_of(c.id) == "dev" for c in screening)
+    assert [c.id for c in marked] == [c.id for c in cases]
+    write_cases(marked, tmp_path / "c.jsonl")
+    assert read_cases(tmp_path / "c.jsonl") == marked  # the mark survives the file
 
 
 def test_written_cases_hold_no_extra_fields(tmp_path) -> None:

@@ -11,6 +11,7 @@ from eval.stats import (
     format_p,
     mcnemar,
     mcnemar_counts,
+    mcnemar_sample_size,
     paired_permutation,
     wilson,
 )
@@ -110,3 +111,13 @@ def test_paired_permutation_identical_and_sampled() -> None:
     assert paired_permutation(a, b).p == result.p  # seeded: the same p every run
     with pytest.raises(ValueError):
         paired_permutation([0.1], [0.1, 0.2])
+
+
+def test_mcnemar_sample_size_by_hand() -> None:
+    # diff 0.10, discordant 0.25, alpha 0.05, power 0.8: (1.95996 * 0.5 + 0.84162 * sqrt(0.24))^2 / 0.01
+    # = (0.97998 + 0.41231)^2 / 0.01 = 1.93847 / 0.01 -> 194
+    assert mcnemar_sample_size(0.10, 0.25) == 194
+    # alpha 0.01: (2.57583 * 0.5 + 0.41231)^2 / 0.01 = 2.89042 / 0.01 -> 290
+    assert mcnemar_sample_size(0.10, 0.25, alpha=0.01) == 290
+    with pytest.raises(ValueError):
+        mcnemar_sample_size(0.3, 0.2)  # more difference than discordant cases is impossible
