@@ -48,10 +48,13 @@ _CLOSE = ">\u203a\u27e9\u3009\u276d\u276f"
 # A delimiter however spelled: any bracket, slashes or a JSON-escaped one, `reference_report` with any separator,
 # and the rest of the tag up to its bracket when it has one on the same line (an unterminated tag loses its name).
 _TAGS = re.compile(
-    rf"[{_OPEN}]\s*[/\\]*\s*(?:findings?|reference[\W_]*reports?)\b(?:[^{_OPEN}{_CLOSE}\n]*[{_CLOSE}])?",
+    rf"[{_OPEN}]\s*[/\\]*\s*(?:findings?|reference[\W_]*reports?|candidates?)\b(?:[^{_OPEN}{_CLOSE}\n]*[{_CLOSE}])?",
     re.IGNORECASE,
 )
 _CUT_MARK = " [...]"
+#: A candidate is an impression's opening: the diagnosis a radiologist put first, not every incidental finding after
+#: it (a small model shown whole reports tends to copy their descriptions instead of naming a diagnosis).
+CANDIDATE_TOKENS = 48
 
 
 def neutralise_tags(text: str) -> str:
@@ -80,12 +83,21 @@ def fit_tokens(llm: LLM, text: str, budget: int) -> tuple[str, bool]:
     return text[:cut].rstrip() + _CUT_MARK, True
 
 
-def render_reference(doc: Document, rank: int, text: str) -> str:
-    """One retrieved report inside its delimiters; the id is JSON-quoted so it cannot break the tag."""
+def _attributes(doc: Document, rank: int) -> str:
+    """A retrieved report's tag attributes; the id is JSON-quoted so it cannot break the tag."""
     report_id = json.dumps(str(doc.metadata.get("report_id") or doc.id or f"doc{rank}"))
     score = float(doc.metadata.get("score", 0.0))
-    opening = f'<reference_report id={report_id} rank="{rank}" similarity="{score:.3f}">'
-    return f"{opening}\n{text}\n</reference_report>"
+    return f'id={report_id} rank="{rank}" similarity="{score:.3f}"'
+
+
+def render_reference(doc: Document, rank: int, text: str) -> str:
+    """One retrieved report inside its delimiters (templates with `references: reports`)."""
+    return f"<reference_report {_attributes(doc, rank)}>\n{text}\n</reference_report>"
+
+
+def render_candidate(doc: Document, rank: int, text: str) -> str:
+    """One retrieved report's impression as a ranked candidate (templates with `references: impressions`)."""
+    return f"<candidate {_attributes(doc, rank)}>{text}</candidate>"
 
 
 class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
@@ -224,10 +236,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
                     f"prompt: reference reports from rank {rank} on left out (no room in the context)"
                 )
                 break
-            text, cut = fit_tokens(self.llm, neutralise_tags(doc.page_content), share)
-            if cut:
-                notes.append(f"prompt: reference report rank {rank} shortened to fit the context")
-            block = render_reference(doc, rank, text)
+            if self.prompt.references == "impressions":
+                impression = str(doc.metadata.get("impression") or doc.page_content)
+                text, _ = fit_tokens(self.llm, neutralise_tags(impression), min(share, CANDIDATE_TOKENS))
+                block = render_candidate(doc, rank, text)
+            else:
+                text, cut = fit_tokens(self.llm, neutralise_tags(doc.page_content), share)
+                if cut:
+                    notes.append(f"prompt: reference report rank {rank} shortened to fit the context")
+                block = render_reference(doc, rank, text)
             blocks.append(block)
             remaining -= self.llm.count_tokens(block)
         references = "\n\n".join(blocks) if blocks else "(none)"

@@ -143,6 +143,11 @@ def openi_case(report: Report) -> Case | None:
     return Case(report.id, report.findings, diagnosis, _distinct(items + positive, diagnosis), "openi")
 
 
+def first_positive_item(impression: str) -> str:
+    """The first sentence or item of an impression that states something abnormal ("" when none does)."""
+    return next(iter(_positive_items(impression)), "")
+
+
 def impression_case(report: Report) -> Case | None:
     """Findings -> the first positive impression sentence (CT-RATE, MTSamples), or None for a normal study."""
     if not report.findings or not report.impression:

@@ -2,17 +2,22 @@
 
 A condition is written as a short spec: `none` (the no-retrieval baseline), `bm25`, an encoder reference
 (`minilm`, `mpnet`, a fine-tuned model name such as `radsearch-minilm`, a folder or a hub id), or a fused search
-method over an encoder (`hybrid:radsearch-minilm`, `hybrid-weighted:radsearch-minilm`). Retrieval runs
-through the product's own path (`ReportIndex` + `ReportRetriever`), over a corpus from which the cases' own
-reports have been removed, so no case can be answered by reading its own report.
+method over an encoder (`hybrid:radsearch-minilm`, `hybrid-weighted:radsearch-minilm`). `tophit:SPEC` answers
+without any LLM, with the first positive sentence of the top hit's impression: what the LLM adds is measured
+against it. Options in brackets set the matched field, the number of reports and the prompt of one condition:
+`hybrid-weighted:radsearch-minilm[report,k=3,prompt=diagnosis_candidates]` (defaults: impression, k=1 and
+diagnosis_rag, the paper's setting, or the run's --field/-k/--prompt). Retrieval runs through the product's own path
+(`ReportIndex` + `ReportRetriever`), over a corpus from which the cases' own reports have been removed, so no case
+can be answered by reading its own report.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from retriever.methods import split_fused_spec
@@ -20,44 +25,90 @@ from retriever.report import Report
 
 #: The encoder whose index the BM25 condition searches lexically (BM25 is built beside every index).
 BM25_HOST_ENCODER = "minilm"
+DEFAULT_PROMPT = "diagnosis_rag"
+#: The no-LLM baseline's prefix.
+TOP_HIT = "tophit:"
+FIELDS = ("impression", "findings", "report")
+_SPEC = re.compile(r"\s*([^,\[\]]+?)\s*(?:\[([^\]]*)\])?\s*(?:,|$)")
 
 
 @dataclass(frozen=True)
 class Condition:
-    """One arm of the benchmark. `field` and `k` follow the pipeline defaults (impression, top-1 as in the
-    paper) unless set."""
+    """One arm of the benchmark. `field`, `k` and `prompt` follow the paper (impression, top-1, the report as
+    context) unless set."""
 
     spec: str
     field: str = "impression"
     k: int = 1
+    prompt: str = DEFAULT_PROMPT
 
     @property
     def retrieval(self) -> bool:
         return self.spec != "none"
 
     @property
+    def uses_llm(self) -> bool:
+        """False for the no-LLM baseline, which answers with the top hit's impression."""
+        return not self.spec.startswith(TOP_HIT)
+
+    @property
+    def _retriever_spec(self) -> str:
+        return self.spec.removeprefix(TOP_HIT)
+
+    @property
     def method(self) -> str:
-        return "bm25" if self.spec == "bm25" else split_fused_spec(self.spec)[0]
+        spec = self._retriever_spec
+        return "bm25" if spec == "bm25" else split_fused_spec(spec)[0]
 
     @property
     def encoder(self) -> str:
-        return BM25_HOST_ENCODER if self.spec == "bm25" else split_fused_spec(self.spec)[1]
+        spec = self._retriever_spec
+        return BM25_HOST_ENCODER if spec == "bm25" else split_fused_spec(spec)[1]
 
     @property
     def name(self) -> str:
-        """Label in results and cache keys; field and k only appear when they differ from the defaults."""
+        """Label in results and cache keys; field, k and prompt only appear when they differ from the defaults."""
         if not self.retrieval:
             return "none"
-        extra = "" if (self.field, self.k) == ("impression", 1) else f"[{self.field},k={self.k}]"
-        return f"{self.spec}{extra}"
+        options = [self.field] if self.field != "impression" else []
+        options += [f"k={self.k}"] if self.k != 1 and self.uses_llm else []
+        options += [f"prompt={self.prompt}"] if self.prompt != DEFAULT_PROMPT and self.uses_llm else []
+        return f"{self.spec}[{','.join(options)}]" if options else self.spec
 
 
-def parse_conditions(text: str, field: str = "impression", k: int = 1) -> list[Condition]:
-    """`none,mpnet,radsearch-minilm` -> Conditions, in order, without repeats."""
-    specs = list(dict.fromkeys(s.strip() for s in text.split(",") if s.strip()))
-    if not specs:
+def parse_conditions(
+    text: str, field: str = "impression", k: int = 1, prompt: str = DEFAULT_PROMPT
+) -> list[Condition]:
+    """`none,mpnet,radsearch-minilm[findings,k=3]` -> Conditions, in order, without repeats; the arguments are the
+    defaults that bracketed options override. Raises ValueError naming a bad option."""
+    conditions: list[Condition] = []
+    for match in _SPEC.finditer(text):
+        spec, options = match[1].strip(), match[2]
+        if not spec:
+            continue
+        spec = spec.lower() if spec.lower() in ("none", "bm25") else spec
+        condition = Condition(spec, field, k, prompt)
+        for option in filter(None, (o.strip() for o in (options or "").split(","))):
+            condition = _with_option(condition, option)
+        if not condition.uses_llm:  # the top hit alone: no k, no prompt
+            condition = replace(condition, k=1, prompt=DEFAULT_PROMPT)
+        if condition not in conditions:
+            conditions.append(condition)
+    if not conditions:
         raise ValueError("no conditions given (e.g. none,mpnet,bm25)")
-    return [Condition(s if s.lower() not in ("none", "bm25") else s.lower(), field, k) for s in specs]
+    return conditions
+
+
+def _with_option(condition: Condition, option: str) -> Condition:
+    key, sep, value = option.partition("=")
+    if not sep and key in FIELDS:
+        return replace(condition, field=key)
+    if key == "k" and value.isdigit() and int(value) >= 1:
+        return replace(condition, k=int(value))
+    if key == "prompt" and value:
+        return replace(condition, prompt=value)
+    raise ValueError(f"bad condition option {option!r} in {condition.spec!r}: use one of {', '.join(FIELDS)}, k=N, "
+                     "prompt=NAME")
 
 
 def corpus_key(reports: Sequence[Report]) -> str:

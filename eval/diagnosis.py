@@ -1,6 +1,6 @@
 """The diagnosis benchmark: cases x retrieval conditions x one LLM backend -> graded accuracy with statistics.
 
-    python -m eval.build_cases --splits dev,test            # cases from the shared data (once)
+    python -m eval.build_cases                              # cases from the shared data (once)
     python -m eval.diagnosis --conditions none,mpnet,radsearch-minilm
     python -m eval.diagnosis --cases my_cases.jsonl --corpus my_reports.csv --conditions none,bm25,minilm \\
         --backend openai --workers 8 --name my_site          # your own data against a vLLM server
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.cases import Case, read_cases
-from eval.conditions import Condition, load_or_build_index, parse_conditions, retrieval_corpus
+from eval.conditions import DEFAULT_PROMPT, Condition, load_or_build_index, parse_conditions, retrieval_corpus
 from eval.prediction_cache import PredictionCache, cache_key
 from eval.shared_data import RESULTS, SHARED_DATA, eval_home
 
@@ -83,6 +83,33 @@ def _prediction(case: Case, condition: Condition, model_id: str, answer: Any) ->
     }
 
 
+def _top_hit_prediction(case: Case, condition: Condition, retriever: Any) -> dict[str, Any]:
+    """The no-LLM baseline: the first positive sentence of the top hit's impression, as a case's reference
+    diagnosis is made (eval/build_cases.py), so neither side is graded on a longer text than the other."""
+    from eval.build_cases import first_positive_item
+
+    start = time.monotonic()
+    docs = retriever.invoke(case.findings)
+    impression = str(docs[0].metadata.get("impression", "")) if docs else ""
+    retrieved = [{"id": str(d.metadata.get("report_id")), "score": round(float(d.metadata.get("score", 0)), 4)}
+                 for d in docs]
+    return {
+        "case_id": case.id,
+        "condition": condition.name,
+        "model_id": "no LLM (top hit)",
+        "prompt_id": "",
+        "diagnosis": first_positive_item(impression) or impression or None,
+        "differential": [],
+        "cited": [r["id"] for r in retrieved[:1]],
+        "retrieved": retrieved,
+        "own_report_retrieved": any(r["id"] == case.id for r in retrieved),
+        "parse_mode": None,
+        "degraded_kind": None,
+        "timings": {"total": round(time.monotonic() - start, 3)},
+        "usage": {},
+    }
+
+
 def _log(message: str) -> None:
     print(message, flush=True)  # progress of a long run shows up at once in a redirected log
 
@@ -101,14 +128,18 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     corpus = retrieval_corpus(config.corpus, {c.id for c in config.cases})
     if any(c.retrieval for c in config.conditions) and not corpus:
         raise ValueError("retrieval conditions need a corpus (--corpus, or the shared data folder)")
-    pipelines = {
-        c.name: RagPipeline(llm, _retriever(c, config, corpus), max_tokens=config.max_tokens)
-        for c in config.conditions
-    }
     rows: dict[tuple[str, str], dict] = {}
+    for condition in (c for c in config.conditions if not c.uses_llm):
+        retriever = _retriever(condition, config, corpus)
+        rows |= {(case.id, condition.name): _top_hit_prediction(case, condition, retriever) for case in config.cases}
+    pipelines = {
+        c.name: RagPipeline(llm, _retriever(c, config, corpus), max_tokens=config.max_tokens, rag_prompt=c.prompt)
+        for c in config.conditions
+        if c.uses_llm
+    }
     todo: list[tuple[Case, Condition]] = []
     for start in range(0, len(config.cases), BLOCK):
-        for condition in config.conditions:
+        for condition in (c for c in config.conditions if c.uses_llm):
             for case in config.cases[start : start + BLOCK]:
                 key = cache_key(case.id, condition.name, model_id, pipelines[condition.name].prompt.id)
                 if (row := cache.get(key)) is not None:
@@ -149,12 +180,14 @@ def _corpus(paths: Sequence[str], data: Path) -> tuple[list[Any], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cases", type=Path, default=eval_home() / "cases" / "shared_dev_test.jsonl")
+    parser.add_argument("--cases", type=Path, default=eval_home() / "cases" / "shared_heldout.jsonl")
     parser.add_argument("--corpus", action="append", default=[], help="report corpus to retrieve from (repeatable)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder (default corpus)")
     parser.add_argument("--conditions", default=DEFAULT_CONDITIONS, help="comma-separated: none, bm25, encoders")
     parser.add_argument("--field", default="impression", help="field retrieved reports are matched on")
     parser.add_argument("-k", type=int, default=1, help="reports given to the LLM (1 = the paper)")
+    parser.add_argument("--prompt", default=DEFAULT_PROMPT, help="RAG prompt (prompts/NAME.txt): diagnosis_rag "
+                        "(the report as context, the paper) or diagnosis_candidates (ranked impressions)")
     parser.add_argument("--backend", default=None, help="embedded or openai (default: RADSEARCH_LLM_* settings)")
     parser.add_argument("--model", default=None, help="embedded: qwen1.5b|smollm2|FILE.gguf; openai: model name")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
@@ -176,7 +209,7 @@ def run(args: argparse.Namespace, command: str) -> int:
         print(f"no cases file at {args.cases}: build one with `python -m eval.build_cases` or pass --cases")
         return 2
     cases = read_cases(args.cases)
-    conditions = parse_conditions(args.conditions, args.field, args.k)
+    conditions = parse_conditions(args.conditions, args.field, args.k, args.prompt)
     corpus, corpus_specs = _corpus(args.corpus, args.data)
     # Every case of the file is kept out of the corpus, also with --limit: the corpus (and its cached index)
     # is then the same whichever prefix of the cases is run.
@@ -203,6 +236,7 @@ def run(args: argparse.Namespace, command: str) -> int:
         "max_tokens": args.max_tokens,
         "field": args.field,
         "k": args.k,
+        "prompt": args.prompt,
         "wall_seconds": round(time.monotonic() - started, 1),
     }
     paths = write_report(cases, [c.name for c in conditions], rows, grader, meta, args.out, args.name)

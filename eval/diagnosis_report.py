@@ -17,10 +17,13 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from eval.cases import Case
+from eval.cases import SCREENING, Case
 from eval.grading import Grader
 from eval.plots import accuracy_bars
 from eval.stats import bonferroni, chi_square, format_p, mcnemar, wilson
+
+#: Column of the cases no configuration was chosen on (build_cases marks the screening set).
+NEVER_SCREENED = "never screened"
 
 
 def _cell(k: int, n: int) -> dict[str, Any]:
@@ -48,6 +51,7 @@ def grade_run(cases: Sequence[Case], conditions: Sequence[str], rows: Sequence[d
             graded[condition].append({
                 "case_id": case.id,
                 "source": case.source,
+                "screening": SCREENING in case.meta,
                 "prediction": prediction,
                 "correct": grade.correct,
                 "criteria": grade.criteria,
@@ -71,6 +75,9 @@ def summarize(cases: Sequence[Case], graded: dict[str, list[dict]], criteria: Se
         for source in sources:
             subset = [v for v in verdicts if v["source"] == source]
             entry[source] = _cell(sum(v["correct"] for v in subset), len(subset))
+        if any(v["screening"] for v in verdicts):  # configurations were chosen on some cases: score the others too
+            unseen = [v for v in verdicts if not v["screening"]]
+            entry[NEVER_SCREENED] = _cell(sum(v["correct"] for v in unseen), len(unseen))
         entry["criteria"] = {c: _cell(sum(v["criteria"][c] for v in verdicts), len(verdicts)) for c in criteria}
         seconds = [v["seconds"] for v in verdicts if v["seconds"] is not None]
         entry["mean_seconds_per_case"] = round(sum(seconds) / len(seconds), 2) if seconds else None
@@ -95,22 +102,24 @@ def render(results: dict[str, Any]) -> str:
     """Markdown in the paper's layout."""
     summary, meta = results["summary"], results["meta"]
     sources = summary["sources"]
-    header = "| condition | overall | " + " | ".join(sources) + " |"
+    columns = sources + [NEVER_SCREENED] * any(NEVER_SCREENED in e for e in summary["accuracy"].values())
+    header = "| condition | overall | " + " | ".join(columns) + " |"
     lines = [
         f"# Diagnosis benchmark: {results['name']}",
         "",
         f"Model `{results['model_id']}`, prompts {', '.join(f'`{p}`' for p in results['prompt_ids'])}; "
         f"{results['n_cases']} cases ({json.dumps(results['cases_by_source'])}); retrieval field "
-        f"`{meta['field']}`, k={meta['k']}, corpus {meta['corpus_reports']} reports (the cases' own reports "
+        f"`{meta['field']}`, k={meta['k']}, prompt `{meta.get('prompt', 'diagnosis_rag')}` unless a condition's "
+        f"[options] say otherwise; corpus {meta['corpus_reports']} reports (the cases' own reports "
         f"removed); max_tokens {meta['max_tokens']}, temperature 0, seed 0. Written {results['created']} by "
         f"`{meta['command']}`.",
         "",
         "## Accuracy, % (correct/n) [95% Wilson CI]",
         header,
-        "|" + "---|" * (2 + len(sources)),
+        "|" + "---|" * (2 + len(columns)),
     ]
     for condition, entry in summary["accuracy"].items():
-        cells = [_text(entry["overall"]), *(_text(entry[s]) for s in sources)]
+        cells = [_text(entry["overall"]), *(_text(entry.get(s, {"n": 0})) for s in columns)]
         lines.append(f"| {condition} | " + " | ".join(cells) + " |")
     lines += ["", "## Paired comparisons (McNemar; exact binomial when < 25 discordant pairs)",
               "| A | B | only A correct | only B correct | P | P (Bonferroni) | test |",
@@ -150,8 +159,8 @@ def write_report(cases: Sequence[Case], conditions: Sequence[str], rows: Sequenc
     results = {
         "name": name,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "model_id": next((r["model_id"] for r in rows), None),
-        "prompt_ids": sorted({r["prompt_id"] for r in rows}),
+        "model_id": next((r["model_id"] for r in rows if r["prompt_id"]), None),  # the top-hit rows ask no model
+        "prompt_ids": sorted({r["prompt_id"] for r in rows if r["prompt_id"]}),
         "n_cases": len(cases),
         "cases_by_source": dict(Counter(c.source for c in cases)),
         "conditions": list(conditions),

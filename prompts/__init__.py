@@ -1,9 +1,11 @@
 """Prompt templates, one text file each, loaded by name: `load("diagnosis_rag")`.
 
 A file starts with `version: N` (recorded in every answer and benchmark result, so a changed prompt is never
-mistaken for an old one) and an optional `description:` line, then a `=== system ===` and a `=== user ===`
-section. Placeholders are `$name` (string.Template), so JSON braces in the text need no escaping and inserted
-values are never re-read as template syntax.
+mistaken for an old one), an optional `description:` line and an optional `references:` line saying how retrieved
+reports are shown (`reports`: each whole report in a <reference_report> block, the default; `impressions`: each
+report's impression, shortened, as a ranked <candidate>), then a `=== system ===` and a `=== user ===` section.
+Placeholders are `$name` (string.Template), so JSON braces in the text need no escaping and inserted values are
+never re-read as template syntax.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from importlib import resources
 from string import Template
 
 _SECTION = re.compile(r"^=== (system|user) ===$", re.MULTILINE)
+#: How a template wants retrieved reports rendered (assistant/rag.py renders them).
+REFERENCE_STYLES = ("reports", "impressions")
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class PromptTemplate:
     description: str
     system: str
     user: str
+    references: str = "reports"
 
     @property
     def id(self) -> str:
@@ -53,10 +58,14 @@ def load(name: str) -> PromptTemplate:
     sections = dict(zip(rest[::2], (body.strip() for body in rest[1::2]), strict=True))
     if "version" not in meta or set(sections) != {"system", "user"}:
         raise ValueError(f"prompt {name!r} needs a `version:` line and system and user sections")
+    references = meta.get("references", REFERENCE_STYLES[0]).strip()
+    if references not in REFERENCE_STYLES:
+        raise ValueError(f"prompt {name!r}: `references:` must be one of {', '.join(REFERENCE_STYLES)}")
     return PromptTemplate(
         name=name,
         version=meta["version"].strip(),
         description=meta.get("description", "").strip(),
         system=sections["system"],
         user=sections["user"],
+        references=references,
     )

@@ -73,6 +73,18 @@ def test_conditions_parse_and_name() -> None:
         parse_conditions(" , ")
 
 
+def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_model() -> None:
+    text = "none, mpnet[report,k=3,prompt=diagnosis_candidates], tophit:hybrid:x[findings,k=5], mpnet[k=2]"
+    none, candidates, top_hit, k2 = parse_conditions(text, k=1)
+    assert (candidates.field, candidates.k, candidates.prompt) == ("report", 3, "diagnosis_candidates")
+    assert candidates.name == "mpnet[report,k=3,prompt=diagnosis_candidates]"
+    assert not top_hit.uses_llm and none.uses_llm and (top_hit.method, top_hit.encoder) == ("hybrid", "x")
+    assert (top_hit.k, top_hit.name) == (1, "tophit:hybrid:x[findings]")  # one hit, no prompt
+    assert k2.name == "mpnet[k=2]" and parse_conditions("mpnet", k=2)[0].name == "mpnet[k=2]"
+    with pytest.raises(ValueError, match="bad condition option 'k=0'"):
+        parse_conditions("mpnet[k=0]")
+
+
 def test_retrieval_corpus_never_holds_a_case_report() -> None:
     reports = [Report("a", "f", "i"), Report("b", "f2", "i2")]
     assert [r.id for r in retrieval_corpus(reports, {"a"})] == ["b"]

@@ -1,8 +1,9 @@
 """A tiny end-to-end diagnosis benchmark with the embedded SmolLM2, so the script cannot rot.
 
-Three cases x three conditions (no retrieval, BM25, MiniLM) over a six-report corpus the tests write: checks
-the results files, that a case's own report is never retrieved, and that a second run (through
-`assistant bench`) answers everything from the prediction cache.
+Three cases x five conditions (no retrieval, BM25, MiniLM, MiniLM's top hit without an LLM, MiniLM's top two
+impressions as ranked candidates) over a six-report corpus the tests write: checks the results files, that a case's
+own report is never retrieved, and that a second run (through `assistant bench`) answers everything from the
+prediction cache.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ CASES = [
 ]
 
 
+CONDITIONS = "none,bm25,minilm,tophit:minilm,minilm[k=2,prompt=diagnosis_candidates]"
+NAMES = ["none", "bm25", "minilm", "tophit:minilm", "minilm[k=2,prompt=diagnosis_candidates]"]
+
+
 @pytest.mark.integration
 def test_tiny_benchmark_end_to_end_and_resume(tmp_path, monkeypatch, minilm) -> None:
     require_embedded_smollm2()
@@ -41,33 +46,39 @@ def test_tiny_benchmark_end_to_end_and_resume(tmp_path, monkeypatch, minilm) -> 
     write_cases(CASES, cases)
     cache = tmp_path / "predictions.jsonl"
     out = tmp_path / "results"
-    common = ["--cases", str(cases), "--corpus", str(corpus), "--conditions", "none,bm25,minilm",
+    common = ["--cases", str(cases), "--corpus", str(corpus), "--conditions", CONDITIONS,
               "--backend", "embedded", "--model", "smollm2", "--max-tokens", "24", "--cache", str(cache),
               "--out", str(out), "--name", "tiny"]
 
     assert main([*common, "--icd", "off"]) == 0
 
     results = json.loads((out / "tiny.json").read_text())
-    assert results["n_cases"] == 3 and results["conditions"] == ["none", "bm25", "minilm"]
+    assert results["n_cases"] == 3 and results["conditions"] == NAMES
     assert results["meta"]["corpus_reports"] == len(REPORTS) - 1  # the case's own report was removed
-    assert results["prompt_ids"] == ["diagnosis_norag@1", "diagnosis_rag@1"]
+    assert results["prompt_ids"] == ["diagnosis_candidates@1", "diagnosis_norag@1", "diagnosis_rag@1"]
     assert "smollm2" in results["model_id"].lower()
     for condition, verdicts in results["cases"].items():
         assert [v["case_id"] for v in verdicts] == [c.id for c in CASES]
         assert not any(v["missing"] or v["own_report_retrieved"] for v in verdicts)
-        assert all(len(v["retrieved"]) <= (0 if condition == "none" else 1) for v in verdicts)
+        most = {"none": 0, NAMES[-1]: 2}.get(condition, 1)
+        assert all(len(v["retrieved"]) <= most for v in verdicts)
     assert results["cases"]["minilm"][0]["retrieved"]  # dense retrieval always finds a nearest report
+    assert len(results["cases"][NAMES[-1]][0]["retrieved"]) == 2
+    top_hit = results["cases"]["tophit:minilm"]
+    # without an LLM the answer is the top hit's impression: for the pneumonia case, another report's impression
+    assert all(v["prediction"] for v in top_hit)
+    assert top_hit[0]["retrieved"] == results["cases"]["minilm"][0]["retrieved"]
     summary = results["summary"]
     assert summary["sources"] == ["fixture", "other"]
-    assert len(summary["mcnemar"]) == 3  # every pair of conditions, Bonferroni-adjusted
+    assert len(summary["mcnemar"]) == 10  # every pair of conditions, Bonferroni-adjusted
     overall = summary["accuracy"]["none"]["overall"]
     assert overall["n"] == 3 and 0 <= overall["ci95"][0] <= overall["accuracy"] <= overall["ci95"][1] <= 1
     assert "## Paired comparisons" in (out / "tiny.md").read_text()
     assert (out / "tiny_accuracy.png").read_bytes()[:4] == b"\x89PNG"
     lines = cache.read_text().splitlines()
-    assert len(lines) == 9
+    assert len(lines) == 12  # the LLM's answers; the top-hit baseline asks no model
 
     rerun = CliRunner().invoke(app, ["bench", *common, "--no-icd"])
     assert rerun.exit_code == 0, rerun.output
-    assert "9 predictions cached, 0 to ask" in rerun.output
+    assert "12 predictions cached, 0 to ask" in rerun.output
     assert cache.read_text().splitlines() == lines

@@ -191,3 +191,17 @@ def test_context_too_small_for_any_prompt_degrades(index) -> None:
 
 def test_fixture_reports_are_all_indexed(index) -> None:
     assert index.describe()["reports"] == len(REPORTS)
+
+
+def test_candidates_prompt_shows_ranked_impressions_not_whole_reports(llm, index) -> None:
+    pipeline = _pipeline(llm, index, k=3, rag_prompt="diagnosis_candidates")
+    docs = pipeline.retriever.invoke("Meniscus sign blunting the right costophrenic angle")
+    system, user = pipeline._messages("Meniscus sign blunting the right costophrenic angle", docs, [])
+    assert pipeline.prompt.references == "impressions" and "<candidate" in system["content"]
+    content = user["content"]
+    assert content.count("<candidate ") == 3 and "<reference_report" not in content
+    assert '<candidate id="cxr-001" rank="1"' in content
+    assert "Small right pleural effusion.</candidate>" in content  # the impression, whole when short
+    assert "Blunting of the right costophrenic angle" not in content  # the findings stay out
+    # an impression that hides a closing tag cannot end its candidate early
+    assert content.count("</candidate>") == 3

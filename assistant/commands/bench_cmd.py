@@ -39,16 +39,18 @@ def bench(
     """Benchmark diagnosis accuracy: cases x retrieval conditions x one LLM, with CIs and McNemar tests."""
     import sys
 
+    from eval.conditions import DEFAULT_PROMPT
     from eval.diagnosis import DEFAULT_CONDITIONS, DEFAULT_MAX_TOKENS, run
     from eval.shared_data import RESULTS, SHARED_DATA, eval_home
 
     args = argparse.Namespace(
-        cases=cases or eval_home() / "cases" / "shared_dev_test.jsonl",
+        cases=cases or eval_home() / "cases" / "shared_heldout.jsonl",
         corpus=corpus or [],
         data=SHARED_DATA,
         conditions=conditions or DEFAULT_CONDITIONS,
         field=field,
         k=k,
+        prompt=DEFAULT_PROMPT,
         backend=backend,
         model=model,
         max_tokens=max_tokens or DEFAULT_MAX_TOKENS,
