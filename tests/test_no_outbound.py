@@ -38,11 +38,13 @@ _ADDRESS = re.compile(
     r"sa_family=(?P<family>AF_\w+)(?:, sin6?_port=htons\((?P<port>\d+)\))?"
     r'(?:[^}]*?(?:inet_addr\("(?P<ip4>[^"]+)"\)|inet_pton\(AF_INET6, "(?P<ip6>[^"]+)"|sun_path="(?P<path>[^"]*)"))?'
 )
-#: Local name-service daemons: reaching one is a DNS lookup by proxy.
-_RESOLVER_SOCKETS = ("nscd", "resolve", "dbus")
+#: Local name-service daemons: reaching one may be a DNS lookup by proxy. Only a connection that succeeded counts
+#: (user-name lookups try nscd too, and where no daemon runs they fail with ENOENT and nothing is sent).
+_RESOLVER_SOCKETS = ("nscd", "resolve")
 #: Where ONNX Runtime's 1DS telemetry keeps its device id and event database.
 ORT_TELEMETRY_DIR = Path(".cache") / "Microsoft"
 
+QUERY = "Blunting of the right costophrenic angle with a meniscus sign"
 CORPUS = """id,findings,impression
 r1,"Blunting of the right costophrenic angle with a meniscus sign.","Small right pleural effusion."
 r2,"Air space opacity in the right lower lobe with air bronchograms.","Right lower lobe pneumonia."
@@ -65,7 +67,8 @@ def _leaves_machine(match: re.Match[str]) -> bool:
     family, ip, path = match["family"], match["ip4"] or match["ip6"], match["path"] or ""
     if family in ("AF_INET", "AF_INET6"):
         return ip is not None and not _is_local(ip)
-    return family == "AF_UNIX" and any(name in path for name in _RESOLVER_SOCKETS)
+    connected = match.string.rstrip().endswith("= 0")
+    return family == "AF_UNIX" and connected and any(name in path for name in _RESOLVER_SOCKETS)
 
 
 def _is_local(ip: str) -> bool:
@@ -79,7 +82,8 @@ def test_outbound_flags_dns_and_uploads_but_not_loopback() -> None:
     trace = "\n".join(
         [
             '3670  connect(8, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("10.255.255.53")}, 16) = 0',
-            '3669  connect(7, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT',
+            '3669  connect(7, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = 0',
+            '3669  connect(7, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such file)',
             "12 connect(5, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), "
             'inet_pton(AF_INET6, "2001:db8::1", &sin6_addr), sin6_scope_id=0}, 28) = -1 ENETUNREACH',
             '12 connect(5, {sa_family=AF_INET, sin_port=htons(7860), sin_addr=inet_addr("127.0.0.1")}, 16) = 0',
@@ -119,6 +123,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "RADSEARCH_LLM_GGUF": "smollm2",
         "RADSEARCH_LLM_CONTEXT": "2048",
         "RADSEARCH_LLM_TIMEOUT": "300",
+        "RADSEARCH_LLM_THREADS": "1",  # two llama.cpp threads crawl when the other core is busy (CI runs other work)
     }
     env.pop("XDG_DATA_HOME", None)
     return env
@@ -159,16 +164,16 @@ def test_index_makes_no_outbound_connection(built_index: Path) -> None:
 
 
 def test_search_makes_no_outbound_connection(sandbox: dict[str, str], built_index: Path, tmp_path: Path) -> None:
-    done = _run(sandbox, tmp_path / "search.strace", "search", "pleural effusion", "--index", str(built_index))
+    done = _run(sandbox, tmp_path / "search.strace", "search", QUERY, "--index", str(built_index))
     assert done.returncode == 0, done.stderr
-    assert "r1" in done.stdout
+    assert "reports:r1" in done.stdout
     _assert_silent(sandbox, tmp_path / "search.strace")
 
 
 def test_ask_makes_no_outbound_connection(sandbox: dict[str, str], built_index: Path, tmp_path: Path) -> None:
-    done = _run(sandbox, tmp_path / "ask.strace", "ask", "meniscus sign at the right base", "--index", str(built_index))
+    done = _run(sandbox, tmp_path / "ask.strace", "ask", QUERY, "--index", str(built_index))
     assert done.returncode in (0, 5), done.stderr  # 5: SmolLM2 may answer unparseably; the call still happened
-    assert "r1" in done.stdout + done.stderr
+    assert "reports:r1" in done.stdout
     _assert_silent(sandbox, tmp_path / "ask.strace")
 
 
@@ -210,7 +215,7 @@ def test_chat_makes_no_outbound_connection(sandbox: dict[str, str], built_index:
         client = Client(url, verbose=False)
         for mode in (MODE_SEARCH, MODE_ANSWER):
             conversation, cards, _notice, _box = client.predict(
-                "meniscus sign at the right base",
+                QUERY,
                 [],
                 mode,
                 "findings",
@@ -222,6 +227,6 @@ def test_chat_makes_no_outbound_connection(sandbox: dict[str, str], built_index:
                 "Any",
                 api_name="/ask",
             )
-            assert 'data-report-id="reports:r1"' in cards or "r1" in cards, cards
+            assert 'data-report-id="reports:r1"' in cards, cards
         time.sleep(10)  # ONNX Runtime's uploader looked up its host within seconds of the first search
     _assert_silent(sandbox, log)
