@@ -1,0 +1,58 @@
+"""The offline chat-model survey (eval/llm_survey.py): its data file matches the model table, measurements survive.
+
+No model is loaded: verification is replaced by "not installed here", as on a machine without the candidates.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from eval import llm_survey
+from models.gguf import MODELS
+
+
+def candidates() -> list[dict]:
+    return json.loads(llm_survey.CANDIDATES.read_text(encoding="utf-8"))["candidates"]
+
+
+def test_every_usable_model_is_in_the_survey_and_every_verdict_has_a_reason() -> None:
+    named = [c["name"] for c in candidates() if c.get("name")]
+    assert sorted(named) == sorted(MODELS)
+    for candidate in candidates():
+        assert candidate["verdict"] == ("verified" if candidate.get("name") else "rejected")
+        assert candidate["packages"] and candidate["model"] and candidate["reason"] and candidate["evidence"]
+
+
+@pytest.fixture
+def not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Results written to a temporary file; no model counts as installed."""
+    results = tmp_path / "llm_models.json"
+    monkeypatch.setattr(llm_survey, "RESULTS_JSON", results)
+    monkeypatch.setattr(llm_survey, "verify", lambda name: None)
+    return results
+
+
+def test_measurements_of_the_same_file_are_carried_over(not_installed: Path) -> None:
+    speed = {"prompt_tok_s": 90.0, "gen_tok_s": 25.0, "load_average_before": [0.5, 0.5, 0.5], "answer": "x"}
+    old = {
+        "name": "qwen1.5b",
+        "verification": {"sha256": MODELS["qwen1.5b"].sha256, "checksum_ok": True, "checked": "d", "header": {}},
+        "speed": speed,
+        "diagnosis": {"accuracy": 0.4, "seconds_per_answer": 9.5},
+    }
+    stale = {"name": "qwen0.5b", "verification": {"sha256": "0" * 64}, "speed": speed}
+    not_installed.write_text(json.dumps({"models": [old, stale]}))
+    models = {e.get("name"): e for e in llm_survey.build(speed=False)["models"]}
+    assert models["qwen1.5b"]["speed"] == speed and models["qwen1.5b"]["diagnosis"]["accuracy"] == 0.4
+    assert models["qwen0.5b"]["speed"] is None and models["qwen0.5b"]["verification"] is None
+    assert not models["qwen1.5b"]["installed_here"]
+
+
+def test_the_table_lists_every_package_and_leaves_benchmark_columns_pending(not_installed: Path) -> None:
+    markdown = llm_survey.render_markdown(llm_survey.build(speed=False))
+    for candidate in candidates():
+        assert f"`{candidate['packages']}`" in markdown
+    assert "| `qwen0.5b` |" in markdown and "not installed here" in markdown and "| pending | pending |" in markdown
