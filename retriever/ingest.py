@@ -1,7 +1,8 @@
 """Ingestion: importers' outcomes -> the Reports to index, plus a full account of what was rejected and why.
 
 Applies the RadSearch exclusions (reports missing findings or impression; duplicate findings) as options, and
-always drops duplicate ids. Invariant, checked by tests: records in = kept + rejected, per source.
+always drops duplicate ids. Invariant, checked by tests: records in = kept + rejected, per source. One
+`SourceNames` serves all corpus arguments, so two files never share report ids (and the same file read twice does).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from retriever.report import Report
-from retriever.sources import ColumnMap, Rejection, iter_corpus
+from retriever.sources import ColumnMap, Rejection, SourceNames, iter_corpus
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +61,9 @@ def ingest(
     result = IngestResult()
     seen_ids: set[str] = set()
     seen_findings: dict[str, str] = {}
+    names = SourceNames()
     for spec in corpora:
-        for outcome in iter_corpus(spec, mapping):
+        for outcome in iter_corpus(spec, mapping, names):
             if isinstance(outcome, Report):
                 excluded = _exclusion(outcome, exclusions, seen_ids, seen_findings)
                 if excluded is None:

@@ -166,9 +166,14 @@ def test_generic_csv_with_mapping_quoted_newlines_extra_and_empty_rows(tmp_path:
         encoding="utf-8",
     )
     result = ingest([str(path)], KEEP_ALL, ColumnMap.parse("id=Accession,findings=Befund,impression=Beurteilung"))
-    assert [r.id for r in result.reports] == ["site:A1", "site:A2"]
+    assert [r.id for r in result.reports] == ["site:A1"]
     assert result.reports[0].findings == "Pleural effusion on the left."
-    assert result.reasons() == {"empty record (no findings, impression or report text)": 1, "duplicate id": 1}
+    assert result.reasons() == {
+        "empty record (no findings, impression or report text)": 1,
+        "row has more cells than the header": 1,  # rejected, never cut: the cells could be shifted
+        "duplicate id": 1,
+    }
+    assert [r.ref for r in result.rejections][:2] == [f"{path}:4", f"{path}:5"]  # line each record starts on
     assert_accounted(result)
 
 

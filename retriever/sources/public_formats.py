@@ -1,37 +1,53 @@
 """Importers for the public report collections (Open-i, CT-RATE, MTSamples, MedPix) in their distributed CSVs.
 
 Each is recognized by its header, so `assistant index path/to/indiana_reports.csv` needs no options. Label files
-distributed beside the reports (Open-i NegBio labels, CT-RATE predicted labels) are joined when present.
+distributed beside the reports (Open-i NegBio labels, CT-RATE predicted labels) are joined when present. An importer
+sees only the file's well-formed rows: `load_public` rejects the others (and unreadable files) for all of them.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from retriever.report import Report
 from retriever.sections import clean_text, parse_sections
 from retriever.sources.base import Outcome, Rejection, normalize_modality
-from retriever.sources.files import UnreadableFile, iter_csv_rows
+from retriever.sources.files import RowError, UnreadableFile, iter_csv_rows
 from retriever.sources.tabular import compose_full_text
+
+log = logging.getLogger(__name__)
+
+#: (line number, row) of a file's well-formed rows.
+Rows = Iterable[tuple[int, dict[str, str]]]
 
 
 def _positive_labels(path: Path, key_column: str, key: Callable[[str], str]) -> dict[str, set[str]]:
-    """key -> names of columns whose value is 1 in a 0/1 label table (empty if the file is absent)."""
+    """key -> names of columns whose value is 1 in a 0/1 label table (empty if the file is absent).
+
+    Labels are optional metadata: an unusable label file or row costs the labels (logged), not the reports.
+    """
     labels: dict[str, set[str]] = {}
     if not path.is_file():
         return labels
-    for _, row in iter_csv_rows(path):
-        names = {name for name, value in row.items() if name != key_column and value in ("1", "1.0")}
-        labels.setdefault(key(row.get(key_column, "")), set()).update(names)
+    try:
+        for number, row in iter_csv_rows(path):
+            if isinstance(row, RowError):
+                log.warning("label file %s:%d skipped: %s (%s)", path, number, row.reason, row.detail)
+                continue
+            names = {name for name, value in row.items() if name != key_column and value in ("1", "1.0")}
+            labels.setdefault(key(row.get(key_column, "")), set()).update(names)
+    except UnreadableFile as exc:
+        log.warning("label file %s not used: %s", path, exc)
     return labels
 
 
-def load_openi(path: Path) -> Iterator[Outcome]:
+def load_openi(path: Path, rows: Rows) -> Iterator[Outcome]:
     """Indiana University chest X-rays; labels from `negbio_labels14.csv` (filename CXR<uid>) if beside it."""
     labels = _positive_labels(path.with_name("negbio_labels14.csv"), "filename", lambda f: f.removeprefix("CXR"))
-    for number, row in iter_csv_rows(path):
+    for number, row in rows:
         uid = row.get("uid", "")
         if not uid:
             yield Rejection("openi", f"{path}:{number}", "missing uid")
@@ -50,11 +66,11 @@ def load_openi(path: Path) -> Iterator[Outcome]:
         )
 
 
-def load_ctrate(path: Path) -> Iterator[Outcome]:
+def load_ctrate(path: Path, rows: Rows) -> Iterator[Outcome]:
     """CT-RATE chest CTs. Several reconstructions (valid_1_a_1, valid_1_a_2) share one report: kept once."""
     labels = _positive_labels(path.with_name("valid_predicted_labels.csv"), "VolumeName", lambda v: _ctrate_study(v))
     seen: dict[str, str] = {}
-    for number, row in iter_csv_rows(path):
+    for number, row in rows:
         volume = row.get("VolumeName", "")
         study = _ctrate_study(volume)
         if not study:
@@ -87,9 +103,9 @@ def _ctrate_study(volume: str) -> str:
     return re.sub(r"_\d+$", "", volume.removesuffix(".gz").removesuffix(".nii"))
 
 
-def load_mtsamples(path: Path) -> Iterator[Outcome]:
+def load_mtsamples(path: Path, rows: Rows) -> Iterator[Outcome]:
     """MTSamples imaging transcriptions; sections from the CSV's columns, else parsed from the transcription."""
-    for number, row in iter_csv_rows(path):
+    for number, row in rows:
         note = row.get("note_id", "")
         text = row.get("transcription", "")
         if not note:
@@ -107,9 +123,9 @@ def load_mtsamples(path: Path) -> Iterator[Outcome]:
         )
 
 
-def load_medpix(path: Path) -> Iterator[Outcome]:
+def load_medpix(path: Path, rows: Rows) -> Iterator[Outcome]:
     """MedPix teaching cases: findings, and the case diagnosis as the impression (cases have no impression)."""
-    for number, row in iter_csv_rows(path):
+    for number, row in rows:
         uid = row.get("uid", "")
         if not uid:
             yield Rejection("medpix", f"{path}:{number}", "missing uid")
@@ -133,7 +149,7 @@ def load_medpix(path: Path) -> Iterator[Outcome]:
 
 
 #: Format name -> (columns that identify it, importer).
-FORMATS: dict[str, tuple[frozenset[str], Callable[[Path], Iterator[Outcome]]]] = {
+FORMATS: dict[str, tuple[frozenset[str], Callable[[Path, Rows], Iterator[Outcome]]]] = {
     "openi": (frozenset({"uid", "MeSH", "Problems", "findings", "impression"}), load_openi),
     "ctrate": (frozenset({"VolumeName", "Findings_EN", "Impressions_EN"}), load_ctrate),
     "mtsamples": (frozenset({"note_id", "transcription", "modality"}), load_mtsamples),
@@ -148,8 +164,13 @@ def detect_format(header: list[str]) -> str | None:
 
 
 def load_public(path: Path, name: str) -> Iterator[Outcome]:
-    """Run the importer for format `name`, turning an unreadable file into one Rejection."""
+    """Run the importer for format `name` on the well-formed rows; the others and an unreadable file are rejected."""
     try:
-        yield from FORMATS[name][1](path)
+        rows = list(iter_csv_rows(path))
     except UnreadableFile as exc:
         yield Rejection(name, str(path), str(exc))
+        return
+    for number, row in rows:
+        if isinstance(row, RowError):
+            yield Rejection(name, f"{path}:{number}", row.reason, row.detail)
+    yield from FORMATS[name][1](path, ((n, r) for n, r in rows if not isinstance(r, RowError)))

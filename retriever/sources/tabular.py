@@ -6,6 +6,7 @@ A row may give findings/impression columns, or one free-text column that the sec
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 from retriever.report import Report
 from retriever.sections import clean_text, parse_sections
 from retriever.sources.base import Outcome, Rejection, normalize_modality
-from retriever.sources.files import UnreadableFile, iter_csv_rows, iter_jsonl
+from retriever.sources.files import RowError, UnreadableFile, iter_csv_rows, iter_jsonl
 
 #: Target field -> column names tried in order (case-insensitive) when not mapped explicitly.
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -98,35 +99,50 @@ def report_from_row(
     )
 
 
+def _json_cell(value: object, separator: str) -> str:
+    """A JSON value as cell text, never a Python repr: a list of plain values joined by `separator`, null empty,
+    anything else (numbers, objects, nested lists) as JSON."""
+    if isinstance(value, list) and not any(isinstance(item, list | dict) for item in value):
+        return separator.join(_json_cell(item, separator) for item in value if item is not None)
+    if value is None or isinstance(value, str):
+        return value or ""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _cells(row: Mapping[str, object], columns: Mapping[str, str]) -> dict[str, str]:
+    """A row's values as text: a list in the labels column is names (joined by ';'), elsewhere lines of text."""
+    labels = columns.get("labels")
+    return {name: _json_cell(value, ";" if name == labels else "\n") for name, value in row.items()}
+
+
+def _columns(mapping: ColumnMap, header: list[str]) -> dict[str, str] | RowError:
+    """Field -> column for this file's header, or why none of its rows can be used."""
+    detail = f"columns: {', '.join(header) or 'none'}"
+    try:
+        columns = mapping.resolve(header)
+    except ValueError as exc:
+        return RowError(str(exc), detail)
+    if not {"findings", "impression", "text"} & columns.keys():
+        reason = "missing columns: no findings, impression or report-text column (map with --map findings=COL,...)"
+        return RowError(reason, detail)
+    return columns
+
+
 def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None = None) -> Iterator[Outcome]:
     """Import a .csv or .jsonl file of reports; every unusable row becomes a Rejection."""
     source = source or path.stem
-    mapping = mapping or ColumnMap({})
     try:
-        if path.suffix.lower() == ".jsonl":
-            rows: list[tuple[int, dict[str, str] | str]] = [
-                (n, {k: "" if v is None else str(v) for k, v in obj.items()} if isinstance(obj, dict) else obj)
-                for n, obj in iter_jsonl(path)
-            ]
-        else:
-            rows = list(iter_csv_rows(path))
+        rows = list(iter_jsonl(path) if path.suffix.lower() == ".jsonl" else iter_csv_rows(path))
     except UnreadableFile as exc:
         yield Rejection(source, str(path), str(exc))
         return
     header = list(dict.fromkeys(k for _, r in rows if isinstance(r, dict) for k in r))
-    try:
-        columns = mapping.resolve(header)
-    except ValueError as exc:
-        yield from (Rejection(source, f"{path}:{n}", str(exc)) for n, _ in rows)
-        return
-    if not {"findings", "impression", "text"} & columns.keys():
-        reason = "missing columns: no findings, impression or report-text column (map with --map findings=COL,...)"
-        detail = f"columns: {', '.join(header) or 'none'}"
-        yield from (Rejection(source, f"{path}:{n}", reason, detail) for n, _ in rows)
-        return
+    columns = _columns(mapping or ColumnMap({}), header)
     for number, row in rows:
-        if isinstance(row, str):
-            yield Rejection(source, f"{path}:{number}", row)
+        ref = f"{path}:{number}"
+        if isinstance(row, RowError) or isinstance(columns, RowError):
+            error = row if isinstance(row, RowError) else columns
+            yield Rejection(source, ref, error.reason, error.detail)
             continue
-        made = report_from_row(row, columns, source=source, default_id=f"{path.stem}-{number}")
-        yield made if isinstance(made, Report) else Rejection(source, f"{path}:{number}", made)
+        made = report_from_row(_cells(row, columns), columns, source=source, default_id=f"{path.stem}-{number}")
+        yield made if isinstance(made, Report) else Rejection(source, ref, made)

@@ -1,0 +1,34 @@
+"""Source names for one ingestion run, unique per file, so report ids (`source:key`) never collide across files.
+
+A table's source is its path from the corpus argument without the suffix (`reports` for `reports.csv` given
+alone or at the top of a folder, `2023/reports` below it); text reports share one source per folder (its name).
+When a different file or folder already holds that name in the run (`2023/reports.csv 2024/reports.csv` as two
+arguments), parent folders are added until the name is free: `2024/reports`. The same file read twice keeps its
+name, so its records are caught as duplicates. A name depends only on the path and on what was read before it,
+so the same corpus arguments always give the same ids.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SourceNames:
+    """Hands out source names; one instance per ingestion run (all its corpus arguments)."""
+
+    def __init__(self) -> None:
+        self._by_owner: dict[Path, str] = {}
+        self._taken: set[str] = set()
+
+    def claim(self, owner: Path, name: str, base: Path) -> str:
+        """The source name of `owner` (a file, or a folder of text reports): `name` (its path from `base`) if free,
+        else with as many of `base`'s folder names in front as it takes, else the owner's absolute path."""
+        key = owner.resolve()
+        if key in self._by_owner:
+            return self._by_owner[key]
+        folders = base.absolute().parts[1:]
+        candidates = ["/".join((*folders[len(folders) - n :], name)) for n in range(len(folders) + 1)]
+        chosen = next((c for c in candidates if c not in self._taken), owner.absolute().as_posix())
+        self._by_owner[key] = chosen
+        self._taken.add(chosen)
+        return chosen
