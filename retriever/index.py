@@ -12,20 +12,21 @@ import hashlib
 import json
 import os
 import shutil
+import sqlite3
 import tempfile
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
-from models.file_hash import sha256_file
 from models.resolve import ModelNotAvailable
 from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
 from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
-from retriever.manifest import EncoderInfo, FileInfo, Manifest
+from retriever.manifest import EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.methods import DEFAULT_METHOD, METHODS
 from retriever.query import PreparedQuery, clean_query
 from retriever.report import FIELDS, Report
@@ -62,6 +63,12 @@ class Hit:
     field: str
     report: Report
     method: str = "dense"
+
+
+def index_files(folder: Path, fields: Iterable[str]) -> list[str]:
+    """Every file an index in `folder` reads: the store, and each field's vectors and BM25 folder contents.
+    Why one list: save records exactly these in the manifest and load refuses a manifest that omits one."""
+    return listed_files(folder, [STORE_FILE, *(f"{f}.faiss" for f in fields)], [f"bm25_{f}" for f in fields])
 
 
 def corpus_hash(reports: list[Report]) -> str:
@@ -143,11 +150,7 @@ class ReportIndex:
             for field_name, index in self._vectors.items():
                 write_vector_index(index, tmp / f"{field_name}.faiss")
                 self._bm25[field_name].save(tmp / f"bm25_{field_name}")
-            self.manifest.files = {
-                p.relative_to(tmp).as_posix(): FileInfo(p.stat().st_size, sha256_file(p))
-                for p in sorted(tmp.rglob("*"))
-                if p.is_file()
-            }
+            self.manifest.files = {name: FileInfo.of(tmp / name) for name in index_files(tmp, self._vectors)}
             self.manifest.write(tmp)
             old = folder.with_name(f".{folder.name}.old")
             if folder.exists():
@@ -176,24 +179,14 @@ class ReportIndex:
             )
         try:
             manifest = Manifest.read(folder)
+            manifest.verify(folder, index_files(folder, manifest.fields))
         except ValueError as exc:
             raise IndexLoadError(f"{exc}; {rebuild}") from exc
-        for name, info in manifest.files.items():
-            path = folder / name
-            if not path.is_file():
-                raise IndexLoadError(f"index file {path} is missing; {rebuild}")
-            size = path.stat().st_size
-            if size != info.bytes:
-                raise IndexLoadError(
-                    f"index file {path} is {size} bytes, manifest says {info.bytes} (truncated or replaced); {rebuild}"
-                )
-            if sha256_file(path) != info.sha256:
-                raise IndexLoadError(f"index file {path} fails its SHA-256 check (corrupt); {rebuild}")
         try:
             vectors = {f: read_vector_index(folder / f"{f}.faiss") for f in manifest.fields}
             bm25 = {f: BM25Field.load(folder / f"bm25_{f}") for f in manifest.fields}
             store = ReportStore(folder / STORE_FILE)
-        except (RuntimeError, OSError, ValueError) as exc:
+        except (RuntimeError, OSError, ValueError, KeyError, sqlite3.Error) as exc:
             raise IndexLoadError(f"cannot read index in {folder} ({exc}); {rebuild}") from exc
         index = cls(manifest, store, vectors, bm25)
         if encoder is not None:

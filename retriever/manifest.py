@@ -1,11 +1,21 @@
-"""The index manifest: what built the index and checksums of every file, checked before anything is loaded."""
+"""The index manifest: what built the index and checksums of every file, checked before anything is loaded.
+
+The manifest is read as untrusted input: every value must have the type its dataclass declares, and every file an
+index reads must be listed, so that no byte reaches FAISS, SQLite or BM25 without its size and SHA-256 checked.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import Any, get_args, get_origin, get_type_hints
+
+from models.file_hash import sha256_file
+from retriever.report import FIELDS
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -26,6 +36,10 @@ class EncoderInfo:
 class FileInfo:
     bytes: int
     sha256: str
+
+    @classmethod
+    def of(cls, path: Path) -> FileInfo:
+        return cls(path.stat().st_size, sha256_file(path))
 
 
 @dataclass
@@ -50,13 +64,81 @@ class Manifest:
             raise ValueError(f"{path} is missing")
         try:
             raw = json.loads(path.read_text(encoding="utf-8"))
-            if raw.get("version") != FORMAT_VERSION:
+            if isinstance(raw, dict) and raw.get("version") != FORMAT_VERSION:
                 raise ValueError(f"index format version {raw.get('version')} (this program reads {FORMAT_VERSION})")
-            raw["encoder"] = EncoderInfo(**raw["encoder"])
-            raw["files"] = {name: FileInfo(**info) for name, info in raw["files"].items()}
-            return cls(**raw)
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            manifest = _typed(cls, raw, "manifest")
+            manifest._check_values()
+            return manifest
+        except (OSError, ValueError) as exc:
             raise ValueError(f"{path} is not a valid manifest ({exc})") from exc
+
+    def _check_values(self) -> None:
+        """Values a well-typed manifest may still get wrong; a file name must not lead out of the folder."""
+        if not self.fields or not set(self.fields) <= set(FIELDS):
+            raise ValueError(f"fields {sorted(self.fields)} are not a non-empty subset of {list(FIELDS)}")
+        for name in self.files:
+            parts = PurePosixPath(name).parts
+            if not parts or PurePosixPath(name).is_absolute() or ".." in parts:
+                raise ValueError(f"file name {name!r} is not a path inside the index folder")
+
+    def verify(self, folder: Path, expected: Iterable[str]) -> None:
+        """Raise ValueError unless every `expected` file is listed and every listed file has its recorded size and
+        SHA-256. Why both: an omitted file would be read unchecked (`"files": {}` used to switch checks off)."""
+        if unlisted := sorted(set(expected) - self.files.keys()):
+            more = f" and {len(unlisted) - 3} more files" if len(unlisted) > 3 else ""
+            raise ValueError(
+                f"{folder / MANIFEST} does not list {', '.join(unlisted[:3])}{more}, so it cannot check them"
+            )
+        for name, info in self.files.items():
+            path = folder / name
+            if not path.is_file():
+                raise ValueError(f"index file {path} is missing")
+            size = path.stat().st_size
+            if size != info.bytes:
+                raise ValueError(
+                    f"index file {path} is {size} bytes, manifest says {info.bytes} (truncated or replaced)"
+                )
+            if sha256_file(path) != info.sha256:
+                raise ValueError(f"index file {path} fails its SHA-256 check (corrupt)")
+
+
+def listed_files(folder: Path, files: Iterable[str], subfolders: Iterable[str]) -> list[str]:
+    """`files` plus every file inside `subfolders` of `folder`, as manifest names (relative, `/`-separated)."""
+    inside = (p for sub in subfolders for p in sorted((folder / sub).rglob("*")) if p.is_file())
+    return [*files, *(p.relative_to(folder).as_posix() for p in inside)]
+
+
+def _typed(cls: type, raw: object, where: str) -> Any:
+    """`cls(**raw)` after checking each value against its declared type (int, str, dict[str, T] or a dataclass).
+
+    Why not just `cls(**raw)`: dataclasses do not check types, and a manifest of the wrong shape would otherwise fail
+    later, deep inside FAISS or SQLite, as a traceback instead of a refusal."""
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where} must be a JSON object, not {type(raw).__name__}")
+    declared = {f.name: f for f in dataclasses.fields(cls)}
+    if unknown := sorted(raw.keys() - declared.keys()):
+        raise ValueError(f"{where} has unknown keys {unknown}")
+    hints = get_type_hints(cls)
+    values = {}
+    for name, spec in declared.items():
+        if name in raw:
+            values[name] = _value(raw[name], hints[name], f"{where}.{name}")
+        elif spec.default is dataclasses.MISSING and spec.default_factory is dataclasses.MISSING:
+            raise ValueError(f"{where}.{name} is missing")
+    return cls(**values)
+
+
+def _value(raw: object, hint: Any, where: str) -> Any:
+    if dataclasses.is_dataclass(hint):
+        return _typed(hint, raw, where)
+    if get_origin(hint) is dict:
+        if not isinstance(raw, dict):
+            raise ValueError(f"{where} must be a JSON object, not {type(raw).__name__}")
+        item = get_args(hint)[1]
+        return {key: _value(value, item, f"{where}[{key!r}]") for key, value in raw.items()}
+    if type(raw) is not hint:  # exact: a JSON true is a Python bool, which isinstance would accept as an int
+        raise ValueError(f"{where} must be {hint.__name__}, not {type(raw).__name__}")
+    return raw
 
 
 def is_current(folder: Path, encoder_name: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -153,6 +154,73 @@ def test_save_is_atomic_and_replaces_previous(index_dir: Path, minilm, tmp_path:
     ReportIndex.build(REPORTS, minilm).save(target)
     assert ReportIndex.load(target).manifest.reports == len(REPORTS)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["atomic"]  # no temp or backup folders left
+
+
+def _copy(index_dir: Path, folder: Path) -> tuple[Path, dict]:
+    """A copy of the index to break, and its manifest as JSON."""
+    shutil.copytree(index_dir, folder)
+    return folder, json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+
+
+def _write_manifest(folder: Path, manifest: object) -> None:
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+WRONG_SHAPES = {
+    "list": lambda m: [],
+    "string": lambda m: "manifest",
+    "file info not an object": lambda m: {**m, "files": {**m["files"], "reports.sqlite": "0" * 64}},
+    "size as text": lambda m: {**m, "files": {"reports.sqlite": {"bytes": "1", "sha256": "0" * 64}}},
+    "fields as list": lambda m: {**m, "fields": ["findings"]},
+    "count as text": lambda m: {**m, "fields": {"findings": "5"}},
+    "unknown field": lambda m: {**m, "fields": {"../../elsewhere": 5}},
+    "no fields": lambda m: {**m, "fields": {}},
+    "encoder null": lambda m: {**m, "encoder": None},
+    "encoder dims as text": lambda m: {**m, "encoder": {**m["encoder"], "dims": "384"}},
+    "reports as bool": lambda m: {**m, "reports": True},
+    "version as bool": lambda m: {**m, "version": True},
+    "file outside the folder": lambda m: {**m, "files": {**m["files"], "../outside": {"bytes": 1, "sha256": "0"}}},
+}
+
+
+@pytest.mark.parametrize("shape", WRONG_SHAPES)
+def test_a_manifest_of_the_wrong_shape_is_a_load_error(index_dir: Path, tmp_path: Path, shape: str) -> None:
+    """Issue 15, defect 7: `[]` gave a traceback; every malformed shape is an IndexLoadError naming the rebuild."""
+    from retriever.manifest import is_current
+
+    broken, manifest = _copy(index_dir, tmp_path / "broken")
+    _write_manifest(broken, WRONG_SHAPES[shape](manifest))
+    with pytest.raises(IndexLoadError, match="not a valid manifest.*rebuild it with `assistant index"):
+        ReportIndex.load(broken)
+    assert not is_current(broken, "minilm")
+
+
+def test_every_file_the_index_reads_must_be_listed_in_the_manifest(index_dir: Path, tmp_path: Path) -> None:
+    """Issue 15, defect 7: `"files": {}` switched every checksum off; an omitted file is now refused."""
+    _, manifest = _copy(index_dir, tmp_path / "listing")
+    bm25_file = next(name for name in manifest["files"] if name.startswith("bm25_findings/"))
+    for omitted in ("reports.sqlite", "impression.faiss", bm25_file):
+        broken, manifest = _copy(index_dir, tmp_path / f"without-{omitted.replace('/', '-')}")
+        del manifest["files"][omitted]
+        _write_manifest(broken, manifest)
+        with pytest.raises(IndexLoadError, match=f"does not list {omitted}.*rebuild it with `assistant index"):
+            ReportIndex.load(broken)
+    broken, manifest = _copy(index_dir, tmp_path / "no-checksums")
+    (broken / "reports.sqlite").write_bytes(b"not a database" * 100)
+    _write_manifest(broken, {**manifest, "files": {}})
+    with pytest.raises(IndexLoadError, match="does not list .* and 19 more files"):
+        ReportIndex.load(broken)
+
+
+def test_a_corrupt_store_the_manifest_vouches_for_is_a_load_error(index_dir: Path, tmp_path: Path) -> None:
+    """Issue 15, defect 7: sqlite3.DatabaseError escaped as a traceback."""
+    broken, manifest = _copy(index_dir, tmp_path / "vouched")
+    garbage = b"not a database" * 100
+    (broken / "reports.sqlite").write_bytes(garbage)
+    manifest["files"]["reports.sqlite"] = {"bytes": len(garbage), "sha256": hashlib.sha256(garbage).hexdigest()}
+    _write_manifest(broken, manifest)
+    with pytest.raises(IndexLoadError, match="cannot read index.*rebuild it with `assistant index"):
+        ReportIndex.load(broken)
 
 
 def test_building_nothing_is_a_clear_error(minilm) -> None:
