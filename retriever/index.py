@@ -1,7 +1,7 @@
 """A report index: FAISS vectors per field + BM25 + SQLite report store, behind one small API.
 
 index = ReportIndex.build(reports, encoder)          # encode every field
-index.save(folder)                                    # atomic: temp folder, then rename
+index.save(folder)                                    # atomic: temp folder, then swap (retriever.index_swap)
 index = ReportIndex.load(folder)                      # checks manifest, checksums and encoder
 hits = index.search("small left effusion", field="impression", k=5)
 """
@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -26,6 +23,7 @@ from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
 from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
+from retriever.index_swap import discard, restore_interrupted, stage, swap_in
 from retriever.manifest import EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.methods import DEFAULT_METHOD, METHODS
 from retriever.query import PreparedQuery, clean_query
@@ -143,8 +141,8 @@ class ReportIndex:
         if not isinstance(self._store, list):
             raise ValueError("only a freshly built index can be saved")
         folder = Path(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.tmp-"))
+        restore_interrupted(folder)
+        tmp = stage(folder)
         try:
             write_store(tmp / STORE_FILE, self._store)
             for field_name, index in self._vectors.items():
@@ -152,14 +150,9 @@ class ReportIndex:
                 self._bm25[field_name].save(tmp / f"bm25_{field_name}")
             self.manifest.files = {name: FileInfo.of(tmp / name) for name in index_files(tmp, self._vectors)}
             self.manifest.write(tmp)
-            old = folder.with_name(f".{folder.name}.old")
-            if folder.exists():
-                shutil.rmtree(old, ignore_errors=True)
-                os.replace(folder, old)
-            os.replace(tmp, folder)
-            shutil.rmtree(old, ignore_errors=True)
+            swap_in(tmp, folder)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            discard(tmp)
             raise
 
     # ----------------------------------------------------------------------------------------------- load
@@ -169,9 +162,14 @@ class ReportIndex:
 
         `encoder`: a reference or loaded Encoder the caller wants to search with; refused unless it is the one that
         built the index. Without it, the manifest's encoder is loaded on first dense search.
+        If a save was killed while swapping folders, the previous index is moved back first (retriever.index_swap).
         """
         folder = Path(folder)
         rebuild = f"rebuild it with `assistant index CORPUS... --out {folder}`"
+        try:
+            restore_interrupted(folder)
+        except OSError as exc:
+            raise IndexLoadError(f"{exc}; or {rebuild}") from exc
         if not folder.is_dir():
             raise IndexLoadError(
                 f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}` "

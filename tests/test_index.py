@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -221,6 +223,78 @@ def test_a_corrupt_store_the_manifest_vouches_for_is_a_load_error(index_dir: Pat
     _write_manifest(broken, manifest)
     with pytest.raises(IndexLoadError, match="cannot read index.*rebuild it with `assistant index"):
         ReportIndex.load(broken)
+
+
+def _fail_on_swap(name: str, fault):
+    """os.replace that calls `fault` instead of moving the temp folder of index `name` into place."""
+    real = os.replace
+
+    def replace(src, dst) -> None:
+        if Path(src).name.startswith(f".{name}.tmp-"):
+            fault()
+        real(src, dst)
+
+    return replace
+
+
+def test_a_failed_swap_keeps_the_previous_index(minilm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 15, defect 9: an error between the two renames left no index at the target."""
+    target = tmp_path / "swap"
+    ReportIndex.build(REPORTS[:2], minilm).save(target)
+    newer = ReportIndex.build(REPORTS, minilm)
+
+    def disk_full() -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", _fail_on_swap("swap", disk_full))
+    with pytest.raises(OSError, match="No space left"):
+        newer.save(target)
+    monkeypatch.undo()
+    assert ReportIndex.load(target).manifest.reports == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["swap"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="kills a forked save between its two renames")
+def test_a_save_killed_between_its_renames_is_recovered(minilm, tmp_path: Path) -> None:
+    """Issue 15, defect 9: a killed save left no index and its temp folder forever; loading restores the previous
+    index and the next save removes temp folders of dead runs, but not those a running build may still own."""
+    target = tmp_path / "killed"
+    ReportIndex.build(REPORTS[:2], minilm).save(target)
+    newer = ReportIndex.build(REPORTS, minilm)
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child, which dies as under SIGKILL
+        try:
+            os.replace = _fail_on_swap("killed", lambda: os._exit(9))
+            newer.save(target)
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 9
+    assert not target.exists() and (tmp_path / ".killed.old").is_dir()  # the crash state
+
+    assert ReportIndex.load(target).manifest.reports == 2
+    assert not (tmp_path / ".killed.old").exists()
+    dead_runs = [p.name for p in tmp_path.glob(".killed.tmp-*")]
+    assert len(dead_runs) == 1
+    ancient = tmp_path / ".killed.tmp-ancient"  # no owner recorded (an older release), two days old
+    ancient.mkdir()
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(ancient, (two_days_ago, two_days_ago))
+    recent = tmp_path / ".killed.tmp-recent"  # no owner recorded and new: may belong to a running build
+    recent.mkdir()
+    ReportIndex.build(REPORTS, minilm).save(target)
+    assert ReportIndex.load(target).manifest.reports == len(REPORTS)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".killed.tmp-recent", "killed"]
+
+
+def test_save_keeps_the_temp_folder_of_a_running_build(minilm, tmp_path: Path) -> None:
+    """A concurrent build's temp folder (its owner alive) is never taken for a dead run's."""
+    from retriever.index_swap import stage
+
+    target = tmp_path / "busy"
+    running = stage(target)
+    ReportIndex.build(REPORTS[:2], minilm).save(target)
+    assert running.is_dir() and ReportIndex.load(target).manifest.reports == 2
 
 
 def test_building_nothing_is_a_clear_error(minilm) -> None:
