@@ -26,6 +26,7 @@ from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
 from retriever.index_swap import discard, restore_interrupted, stage, swap_in
 from retriever.manifest import EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.methods import DEFAULT_METHOD, METHODS
+from retriever.output_paths import check_replaceable
 from retriever.query import PreparedQuery, clean_query
 from retriever.report import FIELDS, Report
 from retriever.report_store import ReportStore, write_store
@@ -136,12 +137,16 @@ class ReportIndex:
         )
         return cls(manifest, list(reports), vectors, bm25, encoder)
 
-    def save(self, folder: Path) -> None:
-        """Write to a temp folder beside `folder`, then swap it in; a crash never leaves a half-written index."""
+    def save(self, folder: Path, *, overwrite: bool = False) -> None:
+        """Write to a temp folder beside `folder`, then swap it in; a crash never leaves a half-written index.
+
+        Refuses (UnsafeOutput) to replace a folder that is not an index unless `overwrite`: library callers are as
+        protected as `assistant index` is."""
         if not isinstance(self._store, list):
             raise ValueError("only a freshly built index can be saved")
         folder = Path(folder)
         restore_interrupted(folder)
+        check_replaceable(folder, overwrite=overwrite)
         tmp = stage(folder)
         try:
             write_store(tmp / STORE_FILE, self._store)

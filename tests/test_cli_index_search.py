@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,47 @@ def test_search_bad_inputs(built: tuple[Path, str], tmp_path: Path) -> None:
 def test_help_is_fast_and_lists_commands() -> None:
     result = run("--help")
     assert result.returncode == 0 and "index" in result.stdout and "search" in result.stdout
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_index_never_writes_over_its_inputs(corpus: Path, tmp_path: Path) -> None:
+    """Issue 15, defect 1: `--out` equal to, inside or around the corpus deleted it; `--rejects` on an input file
+    overwrote it. Refused before any report is read or encoded, even with --overwrite; exit 2."""
+    reports = tmp_path / "reports"
+    shutil.copytree(corpus, reports)
+    before = _snapshot(reports)
+    link = tmp_path / "link-to-reports"
+    link.symlink_to(reports, target_is_directory=True)
+    elsewhere = str(tmp_path / "new-index")
+    cases = {
+        "the corpus itself": ["--out", str(reports)],
+        "inside the corpus": ["--out", str(reports / "index")],
+        "a folder holding the corpus": ["--out", str(tmp_path)],
+        "a symlink to the corpus": ["--out", str(link)],
+        "rejects over an input file": ["--out", elsewhere, "--rejects", str(reports / "site.jsonl")],
+        "rejects inside the index": ["--out", elsewhere, "--rejects", str(Path(elsewhere) / "rejects.jsonl")],
+    }
+    for case, options in cases.items():
+        result = run("index", str(reports), *options, "--overwrite")
+        assert result.returncode == 2, (case, result.stderr)
+        assert "refusing" in result.stderr and "Ingestion" not in result.stderr, (case, result.stderr)
+        assert "encoding" not in result.stdout, case
+        assert _snapshot(reports) == before, case
+    assert not Path(elsewhere).exists()
+
+
+def test_index_refuses_to_replace_a_folder_that_is_not_an_index(corpus: Path, tmp_path: Path) -> None:
+    """Issue 15, defect 1: a folder without a valid manifest is replaced only with --overwrite."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "keep.txt").write_text("mine", encoding="utf-8")
+    refused = run("index", str(corpus), "--out", str(notes))
+    assert refused.returncode == 2 and "not a RadSearch index" in refused.stderr and "--overwrite" in refused.stderr
+    assert "Ingestion" not in refused.stderr and "encoding" not in refused.stdout
+    assert (notes / "keep.txt").read_text(encoding="utf-8") == "mine"
+    replaced = run("index", str(corpus), "--out", str(notes), "--overwrite")
+    assert replaced.returncode == 0, replaced.stderr
+    assert (notes / "manifest.json").is_file() and not (notes / "keep.txt").exists()

@@ -158,6 +158,33 @@ def test_save_is_atomic_and_replaces_previous(index_dir: Path, minilm, tmp_path:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["atomic"]  # no temp or backup folders left
 
 
+def test_save_refuses_to_replace_a_folder_that_is_not_an_index(minilm, tmp_path: Path) -> None:
+    """Library callers are protected too: only an index, an empty folder or nothing is replaced without overwrite."""
+    from retriever.output_paths import UnsafeOutput
+
+    built = ReportIndex.build(REPORTS[:2], minilm)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "patients.csv").write_text("keep me", encoding="utf-8")
+    with pytest.raises(UnsafeOutput, match="not a RadSearch index.*--overwrite"):
+        built.save(notes)
+    assert (notes / "patients.csv").read_text(encoding="utf-8") == "keep me"
+    unreadable = tmp_path / "bad-manifest"
+    unreadable.mkdir()
+    (unreadable / "manifest.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(UnsafeOutput, match="not a RadSearch index"):
+        built.save(unreadable)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("keep me too", encoding="utf-8")
+    with pytest.raises(UnsafeOutput, match="not a folder"):
+        built.save(a_file, overwrite=True)
+    assert a_file.read_text(encoding="utf-8") == "keep me too"
+    (tmp_path / "empty").mkdir()
+    built.save(tmp_path / "empty")
+    built.save(notes, overwrite=True)
+    assert ReportIndex.load(notes).manifest.reports == 2 and not (notes / "patients.csv").exists()
+
+
 def _copy(index_dir: Path, folder: Path) -> tuple[Path, dict]:
     """A copy of the index to break, and its manifest as JSON."""
     shutil.copytree(index_dir, folder)

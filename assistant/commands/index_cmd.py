@@ -1,4 +1,8 @@
-"""`assistant index`: ingest report files, encode them and write an index folder."""
+"""`assistant index`: ingest report files, encode them and write an index folder.
+
+Exit codes: 0 indexed, 1 nothing to index or encoder unavailable, 2 bad input (an output that would replace an input
+or a folder that is not an index, a bad option value).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from typing import Annotated
 import typer
 
 from models.paths import default_index_dir
+
+EXIT_BAD_INPUT = 2
 
 
 def index(
@@ -30,22 +36,34 @@ def index(
         Path | None, typer.Option(help="Write every rejected record and its reason to this JSONL file.")
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1, help="Encoding batch size.")] = 32,
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace --out even if it holds something other than an index (never an input).")
+    ] = False,
 ) -> None:
     """Build an index over report files: counts in / indexed / rejected by reason are printed and add up."""
     from rich.console import Console
     from rich.table import Table
 
+    from assistant.commands.output import print_error
     from models.resolve import ModelNotAvailable
     from retriever.encoder import index_backend, load_encoder
     from retriever.index import ReportIndex
     from retriever.ingest import Exclusions, ingest
-    from retriever.sources import ColumnMap
+    from retriever.output_paths import UnsafeOutput, check_outputs, write_text_atomic
+    from retriever.sources import DEMO_NAMES, ColumnMap
 
     console = Console(stderr=True)
     try:
         mapping = ColumnMap.parse(column_map)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--map") from exc
+    target = out or default_index_dir()
+    inputs = [Path(spec) for spec in corpus if spec not in DEMO_NAMES]
+    try:  # before reading a single report: a wrong --out or --rejects costs nothing
+        check_outputs(inputs, target, rejects, overwrite=overwrite)
+    except UnsafeOutput as exc:
+        print_error(console, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
     exclusions = Exclusions(
         require_findings=not keep_incomplete,
         require_impression=not keep_incomplete,
@@ -70,12 +88,13 @@ def index(
             reasons.add_row(reason, str(count))
         console.print(reasons)
     if rejects:
-        rejects.parent.mkdir(parents=True, exist_ok=True)
-        with rejects.open("w", encoding="utf-8") as handle:
-            for r in result.rejections:
-                handle.write(
-                    json.dumps({"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}) + "\n"
-                )
+        write_text_atomic(
+            rejects,
+            "".join(
+                json.dumps({"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}) + "\n"
+                for r in result.rejections
+            ),
+        )
         console.print(f"rejections written to {rejects}")
     if not result.reports:
         console.print("[red]nothing to index: every record was rejected (see the reasons above)[/red]")
@@ -87,7 +106,10 @@ def index(
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(1) from exc
     built = ReportIndex.build(result.reports, model, batch_size=batch_size, progress=True)
-    target = out or default_index_dir()
-    built.save(target)
+    try:
+        built.save(target, overwrite=overwrite)
+    except UnsafeOutput as exc:  # the folder changed while encoding
+        print_error(console, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
     fields = ", ".join(f"{f}: {n}" for f, n in built.manifest.fields.items())
     console.print(f"[green]indexed {len(result.reports)} reports with {model.name} -> {target}[/green] ({fields})")
