@@ -50,9 +50,13 @@ def index(
     from retriever.index import ReportIndex
     from retriever.ingest import Exclusions, ingest
     from retriever.output_paths import UnsafeOutput, check_outputs, write_text_atomic
-    from retriever.sources import DEMO_NAMES, ColumnMap
+    from retriever.sources import DEMO_NAMES, ColumnMap, unusable_corpora
 
     console = Console(stderr=True)
+    if unusable := unusable_corpora(corpus):  # first of all: a mistyped path must not give a partial index
+        for problem in unusable:
+            print_error(console, problem)
+        raise typer.Exit(EXIT_BAD_INPUT)
     try:
         mapping = ColumnMap.parse(column_map)
     except ValueError as exc:
