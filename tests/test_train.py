@@ -228,3 +228,15 @@ def test_near_duplicate_mask_with_hard_negatives_is_refused(base: str, tmp_path:
     config = TrainConfig(**{**FAST.__dict__, "base": base, "mask_near_duplicates": True, "bm25_negatives": True})
     with pytest.raises(TrainingError, match="cannot be combined with hard negatives"):
         train_encoder(tiny_corpus(), "x", config, models_root=tmp_path, progress=False)
+
+
+def test_train_refuses_a_missing_corpus_before_reading_anything(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from assistant.cli import app
+
+    real = tmp_path / "reports.csv"
+    real.write_text("id,findings,impression\n1,Blunted angle.,Effusion.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["train", str(real), str(tmp_path / "typo.csv"), "--out", "never-made"])
+    assert result.exit_code == 2, result.output
+    assert "typo.csv" in result.output and "records read" not in result.output

@@ -62,12 +62,16 @@ def train(
     from assistant.commands.output import literal, print_error
     from models.resolve import ModelNotAvailable
     from retriever.ingest import ingest
-    from retriever.sources import ColumnMap
+    from retriever.sources import ColumnMap, unusable_corpora
     from retriever.train import TrainConfig, train_encoder
     from retriever.train_data import TrainingError
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     console = Console(stderr=True)
+    if unusable := unusable_corpora(corpus):  # a mistyped path must not train on part of the reports
+        for problem in unusable:
+            print_error(console, problem)
+        raise typer.Exit(2)
     try:
         mapping = ColumnMap.parse(column_map)
     except ValueError as exc:
