@@ -1,7 +1,7 @@
 """The offline chat-model table: every instruct-model package surveyed, verified or rejected, and how fast it runs.
 
     python -m eval.llm_survey           # re-verify the named models installed here, render the table
-    python -m eval.llm_survey --speed   # also load each installed one and time one short answer (2 threads)
+    python -m eval.llm_survey --speed   # also load each installed one and time one short answer (2, 1 threads)
 
 Issue 16 asks which instruction-tuned model that installs from the package index answers best here. The packages
 considered, their verdicts and the facts recorded for rejected downloads live in eval/datasets/llm_candidates.json;
@@ -33,7 +33,10 @@ CANDIDATES = REPO / "eval" / "datasets" / "llm_candidates.json"
 RESULTS_JSON = REPO / "eval" / "results" / "llm_models.json"
 RESULTS_MD = REPO / "eval" / "results" / "llm_models.md"
 
-THREADS = 2
+# 2 threads is what the assistant uses on the project's 2-core machines; 1 thread is timed too, because on a
+# shared machine llama.cpp's 2-thread barrier stalls whenever another job holds a core (generation then runs
+# 10-30x slower than at 1 thread), and the pair shows which of the two a figure suffered from.
+THREADS = (2, 1)
 CONTEXT = 2048
 MAX_TOKENS = 96
 # One retrieval-style question: a reference report and a finding, as `assistant ask` sends them, without the
@@ -85,8 +88,8 @@ def verify(name: str) -> dict[str, Any] | None:
     }
 
 
-def time_answer(path: Path) -> dict[str, Any]:
-    """Prompt and generation speed for TEST_MESSAGES at THREADS threads, greedy, with the file's chat template.
+def time_answer(path: Path, threads: int) -> dict[str, Any]:
+    """Prompt and generation speed for TEST_MESSAGES at `threads` threads, greedy, with the file's chat template.
 
     Two calls on one loaded model: the first generates one token, so its time is the prompt's; the second
     reuses the cached prompt (llama.cpp keeps the matching prefix), so its time is generation only."""
@@ -94,7 +97,7 @@ def time_answer(path: Path) -> dict[str, Any]:
 
     load_before = load_average()
     start = time.perf_counter()
-    llm = Llama(model_path=str(path), n_ctx=CONTEXT, n_threads=THREADS, seed=0, verbose=False)
+    llm = Llama(model_path=str(path), n_ctx=CONTEXT, n_threads=threads, seed=0, verbose=False)
     load_s = time.perf_counter() - start
     start = time.perf_counter()
     first = llm.create_chat_completion(TEST_MESSAGES, max_tokens=1, temperature=0.0)
@@ -105,7 +108,7 @@ def time_answer(path: Path) -> dict[str, Any]:
     completion_tokens = full["usage"]["completion_tokens"]
     return {
         "measured": dt.datetime.now().isoformat(timespec="minutes"),
-        "threads": THREADS,
+        "threads": threads,
         "load_s": round(load_s, 2),
         "prompt_tokens": first["usage"]["prompt_tokens"],
         "prompt_tok_s": round(first["usage"]["prompt_tokens"] / prompt_s, 1),
@@ -146,7 +149,7 @@ def build(speed: bool) -> dict[str, Any]:
             entry["speed"] = old.get("speed") if carried else None
             if speed and checked:
                 print(f"timing {name} ...", flush=True)
-                entry["speed"] = time_answer(installed_file(name))
+                entry["speed"] = [time_answer(installed_file(name), threads) for threads in THREADS]
             entry["diagnosis"] = old.get("diagnosis") if carried else None
         entries.append(entry)
     return {
@@ -164,8 +167,12 @@ def _size(entry: dict[str, Any]) -> str:
 
 
 def _speed(entry: dict[str, Any], key: str) -> str:
-    speed = entry.get("speed")
-    return f"{speed[key]:g}" if speed else "not measured"
+    """`key` of each timed run in THREADS order ('0.6 · 24': 2 threads, then 1); a load average by its 1 minute."""
+    runs = entry.get("speed")
+    if not runs:
+        return "not measured"
+    values = [run[key][0] if isinstance(run[key], list) else run[key] for run in runs]
+    return " · ".join(f"{value:g}" for value in values)
 
 
 def _diagnosis(entry: dict[str, Any], key: str) -> str:
@@ -190,7 +197,8 @@ def render_markdown(results: dict[str, Any]) -> str:
         "## Usable by name (verified)",
         "",
         "| name | model | packages | parameters | quantization | context | chat template | size | SHA-256 "
-        "| checked | prompt tok/s | generation tok/s | load average (1 min) | diagnostic accuracy | s/answer |",
+        "| checked | prompt tok/s (2 · 1 threads) | generation tok/s (2 · 1 threads) | load average (1 min) "
+        "| diagnostic accuracy | s/answer |",
         "|---|---|---|---:|---|---:|---|---:|---|---|---:|---:|---:|---:|---:|",
     ]
     for e in usable:
@@ -199,20 +207,21 @@ def render_markdown(results: dict[str, Any]) -> str:
         status = "not installed here"
         if verification:
             status = ("ok" if verification["checksum_ok"] else "MISMATCH") + f" {verification['checked']}"
-        load = f"{e['speed']['load_average_before'][0]:g}" if e.get("speed") else ""
         lines.append(
             f"| `{e['name']}` | {e['model']} | `{e['packages']}` | {header.get('parameters', 0) / 1e9:.2f} B "
             f"| {header.get('file_type', '')} | {header.get('context_length') or ''} "
             f"| {'yes' if header.get('has_chat_template') else 'no'} | {_size(e)} | `{e['expected_sha256'][:16]}…` "
-            f"| {status} | {_speed(e, 'prompt_tok_s')} | {_speed(e, 'gen_tok_s')} | {load} "
+            f"| {status} | {_speed(e, 'prompt_tok_s')} | {_speed(e, 'gen_tok_s')} | {_speed(e, 'load_average_before')} "
             f"| {_diagnosis(e, 'accuracy')} | {_diagnosis(e, 'seconds_per_answer')} |"
         )
     lines += [
         "",
         f"Speeds: one greedy answer of at most {MAX_TOKENS} tokens to a one-report question "
-        f"(`TEST_MESSAGES` in eval/llm_survey.py), {THREADS} threads, the file's own chat template; prompt tok/s "
-        "from a one-token call, generation tok/s from a second call that reuses the cached prompt. The machine "
-        "is shared: the load average beside each figure says how many jobs competed for its 2 cores.",
+        "(`TEST_MESSAGES` in eval/llm_survey.py) with the file's own chat template, at 2 and at 1 thread; prompt "
+        "tok/s from a one-token call, generation tok/s from a second call that reuses the cached prompt. The "
+        "machine is shared: the load average before each run says how many jobs competed for its 2 cores, and "
+        "under load llama.cpp's 2-thread barrier stalls whenever another job holds a core, so 1 thread is then "
+        "far faster; on a quiet machine 2 threads are.",
         "",
         "## Every package considered",
         "",
@@ -226,8 +235,10 @@ def render_markdown(results: dict[str, Any]) -> str:
     if answers:
         lines += ["", "## The timed answers", ""]
         for e in answers:
-            text = " ".join(e["speed"]["answer"].split())
-            lines.append(f"- `{e['name']}` ({e['speed']['measured']}): {text}")
+            run = e["speed"][0]
+            lines.append(
+                f"- `{e['name']}` ({run['measured']}, {run['threads']} threads): {' '.join(run['answer'].split())}"
+            )
     return "\n".join(lines) + "\n"
 
 

@@ -36,7 +36,8 @@ def not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_measurements_of_the_same_file_are_carried_over(not_installed: Path) -> None:
-    speed = {"prompt_tok_s": 90.0, "gen_tok_s": 25.0, "load_average_before": [0.5, 0.5, 0.5], "answer": "x"}
+    run = {"threads": 2, "prompt_tok_s": 90.0, "gen_tok_s": 25.0, "load_average_before": [0.5, 0.5, 0.5]}
+    speed = [run | {"measured": "2026-11-23T09:00", "answer": "Left pleural effusion."}]
     old = {
         "name": "qwen1.5b",
         "verification": {"sha256": MODELS["qwen1.5b"].sha256, "checksum_ok": True, "checked": "d", "header": {}},
@@ -45,10 +46,13 @@ def test_measurements_of_the_same_file_are_carried_over(not_installed: Path) -> 
     }
     stale = {"name": "qwen0.5b", "verification": {"sha256": "0" * 64}, "speed": speed}
     not_installed.write_text(json.dumps({"models": [old, stale]}))
-    models = {e.get("name"): e for e in llm_survey.build(speed=False)["models"]}
+    results = llm_survey.build(speed=False)
+    models = {e.get("name"): e for e in results["models"]}
     assert models["qwen1.5b"]["speed"] == speed and models["qwen1.5b"]["diagnosis"]["accuracy"] == 0.4
     assert models["qwen0.5b"]["speed"] is None and models["qwen0.5b"]["verification"] is None
     assert not models["qwen1.5b"]["installed_here"]
+    markdown = llm_survey.render_markdown(results)
+    assert "| 90 | 25 | 0.5 | 0.4 | 9.5 |" in markdown and "2 threads): Left pleural effusion." in markdown
 
 
 def test_the_table_lists_every_package_and_leaves_benchmark_columns_pending(not_installed: Path) -> None:
