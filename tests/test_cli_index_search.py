@@ -128,3 +128,32 @@ def test_index_refuses_to_replace_a_folder_that_is_not_an_index(corpus: Path, tm
     replaced = run("index", str(corpus), "--out", str(notes), "--overwrite")
     assert replaced.returncode == 0, replaced.stderr
     assert (notes / "manifest.json").is_file() and not (notes / "keep.txt").exists()
+
+
+def test_index_prints_file_names_and_paths_as_text_not_markup(tmp_path: Path, minilm) -> None:
+    folder = tmp_path / "[red]corpus"
+    folder.mkdir()
+    (folder / "[bold]site[:pill:].csv").write_text(
+        "id,findings,impression\n1,Blunted angle.,Effusion.\n", encoding="utf-8"
+    )
+    out = tmp_path / "[i]index"
+    result = run("index", str(folder), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "[bold]site[:pill:]" in result.stderr and f"-> {out}" in result.stderr.replace("\n", "")
+
+
+def test_a_failed_write_is_a_clear_error_not_a_traceback(tmp_path: Path, minilm, monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from assistant.cli import app
+    from retriever.index import ReportIndex
+
+    def disk_full(self, folder, *, overwrite=False):  # fault injection: the disk fills while the index is written
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(ReportIndex, "save", disk_full)
+    corpus = tmp_path / "site.csv"
+    corpus.write_text("id,findings,impression\n1,Blunted angle.,Effusion.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["index", str(corpus), "--out", str(tmp_path / "index")])
+    assert result.exit_code == 1 and "No space left on device" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "index").exists()

@@ -44,7 +44,7 @@ def index(
     from rich.console import Console
     from rich.table import Table
 
-    from assistant.commands.output import print_error
+    from assistant.commands.output import literal, print_error
     from models.resolve import ModelNotAvailable
     from retriever.encoder import index_backend, load_encoder
     from retriever.index import ReportIndex
@@ -81,15 +81,15 @@ def index(
     table.add_column("records in", justify="right", footer=str(result.records_in))
     table.add_column("indexed", justify="right", footer=str(len(result.reports)))
     table.add_column("rejected", justify="right", footer=str(len(result.rejections)))
-    for source, (kept, rejected) in result.by_source().items():
-        table.add_row(source, str(kept + rejected), str(kept), str(rejected))
+    for source, (kept, rejected) in result.by_source().items():  # source names come from file names: literal
+        table.add_row(literal(source), str(kept + rejected), str(kept), str(rejected))
     console.print(table)
     if result.rejections:
         reasons = Table(title="Rejected, by reason")
         reasons.add_column("reason")
         reasons.add_column("records", justify="right")
         for reason, count in result.reasons().most_common():
-            reasons.add_row(reason, str(count))
+            reasons.add_row(literal(reason), str(count))
         console.print(reasons)
     if rejects:
         write_text_atomic(
@@ -99,15 +99,15 @@ def index(
                 for r in result.rejections
             ),
         )
-        console.print(f"rejections written to {rejects}")
+        console.print(literal(f"rejections written to {rejects}"))
     if not result.reports:
-        console.print("[red]nothing to index: every record was rejected (see the reasons above)[/red]")
+        print_error(console, "nothing to index: every record was rejected (see the reasons above)")
         raise typer.Exit(1)
 
     try:
         model = load_encoder(encoder, backend=index_backend())  # the fast path measured at equal quality
     except ModelNotAvailable as exc:
-        console.print(f"[red]{exc}[/red]")
+        print_error(console, exc)
         raise typer.Exit(1) from exc
     built = ReportIndex.build(result.reports, model, batch_size=batch_size, progress=True)
     try:
@@ -115,5 +115,9 @@ def index(
     except UnsafeOutput as exc:  # the folder changed while encoding
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except OSError as exc:  # a full disk or a read-only folder: the previous index is kept (ReportIndex.save)
+        print_error(console, f"could not write the index to {target}: {exc}; the previous index, if any, is unchanged")
+        raise typer.Exit(1) from exc
     fields = ", ".join(f"{f}: {n}" for f, n in built.manifest.fields.items())
-    console.print(f"[green]indexed {len(result.reports)} reports with {model.name} -> {target}[/green] ({fields})")
+    console.print(literal(f"indexed {len(result.reports)} reports with {model.name} -> {target}", style="green"),
+                  literal(f" ({fields})"))
