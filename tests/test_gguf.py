@@ -126,7 +126,6 @@ def fake_model(chunks: list[bytes], *, sha256: str | None = None, count: int = 3
     return gguf.PackagedGGUF(
         name="fake",
         model_id="fake-model",
-        description="test",
         size=len(whole),
         sha256=sha256 or hashlib.sha256(whole).hexdigest(),
         **gguf._numbered("fakeparts-p", count, "1.0"),
