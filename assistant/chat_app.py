@@ -16,13 +16,12 @@ generator so tests can drive it without a browser. Retrieval goes through `retri
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
@@ -30,6 +29,7 @@ from pydantic import Field
 
 from assistant import chat_render as render
 from assistant.answer import Answer, RetrievedReport
+from assistant.background import in_background
 from assistant.lc_retriever import ReportRetriever, document_to_report, hit_to_document
 from assistant.llm import LLM, Message
 from assistant.rag import DEFAULT_MAX_TOKENS, RagPipeline
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from retriever.index import ReportIndex, SearchFilters
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 MODE_ANSWER = "Answer (LLM + reports)"
 MODE_SEARCH = "Search only (no LLM)"
@@ -337,7 +336,7 @@ class ChatService:
         pieces: list[str] = []
         cards_shown = retriever is None
         last = 0.0
-        for item in _in_background(pipeline.iter_answer({"query": text, "history": case})):
+        for item in in_background(pipeline.iter_answer({"query": text, "history": case})):
             if isinstance(item, Answer):
                 yield self._finish(item, text, chat, case, request)
                 return
@@ -384,53 +383,6 @@ class ChatService:
             {"role": "assistant", "content": render.history_content(answer)},
         ]
         return chat, cards, notice, case, ""
-
-
-@dataclass(frozen=True)
-class _Failure:
-    error: BaseException
-
-
-_END = object()
-
-
-def _in_background(items: Iterator[T], poll_s: float = 0.1) -> Iterator[T | None]:
-    """Run `items` in a worker thread and yield each item, or None every `poll_s` while waiting, so the page
-    can show the retrieved reports while the model is still reading its prompt (seconds on a CPU). Closing
-    this generator (the resident left or pressed New case) stops the worker at its next item, which closes
-    the pipeline and so releases the shared model."""
-    box: queue.Queue[Any] = queue.Queue()
-    stop = threading.Event()
-
-    def work() -> None:
-        try:
-            for item in items:
-                if stop.is_set():
-                    break
-                box.put(item)
-        except BaseException as exc:  # noqa: BLE001 - handed to the request thread, re-raised there
-            box.put(_Failure(exc))
-        finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                close()
-            box.put(_END)
-
-    threading.Thread(target=work, name="chat-answer", daemon=True).start()
-    try:
-        while True:
-            try:
-                item = box.get(timeout=poll_s)
-            except queue.Empty:
-                yield None
-                continue
-            if item is _END:
-                return
-            if isinstance(item, _Failure):
-                raise item.error
-            yield item
-    finally:
-        stop.set()
 
 
 # -------------------------------------------------------------------------------------------------- page

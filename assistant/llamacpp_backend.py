@@ -2,17 +2,21 @@
 
 Loading a model takes seconds and hundreds of MB, so each file is loaded once per process and shared; a lock
 serialises calls because a llama.cpp context is not thread-safe (the chat app serves several residents).
-Structured output uses llama-cpp-python's JSON-schema grammar; a timeout is enforced between tokens.
+Structured output uses llama-cpp-python's JSON-schema grammar. The timeout is a deadline for the whole call:
+waiting for the shared model, reading the prompt (interrupted by llama.cpp's abort callback) and generating
+(checked after every token).
 """
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from assistant.deadline import Deadline
 from assistant.llm import (
     BackendRejected,
     BackendTimeout,
@@ -36,9 +40,29 @@ INSTALL_HINT = (
 
 @dataclass
 class _Loaded:
+    """A loaded model shared by every caller; `lock` is held for a whole generation."""
+
     llm: Llama
     model_id: str
     lock: threading.Lock
+    prompt_deadline: float = math.inf  # monotonic time at which llama.cpp abandons the prompt it is reading
+    _abort_callback: Any = field(default=None, repr=False)  # kept referenced while llama.cpp may call it
+
+    def interrupt_prompt_at(self, deadline: float | None) -> None:
+        """Let llama.cpp abort the prompt evaluation (`llama_decode` then fails) once `deadline` passes; None
+        removes the check. It is a Python call from every step of the compute graph, which costs generation
+        speed, so it is only installed while a prompt is read: tokens are checked one by one instead."""
+        import ctypes
+
+        import llama_cpp
+
+        if deadline is None and self.prompt_deadline == math.inf:
+            return  # nothing installed: the call per generated token stays free
+        if self._abort_callback is None:
+            self._abort_callback = llama_cpp.ggml_abort_callback(lambda _data: time.monotonic() > self.prompt_deadline)
+        self.prompt_deadline = math.inf if deadline is None else deadline
+        callback = self._abort_callback if deadline is not None else ctypes.cast(None, llama_cpp.ggml_abort_callback)
+        llama_cpp.llama_set_abort_callback(self.llm.ctx, callback, None)
 
 
 _CACHE: dict[tuple[str, int, int], _Loaded] = {}
@@ -118,14 +142,15 @@ class LlamaCppBackend:
         temperature: float,
         seed: int,
     ) -> Iterator[str]:
-        """Stream text pieces under the model's lock, enforcing the timeout between tokens.
+        """Stream text pieces under the model's lock, all within one deadline (from the first `next`).
 
         llama-cpp-python has no timeout, and an exception raised inside its sampling callbacks is swallowed
         by ctypes, so generation always streams and the deadline is checked after every piece; closing the
-        stream stops generation. Prompt evaluation itself cannot be interrupted.
+        stream stops generation. The prompt, read before the first piece, is cut off by llama.cpp's abort
+        callback instead, and the wait for a model busy with another request is bounded too.
         """
+        deadline = Deadline.after(self.timeout_s)
         loaded = self._loaded()
-        deadline = time.monotonic() + self.timeout_s
         kwargs: dict[str, Any] = {
             "messages": [dict(m) for m in messages],
             "max_tokens": max_tokens,
@@ -135,18 +160,32 @@ class LlamaCppBackend:
         }
         if json_schema is not None and self.constrained:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
-        with loaded.lock:
-            try:
-                chunks = loaded.llm.create_chat_completion(**kwargs)
-                for chunk in chunks:
-                    piece = chunk["choices"][0]["delta"].get("content")
-                    if piece:
-                        yield piece
-                    if time.monotonic() > deadline:
-                        chunks.close()
-                        raise BackendTimeout(f"the embedded model did not finish within {self.timeout_s:g} s")
-            except ValueError as exc:  # llama-cpp-python raises ValueError for a prompt over n_ctx
-                raise BackendRejected(f"the embedded model refused the prompt: {exc}") from exc
+        if not loaded.lock.acquire(timeout=deadline.remaining()):
+            raise BackendTimeout(
+                f"the embedded model was busy with other requests for all of the {self.timeout_s:g} s allowed"
+            )
+        try:
+            loaded.interrupt_prompt_at(deadline.end)
+            chunks = loaded.llm.create_chat_completion(**kwargs)
+            for chunk in chunks:
+                loaded.interrupt_prompt_at(None)  # the prompt is read once the first piece is out
+                piece = chunk["choices"][0]["delta"].get("content")
+                if piece:
+                    yield piece
+                if deadline.passed:
+                    chunks.close()
+                    raise BackendTimeout(f"the embedded model did not finish within {self.timeout_s:g} s")
+        except ValueError as exc:  # llama-cpp-python raises ValueError for a prompt over n_ctx
+            raise BackendRejected(f"the embedded model refused the prompt: {exc}") from exc
+        except RuntimeError as exc:  # llama_decode failed: aborted at the deadline, or no room left in memory
+            if deadline.passed:
+                raise BackendTimeout(
+                    f"the embedded model did not finish reading the prompt within {self.timeout_s:g} s"
+                ) from exc
+            raise BackendRejected(f"the embedded model failed: {exc}") from exc
+        finally:
+            loaded.interrupt_prompt_at(None)
+            loaded.lock.release()
 
     def complete(
         self,

@@ -48,6 +48,11 @@ class BackendRejected(LLMError):
     """The backend answered but refused the request (bad parameters, context too long)."""
 
 
+class BackendMalformed(LLMError):
+    """The backend answered, but not with a completion (an HTML page, JSON of another shape, a truncated
+    body): a proxy or a server of another kind is at the URL. Callers treat it like unparseable output."""
+
+
 @runtime_checkable
 class LLM(Protocol):
     """A chat model. `temperature=0` and a fixed `seed` make benchmark runs repeatable."""

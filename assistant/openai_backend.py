@@ -2,21 +2,28 @@
 
 Retries are done here, not by the client, so they are bounded and visible: connection failures, 429 and
 5xx are retried with exponential backoff; a timeout is not retried (it would multiply the wait) and
-surfaces as `BackendTimeout`. Structured output is requested as `response_format` JSON schema (understood
-by all three servers) or, for vLLM, through its own `structured_outputs` request field (vLLM >= 0.12;
-the older `guided_json` was removed).
+surfaces as `BackendTimeout`. The timeout is a deadline for the whole call (connecting, every read, every
+retry and backoff): the request runs in a worker thread and the caller stops waiting when the deadline
+passes, however slowly the server trickles its answer. A 200 answer that is not a chat completion (an HTML
+page from a proxy, JSON of another shape, a truncated body) is `BackendMalformed`, never a traceback.
+Structured output is requested as `response_format` JSON schema (understood by all three servers) or, for
+vLLM, through its own `structured_outputs` request field (vLLM >= 0.12; the older `guided_json` was removed).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import httpx2
 import openai
 
+from assistant.deadline import Deadline, call_before, iterate_before
 from assistant.llm import (
+    BackendMalformed,
     BackendRejected,
     BackendTimeout,
     BackendUnavailable,
@@ -32,6 +39,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_CONTEXT = 4096
+EXCERPT_CHARS = 200  # of a malformed answer, in the error message
+PROBE_TIMEOUT_S = 10.0  # the /v1/models probe for the context size: a missing answer only costs a default
 _RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.ConflictError)
 
 
@@ -86,32 +95,70 @@ class OpenAIBackend:
         """Configured, else what vLLM reports as `max_model_len` in /v1/models, else a safe 4096."""
         if self._context_tokens is None:
             self._context_tokens = DEFAULT_CONTEXT
+            deadline = Deadline.after(min(self.timeout_s, PROBE_TIMEOUT_S))
+            models = self._client.models.with_streaming_response
             try:
-                for entry in self._call(lambda: self._client.models.list(timeout=min(self.timeout_s, 10.0))):
-                    reported = getattr(entry, "max_model_len", None)
-                    if entry.id == self.model and isinstance(reported, int):
-                        self._context_tokens = reported
+                listing = self._json(deadline, lambda timeout: models.list(timeout=timeout))
             except LLMError:
-                pass  # the completion call reports the real problem; the budget stays conservative
+                return self._context_tokens  # the completion call reports the real problem; the budget stays safe
+            entries = _field(listing, "data")
+            for entry in entries if isinstance(entries, list) else []:
+                reported = _field(entry, "max_model_len")
+                if _field(entry, "id") == self.model and isinstance(reported, int):
+                    self._context_tokens = reported
         return self._context_tokens
 
     def count_tokens(self, text: str) -> int:
         """An over-estimate (1 token per 3 UTF-8 bytes) because the tokenizer lives on the server."""
         return math.ceil(len(text.encode("utf-8")) / 3)
 
-    def _call(self, fn: Callable[[], T]) -> T:
-        """Run one request with bounded retries, turning client errors into the project's typed errors."""
+    def _json(self, deadline: Deadline, open_response: Callable[[float], Any]) -> Any:
+        """The decoded JSON body of one request (with retries), all before `deadline`. It runs in a worker thread
+        that the caller stops waiting for at the deadline; the body is read piece by piece so that the worker
+        stops there too, even when a server trickles its answer."""
+
+        def request(timeout: float) -> Any:
+            with open_response(timeout) as response:
+                return self._read_json(response, deadline)
+
+        return call_before(deadline, lambda: self._call(request, deadline), lambda: self._timed_out(deadline))
+
+    def _read_json(self, response: Any, deadline: Deadline) -> Any:
+        """The body of an open response, given up at `deadline` between pieces, decoded as JSON."""
+        body = bytearray()
+        try:
+            for piece in response.iter_bytes():
+                if deadline.passed:
+                    raise self._timed_out(deadline)
+                body += piece
+        except httpx2.TimeoutException as exc:  # the client's transport: its errors reach a body read directly
+            raise self._timed_out(deadline) from exc
+        except httpx2.HTTPError as exc:
+            raise BackendUnavailable(f"lost the connection to {self.base_url}: {exc}") from exc
+        try:
+            return json.loads(body)
+        except ValueError as exc:
+            text = bytes(body[:EXCERPT_CHARS]).decode("utf-8", "replace")
+            raise self._malformed(f"{exc} in {text!r}") from exc
+
+    def _timed_out(self, deadline: Deadline) -> BackendTimeout:
+        return BackendTimeout(f"{self.base_url} did not answer within {deadline.seconds:g} s")
+
+    def _call(self, request: Callable[[float], T], deadline: Deadline) -> T:
+        """Run one request with bounded retries, turning client errors into the project's typed errors. Each
+        attempt gets the time left as its timeout; no retry starts that the deadline leaves no room for."""
         for attempt in range(self.max_retries + 1):
             try:
-                return fn()
+                return request(deadline.remaining())
             except openai.APITimeoutError as exc:
-                raise BackendTimeout(f"{self.base_url} did not answer within {self.timeout_s:g} s") from exc
+                raise self._timed_out(deadline) from exc
             except (openai.APIConnectionError, *_RETRYABLE) as exc:
-                if attempt == self.max_retries:
+                backoff = self.backoff_s * 2**attempt
+                if attempt == self.max_retries or backoff >= deadline.remaining():
                     raise BackendUnavailable(
                         f"LLM server {self.base_url} unavailable after {attempt + 1} attempts: {exc}"
                     ) from exc
-                time.sleep(self.backoff_s * 2**attempt)
+                time.sleep(backoff)
             except (openai.NotFoundError, openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise BackendUnavailable(
                     f"{self.base_url} refused model {self.model!r} ({exc.status_code}): check "
@@ -122,6 +169,12 @@ class OpenAIBackend:
                     f"{self.base_url} rejected the request ({exc.status_code}): {exc}"
                 ) from exc
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _malformed(self, problem: object) -> BackendMalformed:
+        return BackendMalformed(
+            f"{self.base_url} answered, but not with a chat completion (is it an OpenAI-compatible server?): "
+            f"{str(problem)[:EXCERPT_CHARS]}"
+        )
 
     def _request(
         self,
@@ -158,19 +211,24 @@ class OpenAIBackend:
     ) -> LLMResult:
         kwargs = self._request(messages, json_schema, max_tokens, temperature, seed)
         start = time.monotonic()
-        response = self._call(lambda: self._client.chat.completions.create(**kwargs))
+        deadline = Deadline.after(self.timeout_s)
+        completions = self._client.chat.completions.with_streaming_response
+        response = self._json(deadline, lambda timeout: completions.create(timeout=timeout, **kwargs))
         total = time.monotonic() - start
-        usage: dict[str, int] = {}
-        if response.usage is not None:
-            usage = {
-                "prompt_tokens": response.usage.prompt_tokens,
-                "completion_tokens": response.usage.completion_tokens,
-            }
+        text = _choice_text(response, "message")
+        if text is None:
+            raise self._malformed(_excerpt(response))
+        usage = {
+            name: value
+            for name in ("prompt_tokens", "completion_tokens")
+            if isinstance(value := _field(_field(response, "usage"), name), int)
+        }
         timings = {"total": total}
-        if usage.get("completion_tokens"):
+        if usage.get("completion_tokens") and total > 0:
             timings["tokens_per_s"] = usage["completion_tokens"] / total
-        text = (response.choices[0].message.content or "") if response.choices else ""
-        return LLMResult(text=text, model_id=response.model or self.model, timings=timings, usage=usage)
+        model = _field(response, "model")
+        return LLMResult(text=text, model_id=model if isinstance(model, str) and model else self.model,
+                         timings=timings, usage=usage)
 
     def stream(
         self,
@@ -181,14 +239,61 @@ class OpenAIBackend:
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Iterator[str]:
-        """Retries only cover opening the stream; a connection lost mid-answer is reported, not replayed."""
+        """Retries only cover opening the stream; a connection lost mid-answer is reported, not replayed. The
+        deadline starts when iteration does and covers the whole answer."""
         kwargs = self._request(messages, json_schema, max_tokens, temperature, seed)
-        chunks = self._call(lambda: self._client.chat.completions.create(stream=True, **kwargs))
-        try:
-            for chunk in chunks:
-                if chunk.choices and chunk.choices[0].delta.content:
-                    yield chunk.choices[0].delta.content
-        except openai.APITimeoutError as exc:
-            raise BackendTimeout(f"{self.base_url} stopped sending within {self.timeout_s:g} s") from exc
-        except openai.APIConnectionError as exc:
-            raise BackendUnavailable(f"lost the connection to {self.base_url}: {exc}") from exc
+        deadline = Deadline.after(self.timeout_s)
+        yield from iterate_before(deadline, self._pieces(kwargs, deadline), lambda: self._timed_out(deadline))
+
+    def _pieces(self, kwargs: dict[str, Any], deadline: Deadline) -> Iterator[str]:
+        """The streamed text pieces (run in the worker thread), each event checked for the completion shape."""
+        chunks = self._call(
+            lambda timeout: self._client.chat.completions.create(stream=True, timeout=timeout, **kwargs), deadline
+        )
+        with chunks:
+            content_type = chunks.response.headers.get("content-type", "")
+            if not content_type.startswith("text/event-stream"):
+                raise self._malformed(f"a {content_type or 'untyped'} body instead of an event stream")
+            try:
+                for chunk in chunks:
+                    piece = _choice_text(chunk, "delta")
+                    if piece is None:
+                        raise self._malformed(_excerpt(chunk))
+                    if piece:
+                        yield piece
+            except openai.APITimeoutError as exc:
+                raise self._timed_out(deadline) from exc
+            except openai.APIConnectionError as exc:
+                raise BackendUnavailable(f"lost the connection to {self.base_url}: {exc}") from exc
+            except ValueError as exc:  # an event whose data is not JSON
+                raise self._malformed(exc) from exc
+
+
+def _field(value: Any, name: str) -> Any:
+    """`value[name]` of decoded JSON, `value.name` of the client's stream events (whose lenient parsing
+    leaves plain values where a server sent another shape); None when absent."""
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def _excerpt(response: Any) -> str:
+    """The beginning of what the server sent, for the error message."""
+    if isinstance(response, openai.BaseModel):
+        response = response.model_dump(exclude_none=True, warnings=False)
+    return json.dumps(response, default=str)[:EXCERPT_CHARS]
+
+
+def _choice_text(response: Any, part: str) -> str | None:
+    """The text of the first choice's `part` (`message`, or `delta` in a stream; "" when a choice carries no
+    text, e.g. a stream's final event), or None when the response does not have the completion shape."""
+    choices = _field(response, "choices")
+    if not isinstance(choices, list):
+        return None
+    if not choices:
+        return ""
+    container = _field(choices[0], part)
+    if not isinstance(container, dict | openai.BaseModel):
+        return None
+    content = _field(container, "content")
+    if content is None:
+        return ""
+    return content if isinstance(content, str) else None

@@ -36,7 +36,7 @@ from assistant.answer import (
     parse_output,
 )
 from assistant.lc_retriever import document_to_report
-from assistant.llm import LLM, BackendTimeout, LLMError, LLMResult, Message
+from assistant.llm import LLM, BackendMalformed, BackendTimeout, LLMError, LLMResult, Message
 from retriever.query import clean_query, visible_text
 
 DEFAULT_K = 1  # the RadSearch paper's setting: the single most similar report
@@ -176,6 +176,9 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
                 result = self.llm.complete(messages, json_schema=schema, **self._sampling())
         except BackendTimeout as exc:
             yield self._degraded(base, "timeout", str(exc), start)
+            return
+        except BackendMalformed as exc:  # the server's answer held no output to parse
+            yield self._degraded(base, "unparseable", str(exc), start)
             return
         except LLMError as exc:
             yield self._degraded(base, "backend_unavailable", str(exc), start)

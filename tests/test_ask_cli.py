@@ -6,9 +6,11 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fault_server import FaultServer, fault_server
 from llm_fixtures import build_index, require_embedded_smollm2
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,3 +112,47 @@ def test_server_down_json_names_the_degradation(index_dir: Path) -> None:
     assert run.returncode == 3
     answer = json.loads(run.stdout)
     assert answer["degraded_kind"] == "backend_unavailable" and answer["retrieved"][0]["report_id"] == "cxr-004"
+
+
+# ------------------------------------------------------------- a real server that answers wrongly or slowly
+@pytest.fixture
+def server() -> Iterator[FaultServer]:
+    with fault_server() as srv:
+        yield srv
+
+
+def _ask_server(server: FaultServer, index_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return _ask(
+        "Meniscus sign at the right costophrenic angle", "--index", str(index_dir), "--field", "findings", "--json",
+        "--backend", "openai", "--model", "m",
+        RADSEARCH_LLM_BASE_URL=server.url, RADSEARCH_LLM_CONTEXT="2048", **env,
+    )
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        ("text/html", b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+        ("application/json", b'{"result": "ok"}'),
+        ("application/json", b'{"id": "c", "object": "chat.completion", "choices": [{"index": 0, "mess'),
+    ],
+    ids=["html", "other json", "truncated json"],
+)
+def test_a_reply_that_is_not_a_completion_exits_5_with_retrieval_only(
+    server: FaultServer, index_dir: Path, reply: tuple[str, bytes]
+) -> None:
+    server.behaviour, server.reply = "reply", reply
+    run = _ask_server(server, index_dir)
+    assert run.returncode == 5, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["degraded_kind"] == "unparseable" and "not with a chat completion" in answer["degraded_reason"]
+    assert answer["retrieved"][0]["report_id"] == "cxr-001"
+
+
+def test_a_trickling_server_exits_4_at_the_timeout(server: FaultServer, index_dir: Path) -> None:
+    server.behaviour = "trickle"  # a byte every 0.3 s: 9 s in all, every read well within the timeout
+    run = _ask_server(server, index_dir, RADSEARCH_LLM_TIMEOUT="2")
+    assert run.returncode == 4, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["degraded_kind"] == "timeout" and answer["retrieved"][0]["report_id"] == "cxr-001"
+    assert answer["timings"]["total"] - answer["timings"]["retrieval"] < 3.0

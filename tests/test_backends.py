@@ -1,23 +1,23 @@
 """Backends: settings, GGUF resolution, the embedded SmolLM2, and the HTTP backend's failure handling.
 
-The HTTP failures are injected by a small server on 127.0.0.1 that is slow, broken or absent on purpose.
+The HTTP failures are injected by a real server on 127.0.0.1 (tests/fault_server.py) that is slow, broken,
+trickling or absent on purpose.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from fault_server import COMPLETION, FaultServer, fault_server, stream_event
 from llm_fixtures import require_embedded_smollm2
 
-from assistant.llm import LLM, BackendRejected, BackendTimeout, BackendUnavailable
-from assistant.openai_backend import OpenAIBackend
+from assistant.llm import LLM, BackendMalformed, BackendRejected, BackendTimeout, BackendUnavailable
+from assistant.openai_backend import DEFAULT_CONTEXT, OpenAIBackend
 from assistant.settings import LLMSettings, make_llm
 from models import gguf
 
@@ -115,75 +115,17 @@ def test_embedded_missing_model_is_unavailable(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------- HTTP backend, faults injected
-class _Server(ThreadingHTTPServer):
-    behaviour = "ok"
-    requests: list[dict]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def log_message(self, *args: object) -> None:  # keep pytest output clean
-        pass
-
-    def do_GET(self) -> None:  # /v1/models as vLLM answers it
-        self._reply(200, {"object": "list", "data": [{"id": "m", "object": "model", "max_model_len": 1234}]})
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.requests.append(body)
-        if self.server.behaviour == "slow":
-            time.sleep(2)
-        if self.server.behaviour == "error":
-            self._reply(500, {"error": {"message": "engine dead"}})
-            return
-        if self.server.behaviour == "bad_request":
-            self._reply(400, {"error": {"message": "max_tokens too large"}})
-            return
-        self._reply(
-            200,
-            {
-                "id": "c",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": '{"cause": "heart failure"}'},
-                    }
-                ],
-                "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
-            },
-        )
-
-    def _reply(self, status: int, payload: dict) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        with contextlib.suppress(BrokenPipeError):  # the client gave up (timeout test)
-            self.wfile.write(data)
-
-
 @pytest.fixture
-def server() -> Iterator[_Server]:
-    srv = _Server(("127.0.0.1", 0), _Handler)
-    srv.requests = []
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+def server() -> Iterator[FaultServer]:
+    with fault_server() as srv:
+        yield srv
 
 
-def _backend(srv: _Server, **kwargs: object) -> OpenAIBackend:
-    return OpenAIBackend(f"http://127.0.0.1:{srv.server_address[1]}/v1", "m", backoff_s=0.01, **kwargs)
+def _backend(srv: FaultServer, **kwargs: object) -> OpenAIBackend:
+    return OpenAIBackend(srv.url, "m", backoff_s=0.01, **kwargs)
 
 
-def test_response_format_and_vllm_structured_outputs_requests(server: _Server) -> None:
+def test_response_format_and_vllm_structured_outputs_requests(server: FaultServer) -> None:
     result = _backend(server).complete(MESSAGES, json_schema=SCHEMA, max_tokens=20, seed=3)
     assert result.text == '{"cause": "heart failure"}' and result.usage == {"prompt_tokens": 5, "completion_tokens": 7}
     sent = server.requests[-1]
@@ -195,26 +137,26 @@ def test_response_format_and_vllm_structured_outputs_requests(server: _Server) -
     assert "response_format" not in server.requests[-1] and "structured_outputs" not in server.requests[-1]
 
 
-def test_context_window_is_read_from_the_server(server: _Server) -> None:
+def test_context_window_is_read_from_the_server(server: FaultServer) -> None:
     assert _backend(server).context_window == 1234
     assert _backend(server, context_tokens=999).context_window == 999
 
 
-def test_server_errors_are_retried_then_reported_as_unavailable(server: _Server) -> None:
+def test_server_errors_are_retried_then_reported_as_unavailable(server: FaultServer) -> None:
     server.behaviour = "error"
     with pytest.raises(BackendUnavailable, match="after 3 attempts"):
         _backend(server, max_retries=2).complete(MESSAGES)
     assert len(server.requests) == 3
 
 
-def test_a_rejected_request_is_not_retried(server: _Server) -> None:
+def test_a_rejected_request_is_not_retried(server: FaultServer) -> None:
     server.behaviour = "bad_request"
     with pytest.raises(BackendRejected, match="400"):
         _backend(server).complete(MESSAGES)
     assert len(server.requests) == 1
 
 
-def test_a_slow_server_times_out_without_retry(server: _Server) -> None:
+def test_a_slow_server_times_out_without_retry(server: FaultServer) -> None:
     server.behaviour = "slow"
     with pytest.raises(BackendTimeout):
         _backend(server, timeout_s=0.5).complete(MESSAGES)
@@ -227,3 +169,115 @@ def test_no_server_is_unavailable() -> None:
         backend.complete(MESSAGES)
     with pytest.raises(BackendUnavailable):
         list(backend.stream(MESSAGES))
+
+
+# ------------------------------------------------------------------- replies that are not a completion
+_COMPLETION_BYTES = json.dumps(COMPLETION).encode()
+NOT_A_COMPLETION = {
+    "html": ("text/html", b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+    "other json": ("application/json", b'{"result": "ok"}'),
+    "choices not a list": ("application/json", b'{"choices": "none", "model": "m"}'),
+    "message not an object": ("application/json", b'{"choices": [{"message": 7}], "model": "m"}'),
+    "content not text": ("application/json", b'{"choices": [{"message": {"content": [1]}}], "model": "m"}'),
+    "json array": ("application/json", b"[1, 2]"),
+    "truncated json": ("application/json", _COMPLETION_BYTES[: len(_COMPLETION_BYTES) // 2]),
+}
+NOT_A_STREAM = {
+    "html": ("text/html", b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+    "a completion, not a stream": ("application/json", _COMPLETION_BYTES),
+    "other json": ("text/event-stream", b'data: {"result": "ok"}\n\ndata: [DONE]\n\n'),
+    "delta not an object": ("text/event-stream", b'data: {"choices": [{"delta": 5}]}\n\ndata: [DONE]\n\n'),
+    "truncated event": ("text/event-stream", stream_event("Pleural")[:40] + b"\n\ndata: [DONE]\n\n"),
+}
+
+
+@pytest.mark.parametrize("reply", NOT_A_COMPLETION.values(), ids=NOT_A_COMPLETION.keys())
+def test_a_reply_that_is_not_a_completion_is_malformed(server: FaultServer, reply: tuple[str, bytes]) -> None:
+    server.behaviour, server.reply = "reply", reply
+    with pytest.raises(BackendMalformed, match="not with a chat completion"):
+        _backend(server).complete(MESSAGES)
+    assert len(server.requests) == 1, "a malformed answer is not retried"
+
+
+@pytest.mark.parametrize("reply", NOT_A_STREAM.values(), ids=NOT_A_STREAM.keys())
+def test_a_stream_that_is_not_a_completion_stream_is_malformed(server: FaultServer, reply: tuple[str, bytes]) -> None:
+    server.behaviour, server.reply = "reply", reply
+    with pytest.raises(BackendMalformed, match="not with a chat completion"):
+        list(_backend(server).stream(MESSAGES))
+
+
+def test_streaming_from_a_server(server: FaultServer) -> None:
+    assert "".join(_backend(server).stream(MESSAGES)) == '{"cause": "heart failure"}'
+
+
+# ------------------------------------------------------------------ the timeout is a deadline for the call
+def test_a_trickling_answer_is_cut_off_at_the_deadline(server: FaultServer) -> None:
+    server.behaviour = "trickle"  # a byte every 0.3 s for 9 s; each read alone is far within the timeout
+    start = time.monotonic()
+    with pytest.raises(BackendTimeout, match="within 1 s"):
+        _backend(server, timeout_s=1.0).complete(MESSAGES)
+    assert time.monotonic() - start < 1.6
+    assert server.client_left.wait(timeout=2), "the request's worker thread stopped reading too"
+
+
+def test_a_trickling_stream_is_cut_off_at_the_deadline(server: FaultServer) -> None:
+    server.behaviour = "trickle"  # an event every 0.3 s for 9 s
+    start = time.monotonic()
+    pieces: list[str] = []
+    with pytest.raises(BackendTimeout, match="within 1 s"):
+        pieces.extend(_backend(server, timeout_s=1.0).stream(MESSAGES))
+    assert time.monotonic() - start < 1.6 and 0 < len(pieces) < 10
+    assert server.client_left.wait(timeout=2), "the stream's worker thread stopped reading too"
+
+
+def test_retries_stop_at_the_deadline(server: FaultServer) -> None:
+    server.behaviour = "error"
+    start = time.monotonic()
+    with pytest.raises(BackendUnavailable, match="500"):
+        OpenAIBackend(server.url, "m", backoff_s=0.4, max_retries=10, timeout_s=1.0).complete(MESSAGES)
+    assert time.monotonic() - start < 1.6 and len(server.requests) <= 3
+
+
+def test_a_trickling_model_list_does_not_hold_the_call(server: FaultServer) -> None:
+    server.behaviour = "trickle"
+    start = time.monotonic()
+    assert _backend(server, timeout_s=1.0).context_window == DEFAULT_CONTEXT  # the probe gave up: safe default
+    assert time.monotonic() - start < 1.6
+
+
+def test_embedded_deadline_covers_waiting_for_the_model(smollm2: LLM) -> None:
+    """Another request holds the shared model (the chat serves several residents): the wait counts too."""
+    from assistant.llamacpp_backend import LlamaCppBackend, _load
+
+    loaded = _load("smollm2", 2048, 2)
+    impatient = LlamaCppBackend("smollm2", n_ctx=2048, timeout_s=0.5)
+    outcome: list[str] = []
+
+    def ask() -> None:
+        try:
+            outcome.append(impatient.complete(MESSAGES, max_tokens=8).text)
+        except BackendTimeout:
+            outcome.append("timeout")
+
+    with loaded.lock:
+        start = time.monotonic()
+        worker = threading.Thread(target=ask)
+        worker.start()
+        worker.join(timeout=3)
+        elapsed = time.monotonic() - start
+    worker.join()
+    assert elapsed < 1.0 and outcome == ["timeout"]
+
+
+def test_embedded_deadline_interrupts_prompt_evaluation(smollm2: LLM) -> None:
+    """A prompt of ~1,800 tokens takes seconds to read on a busy CPU; the deadline stops it part-way."""
+    from assistant.llamacpp_backend import LlamaCppBackend
+
+    impatient = LlamaCppBackend("smollm2", n_ctx=2048, timeout_s=0.3)  # the same loaded model as `smollm2`
+    long_prompt = [{"role": "user", "content": "Small right pleural effusion. " * 250}]
+    assert 1500 < impatient.count_tokens(long_prompt[0]["content"]) < 1900
+    start = time.monotonic()
+    with pytest.raises(BackendTimeout) as raised:
+        impatient.complete(long_prompt, max_tokens=8)
+    assert time.monotonic() - start < 1.0 and "reading the prompt" in str(raised.value)
+    assert smollm2.complete(MESSAGES, max_tokens=8).text, "the model stays usable after an interrupted prompt"

@@ -16,7 +16,7 @@ from llm_fixtures import INJECTION, REPORTS, build_index, require_embedded_smoll
 
 from assistant.answer import Answer
 from assistant.lc_retriever import ReportRetriever
-from assistant.llm import BackendTimeout, BackendUnavailable, LLMResult, Message
+from assistant.llm import BackendMalformed, BackendTimeout, BackendUnavailable, LLMResult, Message
 from assistant.rag import DEFAULT_K, RagPipeline
 from assistant.settings import LLMSettings, make_llm
 from retriever.query import EmptyQueryError
@@ -145,6 +145,7 @@ class FaultyLLM:
     [
         (FaultyLLM(error=BackendUnavailable("server down")), "backend_unavailable"),
         (FaultyLLM(error=BackendTimeout("too slow")), "timeout"),
+        (FaultyLLM(error=BackendMalformed("an HTML page, not a completion")), "unparseable"),
         (FaultyLLM(text=""), "unparseable"),
         (FaultyLLM(text="{{{ ]]"), "unparseable"),
     ],
