@@ -34,6 +34,7 @@ from assistant.lc_retriever import ReportRetriever, document_to_report, hit_to_d
 from assistant.llm import LLM, Message
 from assistant.rag import DEFAULT_MAX_TOKENS, RagPipeline
 from assistant.settings import LLMSettings, make_llm
+from assistant.sign_in_limit import FailedSignIns, SignInPolicy, SignInRateLimit
 from retriever.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class ChatConfig:
     queue_size: int = 64
     default_k: int = DEFAULT_CHAT_K
     max_tokens: int = DEFAULT_MAX_TOKENS
+    sign_in: SignInPolicy = field(default_factory=SignInPolicy)
 
 
 # ------------------------------------------------------------------------------------------------ indexes
@@ -553,7 +555,10 @@ def launch_app(
 ) -> Any:
     """Serve with a bounded queue: `config.concurrency` requests run at once (the embedded model answers one
     at a time anyway; searches and HTTP backends run in parallel), the rest wait and see their position.
-    No share link, analytics, run history, monitoring endpoint or MCP server: report text stays on the host."""
+    No share link, analytics, run history, monitoring endpoint or MCP server: report text stays on the host.
+    Sign-in is rate limited per address (assistant/sign_in_limit.py)."""
+    from starlette.middleware import Middleware
+
     from assistant.chat_render import CSS
 
     app.queue(default_concurrency_limit=config.concurrency, max_size=config.queue_size)
@@ -577,6 +582,7 @@ def launch_app(
         pwa=False,
         theme=_theme(),
         css=CSS,
+        app_kwargs={"middleware": [Middleware(SignInRateLimit, failures=FailedSignIns(config.sign_in))]},
     )
 
 

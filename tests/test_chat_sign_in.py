@@ -1,0 +1,72 @@
+"""Chat sign-in (`--auth`) is rate limited per client address: against the real Gradio app on 127.0.0.1, from
+two loopback addresses, and the counting itself with a clock the test moves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from chat_fixtures import free_port
+
+from assistant.chat_app import ChatConfig, build_app, launch_app
+
+USER, PASSWORD = "resident", "correct horse battery"
+
+
+@pytest.fixture(scope="module")
+def login_url() -> Iterator[str]:
+    config = ChatConfig()
+    app = build_app(config)
+    port = free_port()
+    launch_app(app, config, host="127.0.0.1", port=port, auth=(USER, PASSWORD), block=False)
+    try:
+        yield f"http://127.0.0.1:{port}/login"
+    finally:
+        app.close()
+
+
+def _sign_in(url: str, password: str, source: str = "127.0.0.1") -> httpx.Response:
+    transport = httpx.HTTPTransport(local_address=source)
+    with httpx.Client(transport=transport, trust_env=False, timeout=30) as client:
+        return client.post(url, data={"username": USER, "password": password})
+
+
+def test_repeated_wrong_passwords_are_refused_with_429_even_the_right_one_then(login_url: str) -> None:
+    source = "127.0.0.3"
+    assert _sign_in(login_url, PASSWORD, source).status_code == 200
+    statuses = [_sign_in(login_url, f"guess-{i}", source).status_code for i in range(8)]
+    assert statuses[:5] == [400] * 5 and statuses[5:] == [429] * 3, statuses
+    locked = _sign_in(login_url, PASSWORD, source)
+    assert locked.status_code == 429 and 0 < int(locked.headers["Retry-After"]) <= 300
+    assert "Too many failed sign-ins" in locked.json()["detail"]
+    assert _sign_in(login_url, PASSWORD, "127.0.0.4").status_code == 200, "other addresses are not locked out"
+
+
+def test_a_successful_sign_in_clears_the_failures(login_url: str) -> None:
+    source = "127.0.0.5"
+    for _ in range(3):
+        assert [_sign_in(login_url, "wrong", source).status_code for _ in range(4)] == [400] * 4
+        assert _sign_in(login_url, PASSWORD, source).status_code == 200
+
+
+def test_a_burst_of_parallel_guesses_stays_within_the_limit(login_url: str) -> None:
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        statuses = list(pool.map(lambda i: _sign_in(login_url, f"guess-{i}", "127.0.0.6").status_code, range(12)))
+    assert sorted(statuses) == [400] * 5 + [429] * 7
+
+
+def test_failures_leave_the_window() -> None:
+    from assistant.sign_in_limit import FailedSignIns, SignInPolicy
+
+    now = [1000.0]
+    failures = FailedSignIns(SignInPolicy(max_failures=2, window_s=60), clock=lambda: now[0])
+    assert failures.try_attempt("10.0.0.1") == 0
+    now[0] += 30
+    assert failures.try_attempt("10.0.0.1") == 0
+    assert failures.try_attempt("10.0.0.1") == pytest.approx(30) and failures.try_attempt("10.0.0.2") == 0
+    now[0] += 31
+    assert failures.try_attempt("10.0.0.1") == 0, "the first failure is older than the window"
+    failures.succeeded("10.0.0.1")
+    assert failures.try_attempt("10.0.0.1") == failures.try_attempt("10.0.0.1") == 0
