@@ -16,6 +16,7 @@ import ipaddress
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -181,14 +182,16 @@ def test_ask_makes_no_outbound_connection(sandbox: dict[str, str], built_index: 
 def _chat(env: dict[str, str], log: Path, index: Path) -> Iterator[str]:
     port = free_port()
     args = ["chat", "--port", str(port), "--index", str(index), "--concurrency", "1"]
-    server = subprocess.Popen(
-        _traced(log, [str(ASSISTANT), *args]), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
+    output = log.with_suffix(".out")
+    with output.open("w") as sink:  # a pipe nobody reads would fill and stall the server
+        server = subprocess.Popen(
+            _traced(log, [str(ASSISTANT), *args]), env=env, stdout=sink, stderr=sink, start_new_session=True
+        )
     url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 300
         while True:
-            assert server.poll() is None, f"chat exited: {server.stderr.read() if server.stderr else ''}"
+            assert server.poll() is None, f"chat exited: {output.read_text()}"
             try:
                 with urllib.request.urlopen(url, timeout=5):
                     break
@@ -197,12 +200,20 @@ def _chat(env: dict[str, str], log: Path, index: Path) -> Iterator[str]:
                 time.sleep(1)
         yield url
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        _stop(server)
+
+
+def _stop(server: subprocess.Popen) -> None:
+    """Stop the chat, then strace. strace detaches from (and so leaves running) what it traces when it is itself
+    signalled, so the chat, its child, is stopped first and strace ends with it; the process group is the backstop."""
+    children = Path(f"/proc/{server.pid}/task/{server.pid}/children")
+    for pid in children.read_text().split() if children.exists() else []:
+        os.kill(int(pid), signal.SIGTERM)
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
 
 
 def test_chat_makes_no_outbound_connection(sandbox: dict[str, str], built_index: Path, tmp_path: Path) -> None:
