@@ -52,8 +52,9 @@ def iterate_before(deadline: Deadline, items: Iterator[T], timed_out: Callable[[
 def call_before(deadline: Deadline, fn: Callable[[], T], timed_out: Callable[[], Exception]) -> T:
     """`fn()` run in a worker thread; `timed_out()` is raised if it has not returned by the deadline."""
 
-    def one() -> Iterator[T]:
-        yield fn()
+    def one() -> Iterator[tuple[T]]:
+        yield (fn(),)  # boxed: in_background reserves None for "still waiting"
 
     with contextlib.closing(iterate_before(deadline, one(), timed_out)) as results:
-        return next(results)
+        (result,) = next(results)
+        return result

@@ -180,6 +180,7 @@ NOT_A_COMPLETION = {
     "message not an object": ("application/json", b'{"choices": [{"message": 7}], "model": "m"}'),
     "content not text": ("application/json", b'{"choices": [{"message": {"content": [1]}}], "model": "m"}'),
     "json array": ("application/json", b"[1, 2]"),
+    "json null": ("application/json", b"null"),
     "truncated json": ("application/json", _COMPLETION_BYTES[: len(_COMPLETION_BYTES) // 2]),
 }
 NOT_A_STREAM = {
