@@ -120,7 +120,10 @@ class IndexCatalog:
         found = [*self._extra, default_index_dir()]
         root = indexes_dir()
         if root.is_dir():
-            found += sorted(p for p in root.iterdir() if (p / "manifest.json").is_file())
+            # hidden folders are an index being written or the previous one kept during a swap (index_swap.py)
+            found += sorted(
+                p for p in root.iterdir() if not p.name.startswith(".") and (p / "manifest.json").is_file()
+            )
         unique: dict[str, Path] = {}
         for folder in found:
             unique.setdefault(str(folder.resolve()), folder)

@@ -220,3 +220,15 @@ def test_retrieval_off_answers_from_the_model_alone(index_dir: Path, smollm2: LL
     request = Request(use_retrieval=False, index=str(index_dir / "missing"))  # index not even needed
     chat, cards, _notice, _case, _box = _last(service, EFFUSION_QUERY, request)
     assert "Retrieval is off" in cards and "no retrieval" in _text(chat)
+
+
+def test_catalog_offers_installed_indexes_but_not_a_swap_in_progress(tmp_path, monkeypatch) -> None:
+    from assistant.chat_app import IndexCatalog
+
+    monkeypatch.setenv("RADSEARCH_HOME", str(tmp_path))
+    monkeypatch.setenv("RADSEARCH_INDEX", str(tmp_path / "indexes" / "demo"))
+    for name in ("site", ".site.old", ".site.tmp-1234"):  # what an interrupted `assistant index` leaves beside it
+        (tmp_path / "indexes" / name).mkdir(parents=True)
+        (tmp_path / "indexes" / name / "manifest.json").write_text("{}", encoding="utf-8")
+    names = [p.name for p in IndexCatalog().folders()]
+    assert names == ["demo", "site"]
