@@ -18,6 +18,7 @@ help:
 	@echo "make demo      set up and run the demo end to end"
 	@echo "make test      set up and run the tests (CI=true or RUN_SLOW=1 adds the slow ones)"
 	@echo "make bench     performance benchmarks -> eval/results/performance.{json,md} (BENCH_QUICK=1: smoke run)"
+	@echo "make llm-candidates  the other offline chat models (eval/results/llm_models.md)"
 	@echo "make lint      ruff"
 	@echo "make clean     remove the virtual environment"
 
