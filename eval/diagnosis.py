@@ -146,7 +146,8 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
                     rows[(case.id, condition.name)] = row
                 else:
                     todo.append((case, condition))
-    log(f"{len(rows)} predictions cached, {len(todo)} to ask {model_id}")
+    answered_without_llm = sum(not c.uses_llm for c in config.conditions) * len(config.cases)
+    log(f"{len(rows) - answered_without_llm} predictions cached, {len(todo)} to ask {model_id}")
 
     def ask(item: tuple[Case, Condition]) -> dict[str, Any]:
         case, condition = item
