@@ -68,6 +68,15 @@ def build_index(folder: Path, encoder) -> Path:
     return folder
 
 
+def smollm2_settings():
+    """The tiny model as the plumbing tests use it: a deadline far beyond a quiet machine's few seconds, because
+    these tests check prompts, parsing and provenance, not speed, and a busy core must not turn into a timeout (the
+    deadline itself is tested with short limits in tests/test_backends.py)."""
+    from assistant.settings import LLMSettings
+
+    return LLMSettings(model="smollm2", context_tokens=2048, timeout_s=600)
+
+
 def require_embedded_smollm2() -> None:
     """Skip (with the command that fixes it) unless llama-cpp-python and the SmolLM2 package are installed."""
     if importlib.util.find_spec("llama_cpp") is None:

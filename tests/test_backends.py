@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fault_server import COMPLETION, FaultServer, fault_server, stream_event
-from llm_fixtures import require_embedded_smollm2
+from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
 from assistant.llm import LLM, BackendMalformed, BackendRejected, BackendTimeout, BackendUnavailable
 from assistant.openai_backend import DEFAULT_CONTEXT, OpenAIBackend
@@ -74,7 +74,7 @@ def test_qwen_install_command_lists_all_parts() -> None:
 @pytest.fixture(scope="module")
 def smollm2() -> LLM:
     require_embedded_smollm2()
-    return make_llm(LLMSettings(model="smollm2", context_tokens=2048))
+    return make_llm(smollm2_settings())
 
 
 def test_embedded_model_follows_the_schema_and_is_loaded_once(smollm2: LLM) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, MARKUP_REPORT, build_chat_index, free_port
-from llm_fixtures import require_embedded_smollm2
+from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
 from assistant import chat_render as render
 from assistant.answer import RetrievedReport
@@ -31,7 +31,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
 @pytest.fixture(scope="module")
 def smollm2() -> LLM:
     require_embedded_smollm2()
-    return make_llm(LLMSettings(model="smollm2", context_tokens=2048))
+    return make_llm(smollm2_settings())
 
 
 class RecordingLLM:

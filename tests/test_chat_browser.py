@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 from chat_fixtures import EFFUSION_QUERY, build_chat_index, served
-from llm_fixtures import require_embedded_smollm2
+from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
 from assistant.chat_app import ChatConfig
 from assistant.chat_render import score_label
-from assistant.settings import LLMSettings
 from retriever.methods import DEFAULT_METHOD
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,7 +61,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, minilm) -> Iterator[str]:
     home = tmp_path_factory.mktemp("chat-home")
     index = build_chat_index(tmp_path_factory.mktemp("chat-browser") / "fixture-index", minilm)
     config = ChatConfig(
-        llm_settings=LLMSettings(model="smollm2", context_tokens=2048), indexes=(index,), max_tokens=160
+        llm_settings=smollm2_settings(), indexes=(index,), max_tokens=160
     )
     with pytest.MonkeyPatch.context() as env:
         env.setenv("RADSEARCH_HOME", str(home))  # offer only the test's index, never the user's

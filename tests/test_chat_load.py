@@ -17,10 +17,9 @@ from typing import Any
 
 import pytest
 from chat_fixtures import CHAT_REPORTS, MARKUP_REPORT, build_chat_index, served
-from llm_fixtures import require_embedded_smollm2
+from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
 from assistant.chat_app import MODE_ANSWER, MODE_SEARCH, ChatConfig
-from assistant.settings import LLMSettings
 
 REQUESTS = 10
 CONCURRENCY = 4
@@ -37,7 +36,7 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, index_dir: Path) -> Iterat
     require_embedded_smollm2()
     home = tmp_path_factory.mktemp("chat-load-home")
     config = ChatConfig(
-        llm_settings=LLMSettings(model="smollm2", context_tokens=2048, timeout_s=300),
+        llm_settings=smollm2_settings(),
         indexes=(index_dir,),
         concurrency=CONCURRENCY,
         max_tokens=96,

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 from langchain_core.runnables import Runnable, RunnableLambda
-from llm_fixtures import INJECTION, REPORTS, build_index, require_embedded_smollm2
+from llm_fixtures import INJECTION, REPORTS, build_index, require_embedded_smollm2, smollm2_settings
 
 from assistant.answer import Answer
 from assistant.lc_retriever import ReportRetriever
 from assistant.llm import BackendMalformed, BackendTimeout, BackendUnavailable, LLMResult, Message
 from assistant.rag import DEFAULT_K, RagPipeline
-from assistant.settings import LLMSettings, make_llm
+from assistant.settings import make_llm
 from retriever.query import EmptyQueryError
 
 
@@ -32,7 +32,7 @@ def index(tmp_path_factory: pytest.TempPathFactory, minilm):
 @pytest.fixture(scope="module")
 def llm():
     require_embedded_smollm2()
-    return make_llm(LLMSettings(model="smollm2", context_tokens=2048))
+    return make_llm(smollm2_settings())
 
 
 def _pipeline(llm, index, k: int = 2, **kwargs) -> RagPipeline:
