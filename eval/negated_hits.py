@@ -87,18 +87,19 @@ Search = Callable[[str, str, int], list[Report]]  # (query text, method, k) -> h
 def judge(
     queries: Sequence[Query], search: Search, method: str, field: str, detectors: dict[str, Detector]
 ) -> list[dict[str, Any]]:
-    """Per query (by its position in `queries`): per detector, the negated-hit rate at each k and the negated hits'
-    ids."""
+    """Per query (by its position in `queries`): the number of hits and, per detector, the negated-hit rate at each k
+    and the negated hits as [rank, report id]."""
     depth = max(K_VALUES)
     rows = []
     for number, q in enumerate(queries):
         hits = [r for r in search(q.text, method, depth + 1) if r.id != q.exclude][:depth]
         row: dict[str, Any] = {"query": number, "kind": q.kind, "source": q.source, "finding": q.finding.label,
-                               "rates": {}, "negated": {}}
+                               "hits": len(hits), "rates": {}, "negated": {}}
         for name, detector in detectors.items():
             statuses = [_status(r.text_of(field), q.finding, detector) for r in hits]
             row["rates"][name] = {f"@{k}": negated_hit_rate(statuses, k) for k in K_VALUES}
-            row["negated"][name] = [r.id for r, s in zip(hits, statuses, strict=True) if s == Status.NEGATED]
+            row["negated"][name] = [[rank, r.id] for rank, (r, s) in enumerate(zip(hits, statuses, strict=True), 1)
+                                    if s == Status.NEGATED]
         rows.append(row)
     return rows
 
@@ -119,6 +120,16 @@ def summarize(rows: Sequence[dict[str, Any]], detector: str) -> dict[str, dict[s
         key: {"queries": len(group),
               **{f"@{k}": round(mean(r["rates"][detector][f"@{k}"] for r in group), 4) for k in K_VALUES}}
         for key, group in sorted(groups.items())
+    }
+
+
+def sparse(rows: Sequence[dict[str, Any]], detector_names: Sequence[str]) -> dict[str, Any]:
+    """What the summary does not hold, compactly (for paired tests between runs): per detector the negated hits of
+    each query that has any, and the queries that got fewer hits than the deepest k. Keys are query numbers."""
+    return {
+        "negated": {name: {str(r["query"]): r["negated"][name] for r in rows if r["negated"][name]}
+                    for name in detector_names},
+        "short": {str(r["query"]): r["hits"] for r in rows if r["hits"] < max(K_VALUES)},
     }
 
 
@@ -159,7 +170,7 @@ def run(
                 "encoder": "" if method == "bm25" else encoder,
                 "default": method == DEFAULT_METHOD,
                 "summary": {name: summarize(rows, name) for name in detector_names},
-                "per_query": rows,
+                "per_query": sparse(rows, detector_names),
             })
             print(f"{method} {encoder}: {results[-1]['summary'][detector_names[0]]}", file=sys.stderr)
     return {
@@ -170,6 +181,8 @@ def run(
         "field": field,
         "corpus_reports": len(reports),
         "queries": {kind: sum(q.kind == kind for q in queries) for kind in kinds},
+        "query_list": [{"kind": q.kind, "source": q.source, "finding": q.finding.label, "text": q.text[:80],
+                        "exclude": q.exclude} for q in queries],
         "detectors": list(detector_names),
         "default_method": DEFAULT_METHOD,
         "skipped_encoders": skipped,
@@ -189,14 +202,13 @@ def _examples(
     for result in results:
         if not result["default"]:
             continue
-        for row in result["per_query"]:
-            query = queries[row["query"]]
-            for hit_id in row["negated"][detector][:1]:
-                said = " | ".join(text for text, _ in mentions(by_id[hit_id].text_of(field), query.finding.terms))
-                examples.append({"encoder": result["encoder"], "query": query.text[:80], "finding": row["finding"],
-                                 "hit": hit_id, "says": said[:200]})
-                if len(examples) >= limit:
-                    return examples
+        for number, negated in result["per_query"]["negated"][detector].items():
+            query, (_, hit_id) = queries[int(number)], negated[0]
+            said = " | ".join(text for text, _ in mentions(by_id[hit_id].text_of(field), query.finding.terms))
+            examples.append({"encoder": result["encoder"], "query": query.text[:80], "finding": query.finding.label,
+                             "hit": hit_id, "says": said[:200]})
+            if len(examples) >= limit:
+                return examples
     return examples
 
 

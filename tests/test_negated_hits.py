@@ -7,7 +7,16 @@ from pathlib import Path
 import pytest
 
 from eval.finding_mentions import OPENI_FINDINGS, Status, mention_status, mentions
-from eval.negated_hits import Query, findings_queries, index_search, judge, label_queries, main, negated_hit_rate
+from eval.negated_hits import (
+    Query,
+    findings_queries,
+    index_search,
+    judge,
+    label_queries,
+    main,
+    negated_hit_rate,
+    sparse,
+)
 from retriever.negation import is_negated
 from retriever.report import Report
 from retriever.splits import split_of
@@ -61,7 +70,8 @@ def test_judge_leaves_the_query_report_out_and_counts_negated_hits() -> None:
     rows = judge([query], search, "bm25", "impression", {"rules": is_negated})
     # hits r2..r6 (r1 is the query's own report): r2 and r4 only negate the effusion -> 2 of 5
     assert rows[0]["rates"]["rules"] == {"@5": pytest.approx(0.4), "@10": pytest.approx(0.4)}
-    assert rows[0]["negated"]["rules"] == ["r2", "r4"]
+    assert rows[0]["negated"]["rules"] == [[1, "r2"], [3, "r4"]]  # ranks among the hits left
+    assert sparse(rows, ["rules"]) == {"negated": {"rules": {"0": [[1, "r2"], [3, "r4"]]}}, "short": {"0": 5}}
 
 
 def _test_split_id(prefix: str, start: int = 0) -> str:
@@ -99,7 +109,7 @@ def test_real_index_bm25_and_encoder(minilm) -> None:
     for method in ("bm25", "dense", "hybrid", "hybrid-weighted"):
         rows = judge([query], index_search(index, "impression"), method, "impression", {"rules": is_negated})
         assert rows[0]["rates"]["rules"]["@5"] == pytest.approx(0.4), method
-        assert set(rows[0]["negated"]["rules"]) == NEGATED_ONLY
+        assert {hit for _, hit in rows[0]["negated"]["rules"]} == NEGATED_ONLY
 
 
 def test_main_skips_without_shared_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
