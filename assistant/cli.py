@@ -32,7 +32,7 @@ app.command("search")(search_cmd.search)
 app.command("train")(train_cmd.train)
 app.command("chat")(chat_cmd.chat)
 app.command("ask")(ask_cmd.ask)
-app.command("bench")(bench_cmd.bench)
+app.command("bench", context_settings=bench_cmd.CONTEXT_SETTINGS)(bench_cmd.bench)
 
 
 if __name__ == "__main__":
