@@ -4,7 +4,8 @@ Loading a model takes seconds and hundreds of MB, so each file is loaded once pe
 serialises calls because a llama.cpp context is not thread-safe (the chat app serves several residents).
 Structured output uses llama-cpp-python's JSON-schema grammar. The timeout is a deadline for the whole call:
 waiting for the shared model, reading the prompt (interrupted by llama.cpp's abort callback) and generating
-(checked after every token).
+(checked after every token). With a `prefix_dir`, the evaluated system prompt is kept on disk
+(assistant/llamacpp_prefix.py), so a new process reads only the question and its references.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assistant.deadline import Deadline
+from assistant.llamacpp_prefix import PrefixSource, PrefixStates, default_folder, shared_prefix
 from assistant.llm import (
     BackendRejected,
     BackendTimeout,
@@ -44,6 +47,7 @@ class _Loaded:
 
     llm: Llama
     model_id: str
+    path: Path
     lock: threading.Lock
     prompt_deadline: float = math.inf  # monotonic time at which llama.cpp abandons the prompt it is reading
     _abort_callback: Any = field(default=None, repr=False)  # kept referenced while llama.cpp may call it
@@ -88,7 +92,7 @@ def _load(gguf: str, n_ctx: int, n_threads: int) -> _Loaded:
                 llm = Llama(model_path=str(model.path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False)
             except (ValueError, RuntimeError) as exc:
                 raise BackendUnavailable(f"llama.cpp could not load {model.path}: {exc}") from exc
-            _CACHE[key] = _Loaded(llm, model.model_id, threading.Lock())
+            _CACHE[key] = _Loaded(llm, model.model_id, model.path, threading.Lock())
         return _CACHE[key]
 
 
@@ -103,12 +107,16 @@ class LlamaCppBackend:
         n_threads: int = 2,
         timeout_s: float = 120.0,
         constrained: bool = True,
+        prefix_dir: Path | None = None,
     ) -> None:
         self.gguf = gguf
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.timeout_s = timeout_s
         self.constrained = constrained
+        self.prefix_dir = prefix_dir
+        #: Where the last call's prompt prefix came from (memory, disk, built, none): the benchmark reports it.
+        self.last_prefix: PrefixSource = "none"
 
     @classmethod
     def from_settings(cls, settings: LLMSettings) -> LlamaCppBackend:
@@ -118,6 +126,7 @@ class LlamaCppBackend:
             n_threads=settings.n_threads,
             timeout_s=settings.timeout_s,
             constrained=settings.structured != "off",
+            prefix_dir=default_folder(),
         )
 
     def _loaded(self) -> _Loaded:
@@ -166,6 +175,9 @@ class LlamaCppBackend:
             )
         try:
             loaded.interrupt_prompt_at(deadline.end)
+            if self.prefix_dir is not None:
+                states = PrefixStates(self.prefix_dir, loaded.path)
+                self.last_prefix = states.prepare(loaded.llm, shared_prefix(loaded.llm, messages))
             chunks = loaded.llm.create_chat_completion(**kwargs)
             for chunk in chunks:
                 loaded.interrupt_prompt_at(None)  # the prompt is read once the first piece is out
@@ -197,11 +209,16 @@ class LlamaCppBackend:
         seed: int = 0,
     ) -> LLMResult:
         start = time.monotonic()
-        pieces = list(self._generate(messages, json_schema, max_tokens, temperature, seed))
+        pieces: list[str] = []
+        timings: dict[str, float] = {}
+        for piece in self._generate(messages, json_schema, max_tokens, temperature, seed):
+            if not pieces:
+                timings["first_token"] = time.monotonic() - start  # the prompt read: what prefix reuse shortens
+            pieces.append(piece)
         total = time.monotonic() - start
         # llama-cpp-python streams one token per piece, so the count is the completion length.
         usage = {"completion_tokens": len(pieces)}
-        timings = {"total": total, "tokens_per_s": len(pieces) / total if total > 0 else 0.0}
+        timings |= {"total": total, "tokens_per_s": len(pieces) / total if total > 0 else 0.0}
         return LLMResult(text="".join(pieces), model_id=self.model_id, timings=timings, usage=usage)
 
     def stream(
