@@ -4,6 +4,10 @@ index = ReportIndex.build(reports, encoder)          # encode every field
 index.save(folder)                                    # atomic: temp folder, then swap (retriever.index_swap)
 index = ReportIndex.load(folder)                      # checks manifest, checksums and encoder
 hits = index.search("small left effusion", field="impression", k=5)
+
+One index may be searched from several threads at once (the chat's residents, the benchmark's thread pool): the
+encoder's tokenizer and the SQLite connection are not safe to share between threads, so the index serialises its
+use of them (and the encoder's first load); FAISS and BM25 searches only read and run in parallel.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -88,12 +93,18 @@ class ReportIndex:
         vectors: dict[str, object],
         bm25: dict[str, BM25Field],
         encoder: Encoder | None = None,
+        *,
+        device: str | None = None,
     ) -> None:
         self.manifest = manifest
         self._store = store
         self._vectors = vectors
         self._bm25 = bm25
         self._encoder = encoder
+        self._device = device
+        #: Held while the encoder is loaded or used: its tokenizer keeps per-call state (truncation on for encoding,
+        #: off for counting), so two threads at once can get each other's. Re-entrant: `prepare` loads and counts.
+        self._encoder_lock = threading.RLock()
 
     # ----------------------------------------------------------------------------------------- build/save
     @classmethod
@@ -162,11 +173,19 @@ class ReportIndex:
 
     # ----------------------------------------------------------------------------------------------- load
     @classmethod
-    def load(cls, folder: Path, encoder: str | Encoder | None = None, *, load_encoder_now: bool = False) -> ReportIndex:
+    def load(
+        cls,
+        folder: Path,
+        encoder: str | Encoder | None = None,
+        *,
+        load_encoder_now: bool = False,
+        device: str | None = None,
+    ) -> ReportIndex:
         """Open an index folder after checking every file against the manifest.
 
         `encoder`: a reference or loaded Encoder the caller wants to search with; refused unless it is the one that
-        built the index. Without it, the manifest's encoder is loaded on first dense search.
+        built the index. Without it, the manifest's encoder is loaded on first dense search, on `device` (None: the
+        encoder module's default).
         If a save was killed while swapping folders, the previous index is moved back first (retriever.index_swap).
         """
         folder = Path(folder)
@@ -191,10 +210,10 @@ class ReportIndex:
             store = ReportStore(folder / STORE_FILE)
         except (RuntimeError, OSError, ValueError, KeyError, sqlite3.Error) as exc:
             raise IndexLoadError(f"cannot read index in {folder} ({exc}); {rebuild}") from exc
-        index = cls(manifest, store, vectors, bm25)
+        index = cls(manifest, store, vectors, bm25, device=device)
         if encoder is not None:
             if not isinstance(encoder, Encoder):
-                encoder = load_encoder(encoder, backend=manifest.encoder.backend)
+                encoder = load_encoder(encoder, backend=manifest.encoder.backend, device=device)
             index._encoder = index._check_encoder(encoder)
         elif load_encoder_now:
             index.encoder()
@@ -224,16 +243,18 @@ class ReportIndex:
         return encoder
 
     def encoder(self) -> Encoder:
-        """The encoder that built this index (loaded lazily; BM25-only use never loads it)."""
-        if self._encoder is None:
-            built = self.manifest.encoder
-            settings = {"max_seq_length": built.max_seq_length, "backend": built.backend}
-            try:
-                loaded = load_encoder(built.name, **settings)
-            except ModelNotAvailable:
-                loaded = load_encoder(built.location, **settings)
-            self._encoder = self._check_encoder(loaded)
-        return self._encoder
+        """The encoder that built this index (loaded lazily, once; BM25-only use never loads it). Use it through
+        `prepare` and `search` when other threads may search this index: they hold the lock its tokenizer needs."""
+        with self._encoder_lock:
+            if self._encoder is None:
+                built = self.manifest.encoder
+                settings = {"max_seq_length": built.max_seq_length, "backend": built.backend, "device": self._device}
+                try:
+                    loaded = load_encoder(built.name, **settings)
+                except ModelNotAvailable:
+                    loaded = load_encoder(built.location, **settings)
+                self._encoder = self._check_encoder(loaded)
+            return self._encoder
 
     # --------------------------------------------------------------------------------------------- search
     @property
@@ -243,8 +264,9 @@ class ReportIndex:
     def prepare(self, query: str) -> PreparedQuery:
         """Clean the query (EmptyQueryError if empty) and count its tokens against the encoder's limit."""
         text = clean_query(query)
-        encoder = self.encoder()
-        return PreparedQuery(text, encoder.count_tokens(text), encoder.max_seq_length)
+        with self._encoder_lock:
+            encoder = self.encoder()
+            return PreparedQuery(text, encoder.count_tokens(text), encoder.max_seq_length)
 
     def search(
         self,
@@ -278,7 +300,8 @@ class ReportIndex:
         ]
 
     def _dense(self, text: str, field: str, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:
-        vector = self.encoder().encode([text])[0]
+        with self._encoder_lock:
+            vector = self.encoder().encode([text])[0]
         return search_vectors(self._vectors[field], vector, k, allowed)
 
     def _allowed(self, filters: SearchFilters | None) -> np.ndarray | None:

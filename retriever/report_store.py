@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -38,23 +39,33 @@ def write_store(path: Path, reports: Iterable[Report]) -> None:
 
 
 class ReportStore:
-    """Read access to a written store (opened read-only: searching never modifies an index)."""
+    """Read access to a written store (opened read-only: searching never modifies an index).
+
+    Safe to share between threads: one connection, used by one thread at a time (`_query`). Not a connection per
+    thread: one opened later would read whatever file is at the path then, and `assistant index` may have swapped
+    in a new index whose row ids no longer match the vectors this store's index holds."""
 
     def __init__(self, path: Path) -> None:
         self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
-        self._db.execute("SELECT count(*) FROM reports").fetchone()  # fails early on a corrupt file
+        self._lock = threading.Lock()
+        self._query("SELECT count(*) FROM reports")  # fails early on a corrupt file
+
+    def _query(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
+        """All rows of one statement, run and fetched under the lock (a cursor must not be shared mid-fetch)."""
+        with self._lock:
+            return self._db.execute(sql, args).fetchall()
 
     def count(self) -> int:
-        return int(self._db.execute("SELECT count(*) FROM reports").fetchone()[0])
+        return int(self._query("SELECT count(*) FROM reports")[0][0])
 
     def get(self, rowids: list[int]) -> dict[int, Report]:
         """Reports by rowid, with labels."""
         if not rowids:
             return {}
         marks = ",".join("?" * len(rowids))
-        rows = self._db.execute(f"SELECT * FROM reports WHERE rowid IN ({marks})", rowids).fetchall()
+        rows = self._query(f"SELECT * FROM reports WHERE rowid IN ({marks})", rowids)
         labels: dict[int, list[str]] = {}
-        for rowid, label in self._db.execute(f"SELECT rowid, label FROM labels WHERE rowid IN ({marks})", rowids):
+        for rowid, label in self._query(f"SELECT rowid, label FROM labels WHERE rowid IN ({marks})", rowids):
             labels.setdefault(rowid, []).append(label)
         return {
             row[0]: Report(
@@ -83,10 +94,10 @@ class ReportStore:
         if label:
             sql += " AND rowid IN (SELECT rowid FROM labels WHERE lower(label) = lower(?))"
             args.append(label)
-        return np.array([r[0] for r in self._db.execute(sql, args)], dtype=np.int64)
+        return np.array([r[0] for r in self._query(sql, args)], dtype=np.int64)
 
     def values(self, column: str) -> list[str]:
         """Distinct values of modality/source (for UI filter choices)."""
         if column not in {"modality", "source"}:
             raise ValueError(column)
-        return [r[0] for r in self._db.execute(f"SELECT DISTINCT {column} FROM reports ORDER BY 1") if r[0]]
+        return [r[0] for r in self._query(f"SELECT DISTINCT {column} FROM reports ORDER BY 1") if r[0]]
