@@ -3,11 +3,11 @@
 Normalization makes FAISS inner product equal cosine similarity. max_seq_length is always set explicitly:
 RoBERTa-family configs (RadBERT) advertise 514 positions, which overflows at 512 tokens.
 
-`backend` picks who runs the forward pass: `torch` (sentence-transformers' own encode) or the fast CPU path of
-retriever/onnx_encoder.py (`onnx`, `onnx-int8`). Vectors from different backends differ slightly, so an index
-records its backend and queries are encoded with the same one. A fast backend whose export is already cached is
-opened without sentence-transformers (no torch import: a cold `assistant search` takes 0.9 s instead of 7.4 s,
-eval/results/performance.md).
+`backend` picks who runs the forward pass, chosen once when the encoder is loaded: `torch` (sentence-transformers'
+own encode, retriever/torch_encoder.py) or the fast CPU path (`onnx`, `onnx-int8`, retriever/onnx_encoder.py), each
+an EncoderBackend. Vectors from different backends differ slightly, so an index records its backend and queries are
+encoded with the same one. A fast backend whose export is already cached is opened without sentence-transformers (no
+torch import: a cold `assistant search` takes 0.9 s instead of 7.4 s, eval/results/performance.md).
 """
 
 from __future__ import annotations
@@ -19,19 +19,19 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
 from models.file_hash import cached_sha256
-from models.resolve import ModelNotAvailable, resolve_encoder
-
-if TYPE_CHECKING:
-    from retriever.onnx_encoder import OnnxRunner
+from models.resolve import resolve_encoder
+from retriever.onnx_encoder import FAST_BACKENDS, OnnxEncoder
+from retriever.onnx_spec import supported
+from retriever.torch_encoder import TorchEncoder, load_sentence_transformer
 
 log = logging.getLogger(__name__)
 _MAX_POSITIONS = 512
-BACKENDS = ("torch", "onnx", "onnx-int8")
+BACKENDS = ("torch", *FAST_BACKENDS)
 #: What `assistant index` builds with: int8 ONNX, measured at equal findings -> impression match@5 and well above the
 #: throughput of the default torch encode (eval/results/performance.md). Override with RADSEARCH_ENCODER_BACKEND.
 INDEX_BACKEND = "onnx-int8"
@@ -59,42 +59,63 @@ def weights_fingerprint(location: str) -> str:
     return digest.hexdigest()
 
 
+class EncoderBackend(Protocol):
+    """What runs an Encoder's forward pass (TorchEncoder, OnnxEncoder): interchangeable, chosen once at load."""
+
+    @property
+    def name(self) -> str:
+        """One of BACKENDS: recorded in index manifests, which refuse queries from another backend."""
+
+    @property
+    def version(self) -> int:
+        """Version of the export recipe behind the backend (0 for torch): a new recipe (graph fusion, another
+        quantization) changes the vectors slightly, so indexes record it and refuse queries from another."""
+
+    @property
+    def model(self) -> Any | None:
+        """The sentence-transformers model, None for a fast backend opened from its cached export alone."""
+
+    @property
+    def dims(self) -> int: ...
+
+    @property
+    def max_seq_length(self) -> int: ...
+
+    def encode(self, texts: list[str], batch_size: int, *, progress: bool) -> np.ndarray:
+        """(n, dims) float32 unit vectors for non-empty `texts`, in their order."""
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens the model's tokenizer makes of `text` before truncation (special tokens included)."""
+
+
 @dataclass
 class Encoder:
-    """An encoder plus the identity recorded in index manifests.
-
-    `model` is the sentence-transformers model; it is None when a fast backend was opened from its cached export
-    (`runner`), which then does all the work. With a model and no runner, a fast backend exports on first use.
-    """
+    """An encoder backend plus the identity recorded in index manifests (name, weights location and fingerprint)."""
 
     name: str
     location: str
-    model: object | None = field(repr=False)
-    backend: str = "torch"
-    threads: int | None = None  # fast backends: ONNX Runtime threads (None: onnx_encoder.default_threads)
-    runner: OnnxRunner | None = field(default=None, repr=False)
+    engine: EncoderBackend = field(repr=False)
 
     @property
-    def dims(self) -> int:
-        if self.backend != "torch":
-            return self._fast().spec.dims
-        return int(self.model.get_embedding_dimension())
-
-    @property
-    def max_seq_length(self) -> int:
-        if self.backend != "torch":
-            return self._fast().spec.max_seq_length
-        return int(self.model.max_seq_length)
+    def backend(self) -> str:
+        return self.engine.name
 
     @property
     def backend_version(self) -> int:
-        """Version of the ONNX export recipe behind a fast backend (0 for torch): a new recipe (graph fusion,
-        another quantization) changes the vectors slightly, so indexes record it and refuse queries from another."""
-        if self.backend == "torch":
-            return 0
-        from retriever.onnx_encoder import EXPORT_VERSION
+        return self.engine.version
 
-        return EXPORT_VERSION
+    @property
+    def model(self) -> Any | None:
+        """The sentence-transformers model (training and the ONNX export need it), None when not loaded."""
+        return self.engine.model
+
+    @property
+    def dims(self) -> int:
+        return self.engine.dims
+
+    @property
+    def max_seq_length(self) -> int:
+        return self.engine.max_seq_length
 
     @cached_property
     def fingerprint(self) -> str:
@@ -104,30 +125,11 @@ class Encoder:
         """Embed texts as an (n, dims) float32 array of unit vectors."""
         if not texts:
             return np.zeros((0, self.dims), dtype=np.float32)
-        if self.backend != "torch":
-            return self._fast().encode(texts, batch_size, progress=progress)
-        vectors = self.model.encode(
-            texts,
-            batch_size=batch_size,
-            show_progress_bar=progress,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-        )
-        return np.ascontiguousarray(vectors, dtype=np.float32)
-
-    def _fast(self) -> OnnxRunner:
-        """The ONNX Runtime runner, exported from these weights on first use (cached on disk)."""
-        if self.runner is None:
-            from retriever.onnx_encoder import OnnxRunner
-
-            self.runner = OnnxRunner.load(self.model, self.fingerprint, self.backend, threads=self.threads)
-        return self.runner
+        return self.engine.encode(texts, batch_size, progress=progress)
 
     def count_tokens(self, text: str) -> int:
         """Number of tokens the model's tokenizer makes of `text` (special tokens included)."""
-        if self.backend != "torch":
-            return self._fast().spec.count_tokens(text)
-        return len(self.model.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"])
+        return self.engine.count_tokens(text)
 
 
 def load_encoder(
@@ -138,7 +140,8 @@ def load_encoder(
     backend: str = "torch",
     threads: int | None = None,
 ) -> Encoder:
-    """Load an encoder by registry name, local path, trained model name or hub id, run by `backend`.
+    """Load an encoder by registry name, local path, trained model name or hub id, run by `backend` (`threads`: ONNX
+    Runtime threads of a fast backend, None for onnx_runner.default_threads).
 
     `device` defaults to RADSEARCH_ENCODER_DEVICE, else `cpu`; on a GPU (`cuda`) the torch backend is used, since
     the fast backends are the CPU path.
@@ -149,33 +152,28 @@ def load_encoder(
     location, entry = resolve_encoder(ref)
     name = entry.name if entry else ref
     limit = max_seq_length or (entry.max_seq_length if entry else None) or _configured_max_seq_length(location)
-    if backend != "torch" and device == "cpu" and limit:
-        from retriever.onnx_encoder import OnnxRunner
-
+    if backend in FAST_BACKENDS and device == "cpu" and limit:
         fingerprint = weights_fingerprint(str(location))
         limit = min(int(limit), _MAX_POSITIONS)
-        runner = OnnxRunner.cached(fingerprint, backend, max_seq_length=limit, threads=threads)
-        if runner is not None:
-            return Encoder(name, str(location), None, backend, threads, runner)
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()  # per-tensor "Loading weights" bars are noise in a CLI
-    try:
-        model = SentenceTransformer(str(location), device=device)
-    except OSError as exc:
-        raise ModelNotAvailable(
-            f"cannot load encoder {ref!r} from {location}: {exc}. A hub id needs internet (set "
-            "RADSEARCH_ALLOW_DOWNLOADS=1) or a Hugging Face cache; otherwise pass a local folder."
-        ) from exc
+        cached = OnnxEncoder.cached(fingerprint, backend, max_seq_length=limit, threads=threads)
+        if cached is not None:
+            return Encoder(name, str(location), cached)
+    model = load_sentence_transformer(ref, location, device)
     model.max_seq_length = min(int(limit or model.max_seq_length or _MAX_POSITIONS), _MAX_POSITIONS)
-    if backend != "torch":
-        from retriever.onnx_encoder import supported
+    return Encoder(name, str(location), model_backend(model, str(location), backend, device=device, threads=threads))
 
-        if device != "cpu" or not supported(model):
-            log.warning("encoder %s: the %s path does not apply (device %s); using torch", ref, backend, device)
-            backend = "torch"
-    return Encoder(name, str(location), model, backend, threads)
+
+def model_backend(
+    model: Any, location: str, backend: str, *, device: str = "cpu", threads: int | None = None
+) -> EncoderBackend:
+    """The backend that runs a loaded sentence-transformers model: `backend` where it applies, else torch (a fast
+    backend is the CPU path, for models the ONNX export reproduces exactly)."""
+    if backend == "torch":
+        return TorchEncoder(model)
+    if device == "cpu" and supported(model):
+        return OnnxEncoder(backend, weights_fingerprint(location), model, threads)
+    log.warning("encoder %s: the %s path does not apply (device %s); using torch", location, backend, device)
+    return TorchEncoder(model)
 
 
 def _configured_max_seq_length(location: Path | str) -> int | None:

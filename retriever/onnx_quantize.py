@@ -14,7 +14,7 @@ float product, the others through the int8 one, and the two are added. Measured 
 
 All recipes: per-channel weight scales (per-tensor costs MiniLM ~0.06 of cosine) and reduce_range (7-bit weights:
 without VNNI, x86 int8 kernels can saturate their 16-bit intermediate sums; 8-bit weights turn mpnet's embeddings
-into noise). Fused attention nodes (com.microsoft Attention, retriever/onnx_encoder.py) become QAttention, int8 in
+into noise). Fused attention nodes (com.microsoft Attention, retriever/onnx_export.py) become QAttention, int8 in
 every recipe: their query/key/value projection is quantized like the other weight MatMuls.
 """
 
@@ -54,7 +54,7 @@ OUTLIER_FRACTION = 1 / 48
 OUTLIER_SUFFIX = "/outlier_channels_float"
 
 #: A tokenizer for the exported graph: texts -> one unpadded input per text (input name -> token values); names the
-#: graph does not take are ignored (onnx_encoder.RunnerSpec.feeds).
+#: graph does not take are ignored (onnx_spec.RunnerSpec.feeds).
 Tokenize = Callable[[list[str]], list[dict[str, list[int]]]]
 
 

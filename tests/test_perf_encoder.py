@@ -37,12 +37,12 @@ def fast_home(minilm, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture()
 def fast(minilm, fast_home: Path, monkeypatch: pytest.MonkeyPatch):
     """A loader of MiniLM run by a fast backend, sharing the already-loaded torch model."""
-    from retriever.encoder import Encoder
+    from retriever.encoder import Encoder, model_backend
 
     monkeypatch.setenv("RADSEARCH_HOME", str(fast_home))
 
     def make(backend: str) -> Encoder:
-        return Encoder(minilm.name, minilm.location, minilm.model, backend, threads=1)
+        return Encoder(minilm.name, minilm.location, model_backend(minilm.model, minilm.location, backend, threads=1))
 
     return make
 
@@ -80,7 +80,11 @@ def _op_counts(path: Path) -> Counter[str]:
 
 def test_export_is_fused_and_leaves_the_torch_model_as_it_was(minilm, fast, tmp_path: Path) -> None:
     """The speed of the fast path comes from these fused nodes; the torch model shares its module with the export."""
-    from retriever.onnx_encoder import FUSION_FILE, MIN_FUSED_COSINE, cache_dir, session_for
+    import onnxruntime as ort
+
+    from retriever.onnx_encoder import cache_dir
+    from retriever.onnx_export import FUSION_FILE, MIN_FUSED_COSINE
+    from retriever.onnx_runner import session_for
 
     attention = minilm.model[0].auto_model.config._attn_implementation
     fast("onnx-int8").encode(TEXTS[:1])
@@ -93,7 +97,9 @@ def test_export_is_fused_and_leaves_the_torch_model_as_it_was(minilm, fast, tmp_
     assert int8_ops["QAttention"] == layers and int8_ops["Attention"] == 0
     # Residual add + layer norm stay two nodes, in the file and in the session (SkipLayerNormalization is slower).
     assert float_ops["SkipLayerNormalization"] == int8_ops["SkipLayerNormalization"] == 0
-    session_for(folder / "model.int8.onnx", 1, optimized_copy=tmp_path / "session.onnx")
+    saving = ort.SessionOptions()
+    saving.optimized_model_filepath = str(tmp_path / "session.onnx")  # the graph as the product's session runs it
+    session_for(folder / "model.int8.onnx", 1, saving)
     session_ops = _op_counts(tmp_path / "session.onnx")
     assert session_ops["LayerNormalization"] == 2 * layers and session_ops["SkipLayerNormalization"] == 0
     record = json.loads((folder / FUSION_FILE).read_text())
@@ -102,22 +108,22 @@ def test_export_is_fused_and_leaves_the_torch_model_as_it_was(minilm, fast, tmp_
 
 
 def test_a_fusion_that_changes_the_embeddings_is_not_used(minilm, tmp_path: Path, monkeypatch) -> None:
-    from retriever import onnx_encoder
+    from retriever import onnx_export
 
-    monkeypatch.setattr(onnx_encoder, "MIN_FUSED_COSINE", 1.5)  # no fused graph can pass: the check must refuse it
-    onnx_encoder.export(minilm.model, tmp_path / "export")
+    monkeypatch.setattr(onnx_export, "MIN_FUSED_COSINE", 1.5)  # no fused graph can pass: the check must refuse it
+    onnx_export.export(minilm.model, tmp_path / "export")
     assert _op_counts(tmp_path / "export" / "model.onnx")["Attention"] == 0
-    assert json.loads((tmp_path / "export" / onnx_encoder.FUSION_FILE).read_text())["fused_operators"] == {}
+    assert json.loads((tmp_path / "export" / onnx_export.FUSION_FILE).read_text())["fused_operators"] == {}
 
 
 def test_unsupported_module_stack_is_refused() -> None:
-    from retriever.onnx_encoder import UnsupportedModel, _pooling_mode
+    from retriever.onnx_spec import UnsupportedModel, pooling_mode
 
     class Dense:
         pass
 
     with pytest.raises(UnsupportedModel, match="Transformer -> Pooling"):
-        _pooling_mode([Dense()])
+        pooling_mode([Dense()])
 
 
 def test_unknown_backend_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +162,7 @@ def test_cached_export_opens_without_sentence_transformers(minilm, fast, fast_ho
     full = fast("onnx-int8")
     reference = full.encode(TEXTS)
     light = load_encoder("minilm", backend="onnx-int8", threads=1)
-    assert light.model is None and light.runner is not None
+    assert light.model is None and light.engine.runner is not None
     assert (light.fingerprint, light.dims, light.max_seq_length) == (full.fingerprint, full.dims, full.max_seq_length)
     assert np.array_equal(light.encode(TEXTS), reference)
     assert [light.count_tokens(t) for t in TEXTS] == [minilm.count_tokens(t) for t in TEXTS]
@@ -187,14 +193,15 @@ def test_cached_search_imports_no_torch(minilm, fast, fast_home: Path, tmp_path:
 def test_export_cached_before_runner_specs_is_completed(minilm, fast, fast_home: Path) -> None:
     """Exports cached by an earlier release have no runner spec: they load through the model once, which adds it."""
     from retriever.encoder import load_encoder
-    from retriever.onnx_encoder import SPEC_FILE, TOKENIZER_FILE, cache_dir
+    from retriever.onnx_encoder import cache_dir
+    from retriever.onnx_spec import SPEC_FILE, TOKENIZER_FILE
 
     fast("onnx-int8").encode(TEXTS[:1])
     folder = cache_dir(minilm.fingerprint)
     for name in (SPEC_FILE, TOKENIZER_FILE):
         (folder / name).unlink()
     encoder = load_encoder("minilm", backend="onnx-int8", threads=1)
-    assert encoder.model is not None and encoder.runner is None
+    assert encoder.model is not None and encoder.engine.runner is None
     encoder.encode(TEXTS[:1])
     assert (folder / SPEC_FILE).is_file() and (folder / TOKENIZER_FILE).is_file()
     assert load_encoder("minilm", backend="onnx-int8", threads=1).model is None
@@ -210,7 +217,7 @@ def test_export_cached_before_runner_specs_is_completed(minilm, fast, fast_home:
 
 def test_runner_spec_tokenizes_like_the_model(minilm) -> None:
     """The fast path's Rust tokenizer must make the very ids the model's tokenizer makes, truncation included."""
-    from retriever.onnx_encoder import RunnerSpec
+    from retriever.onnx_spec import RunnerSpec
 
     texts = [*TEXTS, "", "Ünïcode — “quotes”, 5×3 cm; T2/FLAIR", "tab\tand\nnewline", "word " * 400]
     spec = RunnerSpec.from_model(minilm.model)
@@ -277,7 +284,7 @@ def test_quantization_falls_back_to_a_recipe_that_keeps_the_embeddings(minilm, f
 
 
 def _tokenizer(encoder):
-    from retriever.onnx_encoder import RunnerSpec
+    from retriever.onnx_spec import RunnerSpec
 
     return RunnerSpec.from_model(encoder.model).feeds
 
@@ -285,7 +292,7 @@ def _tokenizer(encoder):
 def test_outlier_channel_split_is_the_same_model_and_takes_the_largest_channels(minilm, fast, tmp_path: Path) -> None:
     """The rewritten graph computes the same embeddings in float; the float side gets the channels with the largest
     magnitudes; quantized, it stays close to the float model."""
-    from retriever.onnx_encoder import OnnxRunner, RunnerSpec, cache_dir
+    from retriever.onnx_encoder import cache_dir
     from retriever.onnx_quantize import (
         CALIBRATION,
         OUTLIER_FRACTION,
@@ -294,6 +301,8 @@ def test_outlier_channel_split_is_the_same_model_and_takes_the_largest_channels(
         quantize,
         split_outlier_channels,
     )
+    from retriever.onnx_runner import OnnxRunner
+    from retriever.onnx_spec import RunnerSpec
 
     fast("onnx").encode(TEXTS[:1])
     float_path = cache_dir(minilm.fingerprint) / "model.onnx"

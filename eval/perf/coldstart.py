@@ -9,7 +9,7 @@ loaded lazily inside the pipeline, before the prompt is fitted, and reported as 
 
 The search is timed twice, side by side: as shipped (an index built by a fast backend opens its cached ONNX export
 with the `tokenizers` library alone) and through the sentence-transformers model, the path every search took before
-(`OnnxRunner.cached` switched off in that process, so it loads the model, hence torch, then the same export). Each
+(`OnnxEncoder.cached` switched off in that process, so it loads the model, hence torch, then the same export). Each
 run reports the heavy libraries it imported.
 """
 
@@ -32,7 +32,7 @@ QUERY = "Small left pleural effusion with adjacent basilar opacity."
 
 
 #: Run in the measured process before the CLI: disables opening a cached export without its model.
-MODEL_PATH = "import retriever.onnx_encoder as o; o.OnnxRunner.cached = classmethod(lambda cls, *a, **k: None)"
+MODEL_PATH = "import retriever.onnx_encoder as o; o.OnnxEncoder.cached = classmethod(lambda cls, *a, **k: None)"
 _HEAVY_MARK = "heavy imports at exit:"
 
 

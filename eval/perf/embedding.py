@@ -26,7 +26,7 @@ import numpy as np
 from eval.perf import results
 from eval.perf.data import sample_texts, shared_reports_or_skip, test_split
 from eval.perf.machine import limit_threads
-from retriever.onnx_encoder import MAX_BATCH
+from retriever.onnx_runner import MAX_BATCH
 
 ENCODERS = ("minilm", "mpnet")
 BACKENDS = ("torch", "onnx", "onnx-int8")

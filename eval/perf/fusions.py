@@ -3,7 +3,7 @@
     python -m eval.perf.fusions              # at 1 thread and at every core
     python -m eval.perf.fusions --quick      # a smoke run: few texts, few repetitions
 
-retriever/onnx_encoder.py keeps the residual add and the layer norm as two nodes (UNFUSED) because the fused node
+retriever/onnx_runner.py keeps the residual add and the layer norm as two nodes (UNFUSED) because the fused node
 is slower on this CPU. Two measurements, each at every thread count:
 
 - node: SkipLayerNormalization vs Add + LayerNormalization on the same (8, 200, hidden) float32 inputs (the shape of
@@ -32,7 +32,8 @@ import numpy as np
 from eval.perf import results
 from eval.perf.data import sample_texts, shared_reports_or_skip
 from eval.perf.embedding import throughput
-from retriever.onnx_encoder import MAX_BATCH, UNFUSED, OnnxRunner, session_for
+from retriever.onnx_encoder import OnnxEncoder
+from retriever.onnx_runner import MAX_BATCH, PROVIDERS, UNFUSED, OnnxRunner, session_for, session_options
 
 ENCODER = "minilm"
 #: One micro-batch of long reports: MAX_BATCH texts of 200 tokens.
@@ -99,15 +100,31 @@ def time_nodes(hidden: int, threads: int, calls: int) -> list[dict[str, Any]]:
     ]
 
 
+def bench_session(path: Path, threads: int, unfused: tuple[str, ...], **options: Any) -> Any:
+    """A session on `path` as the product opens it (retriever.onnx_runner.session_for) or, with `unfused` other than
+    UNFUSED, one that leaves those fusions out instead. `options` are SessionOptions only a benchmark sets:
+    optimized_model_filepath saves the graph as the session optimized it (what really runs); enable_profiling with
+    profile_file_prefix turns on ONNX Runtime's per-node profile (written by `session.end_profiling()`)."""
+    import onnxruntime as ort
+
+    base = ort.SessionOptions()
+    for name, value in options.items():
+        setattr(base, name, value)
+    if unfused == UNFUSED:
+        return session_for(path, threads, base)
+    settings = session_options(threads, base)
+    return ort.InferenceSession(str(path), settings, providers=PROVIDERS, disabled_optimizers=list(unfused))
+
+
 def op_shares(
     runner: OnnxRunner, texts: list[str], threads: int, unfused: tuple[str, ...], prefix: Path
 ) -> dict[str, float]:
     """Op type -> share of the kernel time while `runner`'s graph encodes `texts` in a profiled session."""
     import json
 
-    session = session_for(runner.path, threads, profile_prefix=prefix, unfused=unfused)
-    OnnxRunner(session, runner.spec, runner.input_names, runner.path).encode(texts)
-    events = json.loads(Path(session.end_profiling()).read_text(encoding="utf-8"))
+    profiled = bench_session(runner.path, threads, unfused, enable_profiling=True, profile_file_prefix=str(prefix))
+    OnnxRunner(profiled, runner.spec, runner.input_names, runner.path).encode(texts)
+    events = json.loads(Path(profiled.end_profiling()).read_text(encoding="utf-8"))
     micros: Counter[str] = Counter()
     for event in events:
         if event.get("cat") == "Node" and event.get("name", "").endswith("_kernel_time"):
@@ -128,15 +145,16 @@ def time_model(texts: list[str], threads: int) -> list[dict[str, Any]]:
 
     encoder = load_encoder(ENCODER, backend="onnx-int8", threads=threads)
     encoder.encode(["warm-up"])  # exports and quantizes on first use
-    shipped = encoder.runner
-    assert shipped is not None
+    engine = encoder.engine
+    assert isinstance(engine, OnnxEncoder) and engine.runner is not None
+    shipped = engine.runner
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         runners, ops, shares = {}, {}, {}
         for name, unfused in (("shipped (fusion left out)", UNFUSED), ("SkipLayerNormalization fused", ())):
             copy = Path(tmp) / f"{len(runners)}.onnx"
-            session = session_for(shipped.path, threads, optimized_copy=copy, unfused=unfused)
-            runners[name] = (OnnxRunner(session, shipped.spec, shipped.input_names, shipped.path), MAX_BATCH)
+            opened = bench_session(shipped.path, threads, unfused, optimized_model_filepath=str(copy))
+            runners[name] = (OnnxRunner(opened, shipped.spec, shipped.input_names, shipped.path), MAX_BATCH)
             ops[name] = _ops(copy)
             shares[name] = op_shares(shipped, texts, threads, unfused, Path(tmp) / f"profile-{len(shares)}")
         timed = throughput(runners, texts)
