@@ -16,7 +16,7 @@ import csv
 import json
 from pathlib import Path
 
-from eval.shared_data import DATASETS, SHARED_DATA, load_shared
+from eval.shared_data import DATASETS, SHARED_DATA, add_out_option, load_shared
 from retriever.splits import split_of
 
 FOLDER = DATASETS / "shared_label_queries"
@@ -57,7 +57,7 @@ HELD_OUT = ("dev", "test")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
-    parser.add_argument("--out", type=Path, default=FOLDER)
+    add_out_option(parser, FOLDER)
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"skipped: shared data folder {args.data} is absent")

@@ -22,7 +22,7 @@ from typing import Any
 from eval.label_metrics import label_retrieval
 from eval.retrieval import BM25Ranker, DenseRanker, HybridRanker, Ranker, findings_to_impression
 from eval.retrieval_benchmark import DEFAULT_MODEL, LABEL_TARGET_SOURCES
-from eval.shared_data import CORPORA, RESULTS, SHARED_DATA
+from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_out_option
 from retriever.splits import split_of
 
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", default=[], help="report corpus (repeatable; default shared)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--split", default="dev", choices=("train", "dev", "all"))
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
     from retriever.encoder import load_encoder
     from retriever.ingest import ingest

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from eval.grading import Grader
-from eval.shared_data import DATASETS, RESULTS
+from eval.shared_data import DATASETS, RESULTS, add_out_option
 from eval.stats import cohen_kappa, wilson
 
 VALIDATION = DATASETS / "grader_validation.jsonl"
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pairs", type=Path, default=VALIDATION)
     parser.add_argument("--icd", choices=("on", "off"), default="on")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
     grader = Grader.default(icd=args.icd == "on")

@@ -20,27 +20,24 @@ import platform
 import re
 from dataclasses import asdict
 from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
 
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option
 from retriever.ingest import ingest
 from retriever.negation_pairs import NegationPair, pair_for, sentence_pairs
 from retriever.splits import split_reports
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data"
-RESULTS = REPO / "eval" / "results"
 
 def openi_pairs(limit: int) -> list[NegationPair]:
     """Pairs from held-out Open-i findings sentences (test split only: training never saw them)."""
-    reports = split_reports(ingest([str(SHARED / "openi")]).reports)["test"]
+    reports = split_reports(ingest([str(SHARED_DATA / "openi")]).reports)["test"]
     return sentence_pairs((r.findings for r in reports), "openi")[:limit]
 
 
 def negex_pairs(limit: int) -> list[NegationPair]:
     """Pairs from the NegEx annotated sentences (short ones, concept present verbatim)."""
-    path = SHARED / "negex" / "negex_Annotations-1-120.txt"
+    path = SHARED_DATA / "negex" / "negex_Annotations-1-120.txt"
     pairs: list[NegationPair] = []
     with path.open(encoding="utf-8", errors="replace") as handle:
         for row in csv.DictReader(handle, delimiter="\t"):
@@ -70,10 +67,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--encoders", nargs="+", default=["minilm", "mpnet"])
     parser.add_argument("--limit", type=int, default=600, help="pairs per origin")
-    parser.add_argument("--out", type=Path, default=RESULTS / "negation")
+    add_out_option(parser, RESULTS / "negation")
     args = parser.parse_args()
-    if not SHARED.is_dir():
-        raise SystemExit(f"shared data {SHARED} is absent: nothing to measure")
+    if not SHARED_DATA.is_dir():
+        raise SystemExit(f"shared data {SHARED_DATA} is absent: nothing to measure")
     pairs = {"openi": openi_pairs(args.limit), "negex": negex_pairs(args.limit)}
     rows = []
     for ref in args.encoders:

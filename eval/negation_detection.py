@@ -33,7 +33,7 @@ from typing import Any
 
 from eval.finding_mentions import OPENI_FINDINGS, Detector, Status, mentions, status_of, term_spans
 from eval.grader_validation import agreement
-from eval.shared_data import RESULTS, SHARED_DATA
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option
 from eval.stats import format_p, mcnemar
 from retriever.negation import is_negated
 
@@ -351,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--detectors", default=",".join(DETECTORS), help=f"comma-separated, of {', '.join(DETECTORS)}")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
-    parser.add_argument("--out", type=Path, default=RESULTS / "negation_detection")
+    add_out_option(parser, RESULTS / "negation_detection")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"skipped: shared data folder {args.data} is absent")

@@ -27,7 +27,7 @@ from eval import beir
 from eval.label_metrics import label_retrieval
 from eval.plots import match_curves
 from eval.retrieval import Ranker, findings_to_impression, make_ranker
-from eval.shared_data import CORPORA, RESULTS, SHARED_DATA
+from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_out_option
 from eval.stats import format_p, mcnemar, paired_permutation
 from retriever.report import Report
 from retriever.splits import split_of
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="test", choices=("train", "dev", "test", "all"))
     parser.add_argument("--rankers", default=DEFAULT_RANKERS, help="comma-separated: bm25 and encoder references")
     parser.add_argument("--beir", type=Path, default=None, help="BEIR folder (default: shared label queries)")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    add_out_option(parser, RESULTS)
     parser.add_argument("--name", default="retrieval")
     parser.add_argument("--default", default=None, help="ranker checked against the targets (default: the product's)")
     parser.add_argument(

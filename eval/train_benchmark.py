@@ -22,10 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
-RESULTS = REPO / "eval" / "results"
-CORPORA = ("openi", "ctrate", "mtsamples/mtsamples_imaging.csv", "medpix")
+from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_out_option
+
 BASELINES = ("bm25", "minilm", "mpnet")
 #: Variant name -> TrainConfig options; "plain" is the paper's recipe, the others are the options beyond it.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -71,8 +69,8 @@ def machine() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument("--data", type=Path, default=SHARED_DATA)
+    add_out_option(parser, RESULTS)
     parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated: " + ", ".join(VARIANTS))
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--max-seq-length", type=int, default=128)
