@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 
 class Message(TypedDict):
@@ -20,6 +20,10 @@ class Message(TypedDict):
 
 
 JsonSchema = dict[str, Any]
+
+#: How structured output is asked for: the OpenAI `response_format` JSON schema, vLLM's own `structured_outputs`
+#: field, or not at all (`off` also turns off the embedded model's JSON grammar).
+Structured = Literal["response_format", "vllm", "off"]
 
 
 @dataclass(frozen=True)

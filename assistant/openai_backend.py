@@ -16,7 +16,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import httpx2
 import openai
@@ -31,10 +31,8 @@ from assistant.llm import (
     LLMError,
     LLMResult,
     Message,
+    Structured,
 )
-
-if TYPE_CHECKING:
-    from assistant.settings import LLMSettings, Structured
 
 T = TypeVar("T")
 
@@ -73,18 +71,6 @@ class OpenAIBackend:
         self.backoff_s = backoff_s
         self._context_tokens = context_tokens
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key, timeout=timeout_s, max_retries=0)
-
-    @classmethod
-    def from_settings(cls, settings: LLMSettings) -> OpenAIBackend:
-        return cls(
-            settings.base_url or "",
-            settings.model,
-            api_key=settings.api_key,
-            timeout_s=settings.timeout_s,
-            max_retries=settings.max_retries,
-            structured=settings.structured,
-            context_tokens=settings.context_tokens,
-        )
 
     @property
     def model_id(self) -> str:

@@ -1,33 +1,68 @@
-"""Which LLM backend to use and how, from environment variables and command-line flags.
+"""The product's settings: one frozen object, read from the environment once, where a command starts, and passed down.
 
-The embedded model is the default so `assistant ask` works on a laptop with nothing running; setting
-`RADSEARCH_LLM_BASE_URL` switches to an OpenAI-compatible server (vLLM, llama.cpp server, Ollama). Flags win
-over the environment, which wins over the defaults.
+Why one object: each part (paths, encoder, LLM, chat) used to read its own variables wherever it happened to need
+them, so which value a run used depended on call order. Now `Settings.from_env(os.environ)` is called by each
+`assistant` command (assistant/commands/shared.py) and everything below takes plain values. Flags win over the
+environment, which wins over the defaults. Nothing here reads the environment on import.
 
-Environment: RADSEARCH_LLM_BACKEND (embedded|openai), RADSEARCH_LLM_BASE_URL, RADSEARCH_LLM_MODEL,
-RADSEARCH_LLM_API_KEY, RADSEARCH_LLM_GGUF (qwen1.5b|smollm2|FILE.gguf), RADSEARCH_LLM_TIMEOUT (seconds),
-RADSEARCH_LLM_RETRIES, RADSEARCH_LLM_STRUCTURED (response_format|vllm|off; `off` also turns off the
-embedded model's JSON grammar, which cost 3x generation speed with Qwen's 151k vocabulary here),
-RADSEARCH_LLM_CONTEXT (tokens), RADSEARCH_LLM_THREADS.
+The embedded model is the default LLM so `assistant ask` works on a laptop with nothing running; setting
+`RADSEARCH_LLM_BASE_URL` switches to an OpenAI-compatible server (vLLM, llama.cpp server, Ollama).
+
+Environment:
+- paths (models/paths.py): RADSEARCH_HOME, XDG_DATA_HOME, RADSEARCH_INDEX;
+- encoder: RADSEARCH_ENCODER_BACKEND (torch|onnx|onnx-int8, what `assistant index` builds with),
+  RADSEARCH_ENCODER_DEVICE (cpu|cuda|...);
+- LLM: RADSEARCH_LLM_BACKEND (embedded|openai), RADSEARCH_LLM_BASE_URL, RADSEARCH_LLM_MODEL, RADSEARCH_LLM_API_KEY,
+  RADSEARCH_LLM_GGUF (qwen1.5b|smollm2|FILE.gguf), RADSEARCH_LLM_TIMEOUT (seconds), RADSEARCH_LLM_RETRIES,
+  RADSEARCH_LLM_STRUCTURED (response_format|vllm|off; `off` also turns off the embedded model's JSON grammar, which
+  cost 3x generation speed with Qwen's 151k vocabulary here), RADSEARCH_LLM_CONTEXT (tokens), RADSEARCH_LLM_THREADS;
+- chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list).
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from assistant.llm import LLM
+from assistant.llm import Structured
+from models.paths import DataPaths
 
 Backend = Literal["embedded", "openai"]
-Structured = Literal["response_format", "vllm", "off"]
 
 DEFAULT_GGUF = "qwen1.5b"
 
 
+def _index_backend() -> str:
+    """The encoder backend measured best for indexing (retriever/encoder.py), imported only when needed."""
+    from retriever.encoder import INDEX_BACKEND
+
+    return INDEX_BACKEND
+
+
+@dataclass(frozen=True)
+class EncoderSettings:
+    """How encoders run: `backend` is what new indexes are built with (searches use the index's own), `device`
+    where the forward pass runs."""
+
+    backend: str = field(default_factory=_index_backend)
+    device: str = "cpu"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> EncoderSettings:
+        from retriever.encoder import BACKENDS
+
+        backend = env.get("RADSEARCH_ENCODER_BACKEND") or _index_backend()
+        if backend not in BACKENDS:
+            raise ValueError(f"RADSEARCH_ENCODER_BACKEND={backend!r}: choose one of {', '.join(BACKENDS)}")
+        return cls(backend=backend, device=env.get("RADSEARCH_ENCODER_DEVICE") or "cpu")
+
+
 @dataclass(frozen=True)
 class LLMSettings:
-    """Everything needed to build a backend. `model` is the served model name (openai) or a GGUF name/path."""
+    """Everything needed to build a backend. `model` is the served model name (openai) or a GGUF name/path;
+    `served_model` is RADSEARCH_LLM_MODEL, the name `--backend openai` falls back to when the environment chose
+    the embedded model."""
 
     backend: Backend = "embedded"
     model: str = DEFAULT_GGUF
@@ -38,11 +73,11 @@ class LLMSettings:
     structured: Structured = "response_format"
     context_tokens: int | None = None
     n_threads: int = 2
+    served_model: str = ""
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> LLMSettings:
+    def from_env(cls, env: Mapping[str, str]) -> LLMSettings:
         """Read RADSEARCH_LLM_* variables; a base URL without an explicit backend means `openai`."""
-        env = dict(os.environ) if env is None else env
         base_url = env.get("RADSEARCH_LLM_BASE_URL") or None
         backend = env.get("RADSEARCH_LLM_BACKEND") or ("openai" if base_url else "embedded")
         if backend not in ("embedded", "openai"):
@@ -50,10 +85,9 @@ class LLMSettings:
         structured = env.get("RADSEARCH_LLM_STRUCTURED", "response_format")
         if structured not in ("response_format", "vllm", "off"):
             raise ValueError(f"RADSEARCH_LLM_STRUCTURED must be response_format, vllm or off, not {structured!r}")
-        if backend == "openai":
-            model = env.get("RADSEARCH_LLM_MODEL", "")
-        else:
-            model = env.get("RADSEARCH_LLM_GGUF") or env.get("RADSEARCH_LLM_MODEL") or DEFAULT_GGUF
+        served_model = env.get("RADSEARCH_LLM_MODEL", "")
+        gguf = env.get("RADSEARCH_LLM_GGUF") or served_model or DEFAULT_GGUF
+        model = served_model if backend == "openai" else gguf
         context = env.get("RADSEARCH_LLM_CONTEXT")
         return cls(
             backend=backend,  # type: ignore[arg-type]
@@ -65,6 +99,7 @@ class LLMSettings:
             structured=structured,  # type: ignore[arg-type]
             context_tokens=int(context) if context else None,
             n_threads=int(env.get("RADSEARCH_LLM_THREADS", "2")),
+            served_model=served_model,
         )
 
     def with_flags(self, *, backend: str | None = None, model: str | None = None) -> LLMSettings:
@@ -73,19 +108,45 @@ class LLMSettings:
         if backend is not None and backend != self.backend:
             if backend not in ("embedded", "openai"):
                 raise ValueError(f"--backend must be embedded or openai, not {backend!r}")
-            default_model = DEFAULT_GGUF if backend == "embedded" else os.environ.get("RADSEARCH_LLM_MODEL", "")
+            default_model = DEFAULT_GGUF if backend == "embedded" else self.served_model
             settings = replace(settings, backend=backend, model=default_model)  # type: ignore[arg-type]
         if model:
             settings = replace(settings, model=model)
         return settings
 
+    def describe(self) -> str:
+        """Which model answers, for people: `embedded qwen1.5b`, or the served model and the server."""
+        if self.backend == "openai":
+            return f"{self.model or 'server default'} at {self.base_url}"
+        return f"embedded {self.model}"
 
-def make_llm(settings: LLMSettings) -> LLM:
-    """Build the configured backend. Cheap: the embedded model loads on first use and is cached per file."""
-    if settings.backend == "openai":
-        from assistant.openai_backend import OpenAIBackend
 
-        return OpenAIBackend.from_settings(settings)
-    from assistant.llamacpp_backend import LlamaCppBackend
+@dataclass(frozen=True)
+class ChatSettings:
+    """The chat's settings from the environment; the rest of its set-up are flags (assistant/chat/app.py)."""
 
-    return LlamaCppBackend.from_settings(settings)
+    auth: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ChatSettings:
+        return cls(auth=env.get("RADSEARCH_CHAT_AUTH") or None)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All settings, by part. `Settings()` is the defaults alone (no environment): what tests start from."""
+
+    paths: DataPaths = field(default_factory=DataPaths)
+    encoder: EncoderSettings = field(default_factory=EncoderSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    chat: ChatSettings = field(default_factory=ChatSettings)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Read every part; ValueError names the variable whose value is refused."""
+        return cls(
+            paths=DataPaths.from_env(env),
+            encoder=EncoderSettings.from_env(env),
+            llm=LLMSettings.from_env(env),
+            chat=ChatSettings.from_env(env),
+        )

@@ -2,34 +2,69 @@
 
 Everything lives under one folder so a site can put it on an encrypted disk and back it up as a whole.
 Patient data never goes into the repository, so the default is outside it.
+
+`DataPaths` is the paths section of the product's settings (assistant/settings.py): the commands read it once from
+the environment and pass it down. The functions below are the same paths for library code that is called without
+settings (model resolution, training's default output, the benchmarks): they read this process's environment.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
-def data_home() -> Path:
-    """Root of all user data: `$RADSEARCH_HOME`, else `$XDG_DATA_HOME/radsearch`, else `~/.local/share/radsearch`."""
-    explicit = os.environ.get("RADSEARCH_HOME")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
+def _xdg_home(env: Mapping[str, str]) -> Path:
+    xdg = env.get("XDG_DATA_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
     return base / "radsearch"
 
 
+@dataclass(frozen=True)
+class DataPaths:
+    """The data folders. `index`: the index used when a command gets no `--index` (None: `indexes/demo`)."""
+
+    home: Path = field(default_factory=lambda: _xdg_home({}))
+    index: Path | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> DataPaths:
+        """`$RADSEARCH_HOME`, else `$XDG_DATA_HOME/radsearch`, else `~/.local/share/radsearch`; `$RADSEARCH_INDEX`."""
+        explicit = env.get("RADSEARCH_HOME")
+        index = env.get("RADSEARCH_INDEX")
+        return cls(
+            home=Path(explicit).expanduser() if explicit else _xdg_home(env),
+            index=Path(index).expanduser() if index else None,
+        )
+
+    @property
+    def models(self) -> Path:
+        """Assembled offline models and fine-tuned encoders (one sub-folder each)."""
+        return self.home / "models"
+
+    @property
+    def indexes(self) -> Path:
+        """Report indexes built by `assistant index`."""
+        return self.home / "indexes"
+
+    @property
+    def default_index(self) -> Path:
+        """The index `assistant search`/`ask`/`chat` use when no `--index` is given (built by `make demo`)."""
+        return self.index or self.indexes / "demo"
+
+
+def data_home() -> Path:
+    """Root of all user data (see `DataPaths.from_env`)."""
+    return DataPaths.from_env(os.environ).home
+
+
 def models_dir() -> Path:
     """Assembled offline models and fine-tuned encoders (one sub-folder each)."""
-    return data_home() / "models"
-
-
-def indexes_dir() -> Path:
-    """Report indexes built by `assistant index`."""
-    return data_home() / "indexes"
+    return DataPaths.from_env(os.environ).models
 
 
 def default_index_dir() -> Path:
-    """The index `assistant search`/`ask` use when no `--index` is given (built by `make demo`)."""
-    return Path(os.environ.get("RADSEARCH_INDEX", indexes_dir() / "demo")).expanduser()
+    """The index used when no `--index` is given."""
+    return DataPaths.from_env(os.environ).default_index

@@ -9,7 +9,6 @@ compared after resolving symlinks, so a link to the corpus is the corpus; an inp
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -60,20 +59,6 @@ def check_replaceable(folder: Path, *, overwrite: bool) -> None:
             f"refusing to replace {folder}: it is not a RadSearch index ({exc}). Choose another output folder, or "
             "pass --overwrite to delete everything in it and write the index there"
         ) from exc
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to a temp file beside `path`, then rename it over `path`: a crash or full disk leaves the old
-    file whole, and a symlink at `path` is replaced rather than written through."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _input_roots(inputs: Iterable[Path]) -> list[Path]:

@@ -32,10 +32,12 @@ from sentence_transformers.sentence_transformer.evaluation import InformationRet
 from transformers import TrainerCallback
 
 from models.paths import models_dir
+from retriever.atomic import write_atomic
 from retriever.encoder import load_encoder
 from retriever.model_card import write_model_card
 from retriever.report import Report
 from retriever.splits import DEFAULT_SPLIT, SplitSpec, split_reports
+from retriever.train_config import DEFAULT_CONFIG, TrainConfig
 from retriever.train_data import PairSet, TrainingError, build_pairs, check_contrastive, training_sets
 from retriever.train_losses import make_loss
 
@@ -44,45 +46,6 @@ log = logging.getLogger(__name__)
 CARD_FILE = "radsearch_card.json"
 _RUN_FILE = "radsearch_run.json"
 _CHECKPOINTS = ".checkpoints"
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Hyperparameters. Defaults: the paper's (lr 2e-5, warmup 10 %, MNRL) sized for a CPU (batch 32, 1
-    epoch)."""
-
-    base: str = "minilm"
-    epochs: int = 1
-    batch_size: int = 32
-    lr: float = 2e-5
-    warmup_ratio: float = 0.1
-    max_seq_length: int = 256
-    #: Tokens the saved model reads at search time. Training may truncate harder to save time, but search must
-    #: see whole findings: chest CT findings run ~290 tokens, and a model trained at 128 tokens scores findings ->
-    #: impression match@5 0.513 on held-out CT-RATE reports when searching at 128 tokens, 0.641 at 256.
-    inference_max_seq_length: int = 256
-    seed: int = 42
-    mask_near_duplicates: bool = False
-    duplicate_threshold: float = 0.9
-    cached: bool = False
-    mini_batch_size: int = 16
-    symmetric: bool = False
-    bm25_negatives: bool = False
-    negation_negatives: bool = False
-    checkpoint_steps: int = 50
-    log_steps: int = 10
-    max_steps: int = -1  # > 0 stops early (tests, smoke runs)
-
-    @property
-    def loss_name(self) -> str:
-        """Readable name of the loss the options select (recorded in the card and benchmark tables)."""
-        name = "CachedMNRL" if self.cached else "MNRL"
-        if self.mask_near_duplicates:
-            name += f" + near-duplicate mask (cos > {self.duplicate_threshold})"
-        name += " symmetric" if self.symmetric else ""
-        if self.bm25_negatives:
-            name += " + BM25 hard negatives"
-        return name + (" + negation hard negatives" if self.negation_negatives else "")
 
 
 @dataclass
@@ -96,7 +59,7 @@ class TrainResult:
 def train_encoder(
     reports: Iterable[Report],
     out_name: str,
-    config: TrainConfig = TrainConfig(),
+    config: TrainConfig = DEFAULT_CONFIG,
     *,
     split: SplitSpec = DEFAULT_SPLIT,
     skipped: Counter[str] | None = None,
@@ -354,14 +317,14 @@ def _save(model: Any, card: dict[str, Any], target: Path, overwrite: bool) -> No
     The README is our own card, replacing the one sentence-transformers generates: that one quotes training
     examples, i.e. report text, which must not travel with a model that may be shared.
     """
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(str(tmp))
-    (tmp / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
-    write_model_card(tmp / "README.md", card)
-    if target.exists():
-        if not overwrite:
-            shutil.rmtree(tmp)
-            raise TrainingError(f"{target} appeared while training; pass --overwrite to replace it")
-        shutil.rmtree(target)
-    os.replace(tmp, target)
+
+    def write(tmp: Path) -> None:
+        model.save_pretrained(str(tmp))
+        (tmp / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+        write_model_card(tmp / "README.md", card)
+        if target.exists():
+            if not overwrite:
+                raise TrainingError(f"{target} appeared while training; pass --overwrite to replace it")
+            shutil.rmtree(target)
+
+    write_atomic(target, write)

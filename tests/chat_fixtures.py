@@ -53,7 +53,8 @@ def free_port() -> int:
 @contextmanager
 def served(config, service=None) -> Iterator[str]:
     """Serve the chat on 127.0.0.1 for the duration of the block; yields its URL."""
-    from assistant.chat_app import build_app, launch_app
+    from assistant.chat.page import build_app
+    from assistant.chat.serve import launch_app
 
     app = build_app(config, service)
     port = free_port()

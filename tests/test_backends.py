@@ -17,8 +17,9 @@ from fault_server import COMPLETION, FaultServer, fault_server, stream_event
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
 from assistant.llm import LLM, BackendMalformed, BackendRejected, BackendTimeout, BackendUnavailable
+from assistant.llm_factory import make_llm
 from assistant.openai_backend import DEFAULT_CONTEXT, OpenAIBackend
-from assistant.settings import LLMSettings, make_llm
+from assistant.settings import LLMSettings
 from models import gguf
 
 MESSAGES = [{"role": "user", "content": "Name one cause of a pleural effusion. Answer in JSON."}]

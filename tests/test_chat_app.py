@@ -15,12 +15,15 @@ import pytest
 from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, MARKUP_REPORT, build_chat_index, free_port
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
-from assistant import chat_render as render
 from assistant.answer import RetrievedReport
-from assistant.chat_app import MODE_ANSWER, MODE_SEARCH, ChatConfig, ChatService, Request
+from assistant.chat import render
+from assistant.chat.catalog import IndexCatalog
+from assistant.chat.service import MODE_ANSWER, MODE_SEARCH, ChatConfig, ChatService, Request
 from assistant.commands.chat_cmd import parse_auth
 from assistant.llm import LLM, LLMResult, Message
-from assistant.settings import LLMSettings, make_llm
+from assistant.llm_factory import make_llm
+from assistant.settings import LLMSettings, Settings
+from models.paths import DataPaths
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +162,7 @@ def test_backend_down_shows_the_retrieval_only_result(index_dir: Path) -> None:
     settings = LLMSettings(
         backend="openai", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", timeout_s=5, max_retries=0
     )
-    service = ChatService(ChatConfig(llm_settings=settings))
+    service = ChatService(ChatConfig(Settings(llm=settings)))
     chat, cards, notice, case, _box = _last(service, EFFUSION_QUERY, Request(field="findings", index=str(index_dir)))
     assert "No LLM answer" in notice and "retrieval-only result is shown" in notice and "rs-warning" in notice
     assert "No LLM answer" in _text(chat) and "Small right pleural effusion" in _text(chat)
@@ -204,7 +207,7 @@ def test_retrieved_text_never_reaches_the_model_as_an_assistant_turn(index_dir: 
     down = LLMSettings(
         backend="openai", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", timeout_s=5, max_retries=0
     )
-    failing = ChatService(ChatConfig(llm_settings=down))
+    failing = ChatService(ChatConfig(Settings(llm=down)))
     search = Request(mode=MODE_SEARCH, field="findings", k=3, index=str(index_dir))
     answer = Request(field="findings", k=3, index=str(index_dir))
     chat, _cards, _notice, case, _box = _last(service, EFFUSION_QUERY, search)
@@ -222,13 +225,10 @@ def test_retrieval_off_answers_from_the_model_alone(index_dir: Path, smollm2: LL
     assert "Retrieval is off" in cards and "no retrieval" in _text(chat)
 
 
-def test_catalog_offers_installed_indexes_but_not_a_swap_in_progress(tmp_path, monkeypatch) -> None:
-    from assistant.chat_app import IndexCatalog
-
-    monkeypatch.setenv("RADSEARCH_HOME", str(tmp_path))
-    monkeypatch.setenv("RADSEARCH_INDEX", str(tmp_path / "indexes" / "demo"))
+def test_catalog_offers_installed_indexes_but_not_a_swap_in_progress(tmp_path: Path) -> None:
+    paths = DataPaths.from_env({"RADSEARCH_HOME": str(tmp_path)})
     for name in ("site", ".site.old", ".site.tmp-1234"):  # what an interrupted `assistant index` leaves beside it
         (tmp_path / "indexes" / name).mkdir(parents=True)
         (tmp_path / "indexes" / name / "manifest.json").write_text("{}", encoding="utf-8")
-    names = [p.name for p in IndexCatalog().folders()]
+    names = [p.name for p in IndexCatalog(paths).folders()]
     assert names == ["demo", "site"]

@@ -21,8 +21,10 @@ import pytest
 from chat_fixtures import EFFUSION_QUERY, build_chat_index, served
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
-from assistant.chat_app import ChatConfig
-from assistant.chat_render import score_label
+from assistant.chat.render import score_label
+from assistant.chat.service import ChatConfig
+from assistant.settings import Settings
+from models.paths import DataPaths
 from retriever.methods import DEFAULT_METHOD
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,14 +62,9 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, minilm) -> Iterator[str]:
     require_embedded_smollm2()
     home = tmp_path_factory.mktemp("chat-home")
     index = build_chat_index(tmp_path_factory.mktemp("chat-browser") / "fixture-index", minilm)
-    config = ChatConfig(
-        llm_settings=smollm2_settings(), indexes=(index,), max_tokens=160
-    )
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("RADSEARCH_HOME", str(home))  # offer only the test's index, never the user's
-        env.setenv("RADSEARCH_INDEX", str(home / "demo"))
-        with served(config) as url:
-            yield url
+    settings = Settings(paths=DataPaths(home=home), llm=smollm2_settings())  # offers only the test's index
+    with served(ChatConfig(settings, indexes=(index,), max_tokens=160)) as url:
+        yield url
 
 
 @pytest.fixture

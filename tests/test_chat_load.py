@@ -19,7 +19,9 @@ import pytest
 from chat_fixtures import CHAT_REPORTS, MARKUP_REPORT, build_chat_index, served
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
-from assistant.chat_app import MODE_ANSWER, MODE_SEARCH, ChatConfig
+from assistant.chat.service import MODE_ANSWER, MODE_SEARCH, ChatConfig
+from assistant.settings import Settings
+from models.paths import DataPaths
 
 REQUESTS = 10
 CONCURRENCY = 4
@@ -36,16 +38,13 @@ def app_url(tmp_path_factory: pytest.TempPathFactory, index_dir: Path) -> Iterat
     require_embedded_smollm2()
     home = tmp_path_factory.mktemp("chat-load-home")
     config = ChatConfig(
-        llm_settings=smollm2_settings(),
+        Settings(paths=DataPaths(home=home), llm=smollm2_settings()),
         indexes=(index_dir,),
         concurrency=CONCURRENCY,
         max_tokens=96,
     )
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("RADSEARCH_HOME", str(home))
-        env.setenv("RADSEARCH_INDEX", str(home / "demo"))
-        with served(config) as url:
-            yield url
+    with served(config) as url:
+        yield url
 
 
 def _text(message: dict[str, Any]) -> str:

@@ -10,14 +10,18 @@ import httpx
 import pytest
 from chat_fixtures import free_port
 
-from assistant.chat_app import ChatConfig, build_app, launch_app
+from assistant.chat.page import build_app
+from assistant.chat.serve import launch_app
+from assistant.chat.service import ChatConfig
+from assistant.settings import Settings
+from models.paths import DataPaths
 
 USER, PASSWORD = "resident", "correct horse battery"
 
 
 @pytest.fixture(scope="module")
-def login_url() -> Iterator[str]:
-    config = ChatConfig()
+def login_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    config = ChatConfig(Settings(paths=DataPaths(home=tmp_path_factory.mktemp("sign-in-home"))))
     app = build_app(config)
     port = free_port()
     launch_app(app, config, host="127.0.0.1", port=port, auth=(USER, PASSWORD), block=False)
@@ -58,7 +62,7 @@ def test_a_burst_of_parallel_guesses_stays_within_the_limit(login_url: str) -> N
 
 
 def test_failures_leave_the_window() -> None:
-    from assistant.sign_in_limit import FailedSignIns, SignInPolicy
+    from assistant.chat.sign_in_limit import FailedSignIns, SignInPolicy
 
     now = [1000.0]
     failures = FailedSignIns(SignInPolicy(max_failures=2, window_s=60), clock=lambda: now[0])

@@ -219,7 +219,7 @@ def _stop(server: subprocess.Popen) -> None:
 def test_chat_makes_no_outbound_connection(sandbox: dict[str, str], built_index: Path, tmp_path: Path) -> None:
     from gradio_client import Client
 
-    from assistant.chat_app import MODE_ANSWER, MODE_SEARCH
+    from assistant.chat.service import MODE_ANSWER, MODE_SEARCH
 
     log = tmp_path / "chat.strace"
     with _chat(sandbox, log, built_index) as url:

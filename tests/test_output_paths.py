@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from retriever.output_paths import UnsafeOutput, check_outputs, write_text_atomic
+from retriever.output_paths import UnsafeOutput, check_outputs
 
 
 @pytest.fixture
@@ -68,20 +67,3 @@ def test_a_foreign_folder_needs_overwrite(corpus: Path, tmp_path: Path) -> None:
     (tmp_path / "rejects-folder").mkdir()
     with pytest.raises(UnsafeOutput, match="is a folder"):
         check_outputs([corpus], tmp_path / "index", tmp_path / "rejects-folder")
-
-
-def test_write_text_atomic_leaves_the_old_file_on_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    target = tmp_path / "rejects.jsonl"
-    target.write_text("previous\n", encoding="utf-8")
-
-    def fail(src: object, dst: object) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(os, "replace", fail)
-    with pytest.raises(OSError):
-        write_text_atomic(target, "new\n")
-    monkeypatch.undo()
-    assert target.read_text(encoding="utf-8") == "previous\n"
-    assert [p.name for p in tmp_path.iterdir()] == ["rejects.jsonl"]
-    write_text_atomic(tmp_path / "sub" / "rejects.jsonl", "new\n")
-    assert (tmp_path / "sub" / "rejects.jsonl").read_text(encoding="utf-8") == "new\n"

@@ -17,8 +17,8 @@ from llm_fixtures import INJECTION, REPORTS, build_index, require_embedded_smoll
 from assistant.answer import Answer
 from assistant.lc_retriever import ReportRetriever
 from assistant.llm import BackendMalformed, BackendTimeout, BackendUnavailable, LLMResult, Message
+from assistant.llm_factory import make_llm
 from assistant.rag import DEFAULT_K, RagPipeline
-from assistant.settings import make_llm
 from retriever.query import EmptyQueryError
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, BackendOption, ModelOption
 from retriever.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
@@ -20,9 +21,7 @@ if TYPE_CHECKING:
 
     from assistant.answer import Answer
 
-EXIT_BAD_INPUT = 2
 EXIT_CODES = {"backend_unavailable": 3, "timeout": 4, "unparseable": 5}
-FIELD_HELP = "Field retrieved reports are matched on: impression, findings or report (full text)."
 
 
 def ask(
@@ -41,43 +40,38 @@ def ask(
     index: Annotated[
         Path | None, typer.Option(help="Index folder (default: the demo/default index).")
     ] = None,
-    backend: Annotated[
-        str | None,
-        typer.Option(help="embedded (llama-cpp-python) or openai (a vLLM/llama.cpp/Ollama server)."),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(help="embedded: qwen1.5b, smollm2 or a .gguf path; openai: served model name."),
-    ] = None,
+    backend: BackendOption = None,
+    model: ModelOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Answer as JSON.")] = False,
 ) -> None:
     """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
     from rich.console import Console
 
     from assistant.commands.output import literal, print_error
+    from assistant.commands.shared import read_settings
     from assistant.lc_retriever import ReportRetriever
+    from assistant.llm_factory import make_llm
     from assistant.rag import RagPipeline
-    from assistant.settings import LLMSettings, make_llm
-    from models.paths import default_index_dir
     from models.resolve import ModelNotAvailable
     from retriever.index import IndexLoadError, ReportIndex
     from retriever.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
+    settings = read_settings(err)
     try:
         clean_query(query)
-        settings = LLMSettings.from_env().with_flags(backend=backend, model=model)
+        llm_settings = settings.llm.with_flags(backend=backend, model=model)
         retriever = None
         if not no_retrieval:
-            idx = ReportIndex.load(index or default_index_dir(), encoder)
+            idx = ReportIndex.load(index or settings.paths.default_index, encoder, device=settings.encoder.device)
             if field not in idx.fields:
                 raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
             retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
-        pipeline = RagPipeline(make_llm(settings), retriever)
+        pipeline = RagPipeline(make_llm(llm_settings), retriever)
         if as_json:
             answer = pipeline.invoke(query)
         else:
-            with err.status(literal(f"asking {settings.backend} model {settings.model or '(server default)'} ...")):
+            with err.status(literal(f"asking {llm_settings.backend} model {llm_settings.model or '(server default)'} ...")):
                 answer = pipeline.invoke(query)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
@@ -99,6 +93,7 @@ def _print(answer: Answer, out: Console) -> None:
     from rich.text import Text
 
     from assistant.commands.output import literal, print_note
+    from assistant.text import shorten
 
     if answer.degraded:
         body = Text.assemble(
@@ -120,8 +115,8 @@ def _print(answer: Answer, out: Console) -> None:
             table.add_column(column, overflow="fold")
         for r in answer.retrieved:
             cited = "yes" if r.report_id in answer.cited_report_ids else ""
-            impression = r.impression if len(r.impression) <= 300 else r.impression[:299] + "…"
-            table.add_row(str(r.rank), f"{r.score:.3f}", literal(r.report_id), cited, literal(impression))
+            impression = literal(shorten(r.impression, 300))
+            table.add_row(str(r.rank), f"{r.score:.3f}", literal(r.report_id), cited, impression)
         out.print(table)
     for note in answer.notes:
         print_note(out, note)

@@ -8,14 +8,14 @@ behind a reverse proxy with TLS.
 
 from __future__ import annotations
 
-import os
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-EXIT_BAD_INPUT = 2
+from assistant.commands.shared import EXIT_BAD_INPUT, BackendOption, ModelOption
 
 
 def chat(
@@ -23,8 +23,8 @@ def chat(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7860,
     auth: Annotated[str | None, typer.Option(help="Require sign-in: USER:PASSWORD (or set RADSEARCH_CHAT_AUTH, which keeps the password out of the process list).")] = None,
     index: Annotated[list[Path] | None, typer.Option(help="Index folder to offer (repeatable); the default and installed indexes are offered too.")] = None,
-    backend: Annotated[str | None, typer.Option(help="embedded (llama-cpp-python) or openai (a vLLM/llama.cpp/Ollama server).")] = None,
-    model: Annotated[str | None, typer.Option(help="embedded: qwen1.5b, smollm2 or a .gguf path; openai: served model name.")] = None,
+    backend: BackendOption = None,
+    model: ModelOption = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Requests processed at once; more wait in the queue and see their position.")] = 4,
     root_path: Annotated[str | None, typer.Option(help="URL prefix when served behind a reverse proxy under a sub-path, e.g. /radsearch.")] = None,
 ) -> None:
@@ -32,14 +32,17 @@ def chat(
     from rich.console import Console
     from rich.text import Text
 
-    from assistant.chat_app import ChatConfig, ChatService, build_app, launch_app
+    from assistant.chat.page import build_app
+    from assistant.chat.serve import launch_app
+    from assistant.chat.service import ChatConfig, ChatService
     from assistant.commands.output import literal, print_error
-    from assistant.settings import LLMSettings
+    from assistant.commands.shared import read_settings
 
     err = Console(stderr=True)
+    settings = read_settings(err)
     try:
-        credentials = parse_auth(auth or os.environ.get("RADSEARCH_CHAT_AUTH"))
-        settings = LLMSettings.from_env().with_flags(backend=backend, model=model)
+        credentials = parse_auth(auth or settings.chat.auth)
+        settings = replace(settings, llm=settings.llm.with_flags(backend=backend, model=model))
     except ValueError as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -51,7 +54,7 @@ def chat(
                 "read the indexed reports.",
             )
         )
-    config = ChatConfig(llm_settings=settings, indexes=tuple(index or ()), concurrency=concurrency)
+    config = ChatConfig(settings=settings, indexes=tuple(index or ()), concurrency=concurrency)
     service = ChatService(config)
     app = build_app(config, service)
     threading.Thread(target=service.warm_up, name="chat-warm-up", daemon=True).start()

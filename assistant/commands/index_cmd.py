@@ -12,20 +12,16 @@ from typing import Annotated
 
 import typer
 
-from models.paths import default_index_dir
-
-EXIT_BAD_INPUT = 2
+from assistant.commands.shared import EXIT_BAD_INPUT, ColumnMapOption, CorpusArgument
 
 
 def index(
-    corpus: Annotated[list[str], typer.Argument(help="Report files or folders (CSV, JSONL, .txt), or `demo`.")],
+    corpus: CorpusArgument,
     encoder: Annotated[
         str, typer.Option(help="Registry name (minilm, mpnet), trained model, path or hub id.")
     ] = "minilm",
     out: Annotated[Path | None, typer.Option(help="Index folder to write (default: the default index).")] = None,
-    column_map: Annotated[
-        str | None, typer.Option("--map", help="Column mapping, e.g. findings=Befund,impression=Beurteilung")
-    ] = None,
+    column_map: ColumnMapOption = None,
     keep_incomplete: Annotated[
         bool, typer.Option(help="Keep reports missing findings or impression (paper: drop).")
     ] = False,
@@ -45,23 +41,19 @@ def index(
     from rich.table import Table
 
     from assistant.commands.output import literal, print_error
+    from assistant.commands.shared import checked_corpus, read_settings
     from models.resolve import ModelNotAvailable
-    from retriever.encoder import index_backend, load_encoder
+    from retriever.atomic import write_atomic
+    from retriever.encoder import load_encoder
     from retriever.index import ReportIndex
     from retriever.ingest import Exclusions, ingest
-    from retriever.output_paths import UnsafeOutput, check_outputs, write_text_atomic
-    from retriever.sources import DEMO_NAMES, ColumnMap, unusable_corpora
+    from retriever.output_paths import UnsafeOutput, check_outputs
+    from retriever.sources import DEMO_NAMES
 
     console = Console(stderr=True)
-    if unusable := unusable_corpora(corpus):  # first of all: a mistyped path must not give a partial index
-        for problem in unusable:
-            print_error(console, problem)
-        raise typer.Exit(EXIT_BAD_INPUT)
-    try:
-        mapping = ColumnMap.parse(column_map)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--map") from exc
-    target = out or default_index_dir()
+    settings = read_settings(console)
+    mapping = checked_corpus(console, corpus, column_map)
+    target = out or settings.paths.default_index
     inputs = [Path(spec) for spec in corpus if spec not in DEMO_NAMES]
     try:  # before reading a single report: a wrong --out or --rejects costs nothing
         check_outputs(inputs, target, rejects, overwrite=overwrite)
@@ -92,7 +84,7 @@ def index(
             reasons.add_row(literal(reason), str(count))
         console.print(reasons)
     if rejects:
-        write_text_atomic(
+        write_atomic(
             rejects,
             "".join(
                 json.dumps({"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}) + "\n"
@@ -105,7 +97,7 @@ def index(
         raise typer.Exit(1)
 
     try:
-        model = load_encoder(encoder, backend=index_backend())  # the fast path measured at equal quality
+        model = load_encoder(encoder, backend=settings.encoder.backend, device=settings.encoder.device)
     except ModelNotAvailable as exc:
         print_error(console, exc)
         raise typer.Exit(1) from exc

@@ -14,11 +14,8 @@ from typing import Annotated
 
 import typer
 
-from models.paths import default_index_dir
+from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP
 from retriever.methods import DEFAULT_METHOD
-
-EXIT_BAD_INPUT = 2
-FIELD_HELP = "Field to match: impression (likely impressions), findings (similar findings) or report (full text)."
 
 
 def search(
@@ -40,14 +37,17 @@ def search(
     from rich.table import Table
 
     from assistant.commands.output import literal, print_error, print_note
+    from assistant.commands.shared import read_settings
+    from assistant.text import shorten
     from models.resolve import ModelNotAvailable
     from retriever.index import IndexLoadError, ReportIndex, SearchFilters
     from retriever.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
+    settings = read_settings(err)
     try:
         clean_query(query)
-        idx = ReportIndex.load(index or default_index_dir(), encoder)
+        idx = ReportIndex.load(index or settings.paths.default_index, encoder, device=settings.encoder.device)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
         hits = idx.search(query, field=field, k=k, filters=SearchFilters(modality, source, label), method=method)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
@@ -57,7 +57,7 @@ def search(
         print_note(err, notice)
     if as_json:
         payload = {
-            "query": query if len(query) <= 1000 else query[:1000] + "…",
+            "query": shorten(query, 1001),
             "field": field,
             "method": method,
             "encoder": idx.manifest.encoder.name,
@@ -86,12 +86,8 @@ def search(
             f"{h.score:.3f}",
             literal(r.id),
             literal(f"{r.source}/{r.modality}"),
-            literal(_short(r.impression, 200)),
-            literal(_short(r.findings, 240)),
+            literal(shorten(r.impression, 200)),
+            literal(shorten(r.findings, 240)),
         )
     # Not a terminal (piped, `make demo` logs): rich would assume 80 columns and fold every cell.
     Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns).print(table)
-
-
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -6,20 +6,22 @@ from typing import Annotated
 
 import typer
 
+from assistant.commands.shared import ColumnMapOption, CorpusArgument
+from retriever.train_config import DEFAULT_CONFIG as DEFAULTS
+from retriever.train_config import TrainConfig
+
 
 def train(
-    corpus: Annotated[
-        list[str], typer.Argument(help="Report files or folders (CSV, JSONL, .txt), or `demo`.")
-    ],
+    corpus: CorpusArgument,
     out: Annotated[str, typer.Option(help="Name of the trained model (saved in the models directory).")],
     base: Annotated[
         str, typer.Option(help="Encoder to start from: minilm, mpnet, a folder or a hub id.")
-    ] = "minilm",
-    epochs: Annotated[int, typer.Option(min=1, help="Passes over the training pairs.")] = 1,
-    batch_size: Annotated[int, typer.Option(min=2, help="Pairs per batch (= in-batch negatives + 1).")] = 32,
-    lr: Annotated[float, typer.Option(min=0.0, help="Peak learning rate (paper: 2e-5).")] = 2e-5,
-    max_seq_length: Annotated[int, typer.Option(min=16, max=512, help="Tokens kept per text.")] = 256,
-    seed: Annotated[int, typer.Option(help="Random seed (batches, initialization of anything new).")] = 42,
+    ] = DEFAULTS.base,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the training pairs.")] = DEFAULTS.epochs,
+    batch_size: Annotated[int, typer.Option(min=2, help="Pairs per batch (= in-batch negatives + 1).")] = DEFAULTS.batch_size,
+    lr: Annotated[float, typer.Option(min=0.0, help="Peak learning rate (paper: 2e-5).")] = DEFAULTS.lr,
+    max_seq_length: Annotated[int, typer.Option(min=16, max=512, help="Tokens kept per text.")] = DEFAULTS.max_seq_length,
+    seed: Annotated[int, typer.Option(help="Random seed (batches, initialization of anything new).")] = DEFAULTS.seed,
     resume: Annotated[
         bool, typer.Option(help="Continue an interrupted run from its last checkpoint.")
     ] = False,
@@ -28,30 +30,28 @@ def train(
     ] = False,
     mask_near_duplicates: Annotated[
         bool, typer.Option(help="Ignore in-batch impressions nearly identical to the positive.")
-    ] = False,
+    ] = DEFAULTS.mask_near_duplicates,
     duplicate_threshold: Annotated[
         float, typer.Option(help="Cosine above which an impression counts as a near-duplicate.")
-    ] = 0.9,
+    ] = DEFAULTS.duplicate_threshold,
     cached: Annotated[
         bool, typer.Option(help="CachedMNRL: large batches in small memory (set --batch-size high).")
-    ] = False,
-    mini_batch_size: Annotated[int, typer.Option(min=1, help="Texts embedded at once with --cached.")] = 16,
+    ] = DEFAULTS.cached,
+    mini_batch_size: Annotated[int, typer.Option(min=1, help="Texts embedded at once with --cached.")] = DEFAULTS.mini_batch_size,
     symmetric: Annotated[
         bool, typer.Option(help="Also train impression -> findings (symmetric loss).")
-    ] = False,
+    ] = DEFAULTS.symmetric,
     bm25_negatives: Annotated[
         bool, typer.Option(help="Add a BM25-mined hard negative impression per findings text.")
-    ] = False,
+    ] = DEFAULTS.bm25_negatives,
     negation_negatives: Annotated[
         bool, typer.Option(help="Add the impression with its finding negated (or affirmed) as a hard negative, "
                            "and query-term -> affirmed/negated sentence triplets.")
-    ] = False,
+    ] = DEFAULTS.negation_negatives,
     checkpoint_steps: Annotated[
         int, typer.Option(min=1, help="Save a resumable checkpoint every N steps.")
-    ] = 50,
-    column_map: Annotated[
-        str | None, typer.Option("--map", help="Column mapping, e.g. findings=Befund,impression=Beurteilung")
-    ] = None,
+    ] = DEFAULTS.checkpoint_steps,
+    column_map: ColumnMapOption = None,
 ) -> None:
     """Fine-tune an encoder on findings -> impression pairs; 80 % of reports train, 10 % score each epoch (dev),
     10 % are held out for benchmarks. Use the result with `assistant index CORPUS --encoder NAME`."""
@@ -60,22 +60,16 @@ def train(
     from rich.console import Console
 
     from assistant.commands.output import literal, print_error
+    from assistant.commands.shared import checked_corpus, read_settings
     from models.resolve import ModelNotAvailable
     from retriever.ingest import ingest
-    from retriever.sources import ColumnMap, unusable_corpora
-    from retriever.train import TrainConfig, train_encoder
+    from retriever.train import train_encoder
     from retriever.train_data import TrainingError
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     console = Console(stderr=True)
-    if unusable := unusable_corpora(corpus):  # a mistyped path must not train on part of the reports
-        for problem in unusable:
-            print_error(console, problem)
-        raise typer.Exit(2)
-    try:
-        mapping = ColumnMap.parse(column_map)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--map") from exc
+    settings = read_settings(console)
+    mapping = checked_corpus(console, corpus, column_map)
     with console.status("reading reports"):
         result = ingest(corpus, mapping=mapping)
     console.print(literal(f"{result.records_in} records read, {len(result.reports)} usable reports; rejected: "
@@ -88,7 +82,7 @@ def train(
     )
     try:
         trained = train_encoder(result.reports, out, config, skipped=result.reasons(), overwrite=overwrite,
-                                resume=resume)
+                                resume=resume, models_root=settings.paths.models)
     except (TrainingError, ModelNotAvailable, ValueError) as exc:
         print_error(console, exc)
         raise typer.Exit(1) from exc

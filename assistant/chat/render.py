@@ -1,7 +1,7 @@
 """HTML and Markdown for the chat page: the answer message, the report cards, notices, the banner, the CSS.
 
-Kept apart from `chat_app.py` so the page's wiring reads on its own and the rendering can be tested without a
-server. Every piece of report or model text is untrusted (archived reports can contain markup, a model can
+Kept apart from `page.py` and `service.py` so the page's wiring reads on its own and the rendering can be tested
+without a server. Every piece of report or model text is untrusted (archived reports can contain markup, a model can
 emit anything), so all of it goes through `html.escape` (cards) or `md_escape` (chat messages) here and
 nowhere else builds markup from it.
 """
@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from assistant.answer import Answer, RetrievedReport, UnparseableOutput, parse_output
+from assistant.text import shorten
 
 NoticeKind = Literal["info", "warning", "error"]
 
@@ -100,9 +101,7 @@ def score_label(method: str) -> str:
 
 
 def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) -> str:
-    impression = report.impression.strip() or "(no impression section)"
-    if len(impression) > IMPRESSION_PREVIEW_CHARS:
-        impression = impression[: IMPRESSION_PREVIEW_CHARS - 1].rstrip() + "…"
+    impression = shorten(report.impression.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
     badges = "".join(f'<span class="rs-badge">{_e(v)}</span>' for v in (report.modality, report.source) if v)
     cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
     width = max(0.0, min(1.0, report.score)) * 100 if bounded else 0.0
@@ -170,9 +169,7 @@ def retrieval_lines(reports: Sequence[RetrievedReport]) -> list[str]:
     """Numbered impressions with id and score (search-only and retrieval-only messages)."""
     lines = []
     for r in reports:
-        impression = " ".join(r.impression.split()) or "(no impression)"
-        if len(impression) > 200:
-            impression = impression[:199] + "…"
+        impression = shorten(" ".join(r.impression.split()) or "(no impression)", 200)
         lines.append(f"{r.rank}\\. {md_escape(impression)} <sub>{md_escape(r.report_id)} · {r.score:.3f}</sub>")
     return lines
 

@@ -1,0 +1,68 @@
+"""Serving the chat with the project's safe defaults: a bounded queue, no share link, analytics, run history,
+monitoring endpoint or MCP server (report text stays on the host), and a sign-in rate limit per address."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from assistant.chat.render import CSS
+from assistant.chat.sign_in_limit import FailedSignIns, SignInRateLimit
+
+if TYPE_CHECKING:
+    import gradio as gr
+
+    from assistant.chat.service import ChatConfig
+
+
+def launch_app(
+    app: gr.Blocks,
+    config: ChatConfig,
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    auth: tuple[str, str] | None = None,
+    root_path: str | None = None,
+    block: bool = True,
+) -> Any:
+    """Serve with a bounded queue: `config.concurrency` requests run at once (the embedded model answers one
+    at a time anyway; searches and HTTP backends run in parallel), the rest wait and see their position.
+    No share link, analytics, run history, monitoring endpoint or MCP server: report text stays on the host.
+    Sign-in is rate limited per address (sign_in_limit.py)."""
+    from starlette.middleware import Middleware
+
+    app.queue(default_concurrency_limit=config.concurrency, max_size=config.queue_size)
+    return app.launch(
+        server_name=host,
+        server_port=port,
+        auth=auth,
+        auth_message="RadSearch Assistant: sign in with the account your department gave you.",
+        root_path=root_path,
+        share=False,
+        inbrowser=False,
+        prevent_thread_lock=not block,
+        show_error=False,
+        quiet=not block,
+        max_threads=max(40, config.concurrency * 4),
+        footer_links=["api", "settings"],
+        run_history=False,
+        enable_monitoring=False,
+        mcp_server=False,
+        ssr_mode=False,
+        pwa=False,
+        theme=_theme(),
+        css=CSS,
+        app_kwargs={"middleware": [Middleware(SignInRateLimit, failures=FailedSignIns(config.sign_in))]},
+    )
+
+
+def _theme() -> Any:
+    """A calm clinical palette with system-installed or bundled fonts only (no font CDN: hospital networks
+    often block the internet, and report text should not trigger outside requests)."""
+    import gradio as gr
+
+    return gr.themes.Soft(
+        primary_hue=gr.themes.colors.blue,
+        neutral_hue=gr.themes.colors.slate,
+        font=["system-ui", "-apple-system", "Segoe UI", "Roboto", "Helvetica Neue", "Arial", "sans-serif"],
+        font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"],
+    )

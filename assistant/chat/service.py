@@ -1,0 +1,281 @@
+"""Answers a resident's message: `ChatService.respond` yields the page's outputs as the answer builds up.
+
+A plain generator, shared by all sessions (per-session state travels in the arguments), so tests drive it without a
+browser. Retrieval goes through `retriever.index` and answers through `assistant.rag`:
+
+- the retrieved reports are shown as soon as retrieval is done, before the model starts writing (a recording
+  retriever hands them over);
+- follow-up questions send the conversation as `history` to the pipeline, and retrieve with every finding of
+  the case so far; "New case" clears both;
+- nothing raises into the page: empty input, a missing index and a failing backend each give a message, and a
+  failing backend still shows the retrieval-only result.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from pydantic import Field
+
+from assistant.answer import Answer, RetrievedReport
+from assistant.background import in_background
+from assistant.chat import render
+from assistant.chat.catalog import IndexCatalog
+from assistant.chat.sign_in_limit import SignInPolicy
+from assistant.lc_retriever import ReportRetriever, document_to_report, hit_to_document
+from assistant.llm import LLM, Message
+from assistant.llm_factory import make_llm
+from assistant.rag import DEFAULT_MAX_TOKENS, RagPipeline
+from assistant.settings import Settings
+from retriever.methods import DEFAULT_METHOD
+
+if TYPE_CHECKING:
+    from retriever.index import ReportIndex, SearchFilters
+
+log = logging.getLogger(__name__)
+
+MODE_ANSWER = "Answer (LLM + reports)"
+MODE_SEARCH = "Search only (no LLM)"
+ANY = "Any"
+DEFAULT_CHAT_K = 3  # more evidence on screen than the paper's k=1; the slider goes down to 1
+STREAM_INTERVAL_S = 0.12  # page updates while streaming: often enough to look live, rarely enough to stay cheap
+EXAMPLES = [
+    "Blunting of the right costophrenic angle with a meniscus sign.",
+    "Enlarged cardiac silhouette with cephalization of the pulmonary vessels.",
+    "Patchy air space opacity in the right lower lobe with air bronchograms.",
+]
+BUILD_HINT = "Build the demo index with `make demo`, or your own with `assistant index CORPUS... --out DIR`."
+
+
+@dataclass(frozen=True)
+class ChatConfig:
+    """How the chat is set up: `settings` (paths, encoder, LLM) as the command read them, `indexes` to offer besides
+    those installed, and the serving limits."""
+
+    settings: Settings = field(default_factory=Settings)
+    indexes: tuple[Path, ...] = ()
+    concurrency: int = 4
+    queue_size: int = 64
+    default_k: int = DEFAULT_CHAT_K
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    sign_in: SignInPolicy = field(default_factory=SignInPolicy)
+
+
+class CaseRetriever(ReportRetriever):
+    """`ReportRetriever` that searches with the whole case (every finding the resident typed in this
+    conversation, not only the follow-up) and keeps what it found so the page can show it before the
+    model has finished."""
+
+    case_query: str = ""
+    found: list[Document] = Field(default_factory=list)
+    done: threading.Event = Field(default_factory=threading.Event)
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        docs = super()._get_relevant_documents(self.case_query or query, run_manager=run_manager)
+        self.found[:] = docs
+        self.done.set()
+        return docs
+
+    def query_notice(self, query: str) -> str:
+        return super().query_notice(self.case_query or query)
+
+
+@dataclass
+class Request:
+    """The controls' values for one question."""
+
+    mode: str = MODE_ANSWER
+    field: str = "impression"
+    k: int = DEFAULT_CHAT_K
+    use_retrieval: bool = True
+    index: str = ""
+    method: str = DEFAULT_METHOD
+    modality: str = ANY
+    source: str = ANY
+
+    def filters(self) -> SearchFilters:
+        from retriever.index import SearchFilters
+
+        return SearchFilters(
+            modality=None if self.modality in ("", ANY, None) else self.modality,
+            source=None if self.source in ("", ANY, None) else self.source,
+        )
+
+
+Outputs = tuple[list[dict[str, Any]], Any, str, list[Message], str]
+
+
+class ChatService:
+    """Answers one resident's message; shared by all sessions (per-session state travels in the arguments)."""
+
+    def __init__(self, config: ChatConfig, llm: LLM | None = None) -> None:
+        self.config = config
+        settings = config.settings
+        self.catalog = IndexCatalog(settings.paths, config.indexes, device=settings.encoder.device)
+        self._llm = llm
+        self._llm_lock = threading.Lock()
+
+    def llm(self) -> LLM:
+        """The backend, built on first use (the embedded model loads lazily and is cached per file)."""
+        with self._llm_lock:
+            if self._llm is None:
+                self._llm = make_llm(self.config.settings.llm)
+            return self._llm
+
+    def warm_up(self) -> None:
+        """Load the default index's encoder and the model ahead of the first question (run in a thread at
+        start-up; a failure here is only logged, the page explains it when a resident asks)."""
+        try:
+            self.catalog.load(self.catalog.default()).encoder()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("index not preloaded: %s", exc)
+        if self.config.settings.llm.backend == "embedded":
+            try:
+                self.llm().count_tokens("warm up")
+            except Exception as exc:  # noqa: BLE001
+                log.warning("model not preloaded: %s", exc)
+
+    def respond(
+        self,
+        message: str | None,
+        chat: list[dict[str, Any]] | None,
+        case: list[Message] | None,
+        request: Request,
+    ) -> Iterator[Outputs]:
+        """Yield (chat, report cards, notice, case history, textbox) as the answer builds up."""
+        import gradio as gr
+
+        chat = [{"role": m["role"], "content": m["content"]} for m in (chat or [])]
+        case = list(case or [])
+        text = (message or "").strip()
+        if not text:
+            notice = render.notice_html("warning", "Type a finding first, e.g. “" + EXAMPLES[0] + "”")
+            yield chat, gr.skip(), notice, case, message or ""
+            return
+        chat += [{"role": "user", "content": render.md_escape(text)}, {"role": "assistant", "content": ""}]
+        try:
+            if request.mode == MODE_SEARCH:
+                yield from self._search_only(text, chat, case, request)
+            else:
+                yield from self._answer(text, chat, case, request)
+        except Exception as exc:  # noqa: BLE001 - the page shows a message, never a traceback
+            log.exception("chat request failed")
+            chat[-1]["content"] = "**No answer:** an unexpected error occurred (details in the server log)."
+            yield chat, gr.skip(), render.notice_html("error", f"Unexpected error: {exc}"), case, ""
+
+    def _index(self, request: Request) -> tuple[ReportIndex | None, str]:
+        """The chosen index, or None and the notice explaining why it cannot be used."""
+        from retriever.index import IndexLoadError
+
+        if not request.index:
+            return None, render.notice_html("error", "No report index is installed.", detail=BUILD_HINT)
+        try:
+            index = self.catalog.load(request.index)
+        except IndexLoadError as exc:
+            return None, render.notice_html("error", f"Report index unavailable: {exc}", detail=BUILD_HINT)
+        if request.field not in index.fields:
+            message = f"This index has no {request.field!r} vectors; choose one of: {', '.join(index.fields)}."
+            return None, render.notice_html("error", message)
+        return index, ""
+
+    def _search_only(
+        self, text: str, chat: list[dict[str, Any]], case: list[Message], request: Request
+    ) -> Iterator[Outputs]:
+        index, notice = self._index(request)
+        if index is None:
+            chat[-1]["content"] = "**No search:** the report index is unavailable (see the message above)."
+            yield chat, render.report_cards_html([]), notice, case, ""
+            return
+        hits = index.search(text, field=request.field, k=request.k, filters=request.filters(), method=request.method)
+        reports = [document_to_report(hit_to_document(hit), hit.rank) for hit in hits]
+        chat[-1]["content"] = render.search_markdown(reports, request.field)
+        cards = render.report_cards_html(reports, method=request.method, empty_message="No report matched.")
+        yield chat, cards, "", case, ""
+
+    def _answer(
+        self, text: str, chat: list[dict[str, Any]], case: list[Message], request: Request
+    ) -> Iterator[Outputs]:
+        import gradio as gr
+
+        retriever: CaseRetriever | None = None
+        if request.use_retrieval:
+            index, notice = self._index(request)
+            if index is None:
+                chat[-1]["content"] = (
+                    "**No answer:** the report index is unavailable (see the message above). Untick "
+                    "*Ground the answer in retrieved reports* to ask the model alone."
+                )
+                yield chat, render.report_cards_html([]), notice, case, ""
+                return
+            earlier = [m["content"] for m in case if m["role"] == "user"]
+            retriever = CaseRetriever(
+                index=index,
+                field=request.field,
+                k=request.k,
+                filters=request.filters(),
+                method=request.method,
+                case_query="\n".join([*earlier, text]),
+            )
+        placeholder = "Searching the archive…" if retriever else "Retrieval is off: the answer rests on no report."
+        chat[-1]["content"] = "_Searching similar reports…_" if retriever else "_Thinking…_"
+        yield chat, render.report_cards_html([], empty_message=placeholder), "", case, ""
+
+        pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens)
+        pieces: list[str] = []
+        cards_shown = retriever is None
+        last = 0.0
+        for item in in_background(pipeline.iter_answer({"query": text, "history": case})):
+            if isinstance(item, Answer):
+                yield self._finish(item, text, chat, case, request)
+                return
+            fresh_cards = False
+            if not cards_shown and retriever is not None and retriever.done.is_set():
+                fresh_cards = cards_shown = True
+                chat[-1]["content"] = "_Reports found; the model is reading them…_"
+            if item is not None:
+                pieces.append(item)
+                chat[-1]["content"] = render.partial_answer_markdown("".join(pieces))
+            if fresh_cards or (item is not None and time.monotonic() - last >= STREAM_INTERVAL_S):
+                last = time.monotonic()
+                cards = (
+                    render.report_cards_html(self._found(retriever), method=request.method)
+                    if fresh_cards and retriever is not None
+                    else gr.skip()
+                )
+                yield chat, cards, "", case, ""
+        raise RuntimeError("the pipeline ended without an Answer")
+
+    @staticmethod
+    def _found(retriever: CaseRetriever) -> list[RetrievedReport]:
+        return [document_to_report(doc, rank) for rank, doc in enumerate(retriever.found, start=1)]
+
+    @staticmethod
+    def _finish(
+        answer: Answer, text: str, chat: list[dict[str, Any]], case: list[Message], request: Request
+    ) -> Outputs:
+        chat[-1]["content"] = render.answer_markdown(answer)
+        cards = (
+            render.report_cards_html(answer.retrieved, cited=answer.cited_report_ids, method=request.method)
+            if request.use_retrieval
+            else render.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")
+        )
+        notice = render.notes_html(answer.notes)
+        if answer.degraded:
+            why = render.DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")
+            shown = " The retrieval-only result is shown instead." if answer.retrieved else ""
+            notice = render.notice_html("warning", f"No LLM answer: {why}.{shown}", detail=answer.degraded_reason or "")
+            notice += render.notes_html(answer.notes)
+        case = [
+            *case,
+            {"role": "user", "content": text},
+            {"role": "assistant", "content": render.history_content(answer)},
+        ]
+        return chat, cards, notice, case, ""

@@ -1,0 +1,59 @@
+"""What the commands share: the exit code for bad input, options several commands take, reading the settings once
+at the start of a command, and checking the report files a command is given before reading any."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from assistant.settings import Settings
+    from retriever.sources import ColumnMap
+
+#: Bad input: an empty query, a missing or mismatched index, a bad option value or environment variable.
+EXIT_BAD_INPUT = 2
+
+FIELD_HELP = "Field to match: impression (likely impressions), findings (similar findings) or report (full text)."
+
+BackendOption = Annotated[
+    str | None, typer.Option(help="embedded (llama-cpp-python) or openai (a vLLM/llama.cpp/Ollama server).")
+]
+CorpusArgument = Annotated[list[str], typer.Argument(help="Report files or folders (CSV, JSONL, .txt), or `demo`.")]
+ColumnMapOption = Annotated[
+    str | None, typer.Option("--map", help="Column mapping, e.g. findings=Befund,impression=Beurteilung")
+]
+ModelOption = Annotated[
+    str | None, typer.Option(help="embedded: qwen1.5b, smollm2 or a .gguf path; openai: served model name.")
+]
+
+
+def read_settings(err: Console) -> Settings:
+    """The settings from this process's environment; a refused value is an error message and exit 2."""
+    from assistant.commands.output import print_error
+    from assistant.settings import Settings
+
+    try:
+        return Settings.from_env(os.environ)
+    except ValueError as exc:
+        print_error(err, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+
+
+def checked_corpus(err: Console, corpus: list[str], column_map: str | None) -> ColumnMap:
+    """The `--map` of a command reading `corpus`, after checking every corpus path first: a mistyped path must not
+    give a partial index or model (each problem printed, exit 2); a bad `--map` is a usage error."""
+    from assistant.commands.output import print_error
+    from retriever.sources import ColumnMap, unusable_corpora
+
+    if unusable := unusable_corpora(corpus):
+        for problem in unusable:
+            print_error(err, problem)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    try:
+        return ColumnMap.parse(column_map)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--map") from exc
