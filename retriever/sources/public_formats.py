@@ -44,6 +44,22 @@ def _positive_labels(path: Path, key_column: str, key: Callable[[str], str]) -> 
     return labels
 
 
+def _sectioned_report(
+    source: str, key: str, sections: dict[str, str], modality: str, labels: Iterable[str], meta: dict[str, str]
+) -> Report:
+    """A report from its cleaned sections: findings and impression as they are, the full text composed of all."""
+    return Report(
+        id=f"{source}:{key}",
+        findings=sections["findings"],
+        impression=sections["impression"],
+        full_text=compose_full_text(sections),
+        modality=modality,
+        labels=tuple(sorted(labels)),
+        source=source,
+        meta=meta,
+    )
+
+
 def load_openi(path: Path, rows: Rows) -> Iterator[Outcome]:
     """Indiana University chest X-rays; labels from `negbio_labels14.csv` (filename CXR<uid>) if beside it."""
     labels = _positive_labels(path.with_name("negbio_labels14.csv"), "filename", lambda f: f.removeprefix("CXR"))
@@ -54,16 +70,8 @@ def load_openi(path: Path, rows: Rows) -> Iterator[Outcome]:
             continue
         sections = {k: clean_text(row.get(k, "")) for k in ("indication", "comparison", "findings", "impression")}
         row_labels = labels.get(uid) or {p.strip() for p in row.get("Problems", "").split(";") if p.strip()}
-        yield Report(
-            id=f"openi:{uid}",
-            findings=sections["findings"],
-            impression=sections["impression"],
-            full_text=compose_full_text(sections),
-            modality="XR",
-            labels=tuple(sorted(row_labels)),
-            source="openi",
-            meta={"exam": row.get("image", ""), "body_part": "chest"},
-        )
+        meta = {"exam": row.get("image", ""), "body_part": "chest"}
+        yield _sectioned_report("openi", uid, sections, "XR", row_labels, meta)
 
 
 def load_ctrate(path: Path, rows: Rows) -> Iterator[Outcome]:
@@ -86,16 +94,8 @@ def load_ctrate(path: Path, rows: Rows) -> Iterator[Outcome]:
             "findings": clean_text(row.get("Findings_EN", "")),
             "impression": clean_text(row.get("Impressions_EN", "")),
         }
-        yield Report(
-            id=f"ctrate:{study}",
-            findings=sections["findings"],
-            impression=sections["impression"],
-            full_text=compose_full_text(sections),
-            modality="CT",
-            labels=tuple(sorted(labels.get(study, ()))),
-            source="ctrate",
-            meta={"volume": volume, "body_part": "chest"},
-        )
+        meta = {"volume": volume, "body_part": "chest"}
+        yield _sectioned_report("ctrate", study, sections, "CT", labels.get(study, ()), meta)
 
 
 def _ctrate_study(volume: str) -> str:
@@ -136,16 +136,9 @@ def load_medpix(path: Path, rows: Rows) -> Iterator[Outcome]:
             "impression": clean_text(row.get("case_diagnosis", "")),
         }
         labels = {row.get(k, "").strip() for k in ("location_category", "topic_category")} - {"", "N/A"}
-        yield Report(
-            id=f"medpix:{uid}",
-            findings=sections["findings"],
-            impression=sections["impression"],
-            full_text=compose_full_text(sections),
-            modality=normalize_modality(row.get("image_modalities", "")),
-            labels=tuple(sorted(labels)),
-            source="medpix",
-            meta={"title": row.get("title", ""), "differential": clean_text(row.get("differential_diagnosis", ""))},
-        )
+        meta = {"title": row.get("title", ""), "differential": clean_text(row.get("differential_diagnosis", ""))}
+        modality = normalize_modality(row.get("image_modalities", ""))
+        yield _sectioned_report("medpix", uid, sections, modality, labels, meta)
 
 
 #: Format name -> (columns that identify it, importer).
