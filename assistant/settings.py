@@ -123,7 +123,8 @@ class LLMSettings:
 
 @dataclass(frozen=True)
 class ChatSettings:
-    """The chat's settings from the environment; the rest of its set-up are flags (assistant/chat/app.py)."""
+    """The chat's settings from the environment; the rest of its set-up comes from flags (ChatConfig,
+    assistant/chat/service.py)."""
 
     auth: str | None = None
 
