@@ -15,6 +15,7 @@ llama.cpp context, and two would only share the same cores).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -26,7 +27,7 @@ from typing import Any
 from eval.cases import Case, read_cases
 from eval.conditions import DEFAULT_PROMPT, Condition, load_or_build_index, parse_conditions, retrieval_corpus
 from eval.prediction_cache import PredictionCache, cache_key
-from eval.shared_data import RESULTS, SHARED_DATA, eval_home
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home
 
 DEFAULT_CONDITIONS = "none,mpnet,radsearch-minilm"
 BLOCK = 10
@@ -179,23 +180,37 @@ def _corpus(paths: Sequence[str], data: Path) -> tuple[list[Any], list[str]]:
     return (ingest(specs).reports if specs else []), specs
 
 
+def _within(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: an integer in [low, high], else a usage error (exit 2) naming the range."""
+
+    def parse(text: str) -> int:
+        value = int(text)
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{value} is not in {low}..{'' if high is None else high}")
+        return value
+
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m eval.diagnosis", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--cases", type=Path, default=eval_home() / "cases" / "shared_heldout.jsonl")
     parser.add_argument("--corpus", action="append", default=[], help="report corpus to retrieve from (repeatable)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder (default corpus)")
     parser.add_argument("--conditions", default=DEFAULT_CONDITIONS, help="comma-separated: none, bm25, encoders")
     parser.add_argument("--field", default="impression", help="field retrieved reports are matched on")
-    parser.add_argument("-k", type=int, default=1, help="reports given to the LLM (1 = the paper)")
+    parser.add_argument("-k", type=_within(1, 20), default=1, help="reports given to the LLM (1 = the paper)")
     parser.add_argument("--prompt", default=DEFAULT_PROMPT, help="RAG prompt (prompts/NAME.txt): diagnosis_rag "
                         "(the report as context, the paper) or diagnosis_candidates (ranked impressions)")
     parser.add_argument("--backend", default=None, help="embedded or openai (default: RADSEARCH_LLM_* settings)")
     parser.add_argument("--model", default=None, help="embedded: qwen1.5b|smollm2|FILE.gguf; openai: model name")
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
-    parser.add_argument("--workers", type=int, default=4, help="concurrent requests (server backends only)")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0 = all)")
+    parser.add_argument("--max-tokens", type=_within(8), default=DEFAULT_MAX_TOKENS)
+    parser.add_argument("--workers", type=_within(1), default=4, help="concurrent requests (server backends only)")
+    parser.add_argument("--limit", type=_within(0), default=0, help="only the first N cases (0 = all)")
     parser.add_argument("--cache", type=Path, default=eval_home() / "predictions.jsonl")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    add_out_option(parser, RESULTS)
     parser.add_argument("--name", default="diagnosis", help="stem of the result files in --out")
     parser.add_argument("--icd", choices=("on", "off"), default="on", help="ICD-10-CM category criterion")
     args = parser.parse_args(argv)
@@ -204,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, command: str) -> int:
     """Predict, grade and report; shared by `python -m eval.diagnosis` and `assistant bench`."""
-    from assistant.settings import LLMSettings, make_llm
+    from assistant.llm_factory import make_llm
+    from assistant.settings import LLMSettings
+    from models.paths import DataPaths
 
     if not args.cases.is_file():
         print(f"no cases file at {args.cases}: build one with `python -m eval.build_cases` or pass --cases")
@@ -217,10 +234,10 @@ def run(args: argparse.Namespace, command: str) -> int:
     corpus = retrieval_corpus(corpus, {c.id for c in cases})
     if args.limit:
         cases = cases[: args.limit]
-    settings = LLMSettings.from_env().with_flags(backend=args.backend, model=args.model)
+    settings = LLMSettings.from_env(os.environ).with_flags(backend=args.backend, model=args.model)
     config = RunConfig(cases, conditions, corpus, args.max_tokens, args.workers, args.cache)
     started = time.monotonic()
-    rows = predict(config, make_llm(settings), concurrent=settings.backend == "openai")
+    rows = predict(config, make_llm(settings, DataPaths.from_env(os.environ)), concurrent=settings.backend == "openai")
     from eval.diagnosis_report import write_report
     from eval.grading import Grader
 

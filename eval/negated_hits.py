@@ -36,7 +36,7 @@ from typing import Any
 from eval.conditions import load_or_build_index
 from eval.finding_mentions import FINDINGS_BY_SOURCE, Detector, Finding, Status, mention_status, mentions
 from eval.negation_detection import DETECTORS, load_detector
-from eval.shared_data import RESULTS, SHARED_DATA, eval_home, load_shared
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, load_shared
 from retriever.methods import DEFAULT_METHOD, METHODS
 from retriever.report import Report
 from retriever.splits import split_of
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--detectors", default="either,rules", help=f"comma-separated, of {', '.join(DETECTORS)}; "
                         "the first one selects the findings queries and heads the report")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
-    parser.add_argument("--out", type=Path, default=RESULTS / "negated_hits")
+    add_out_option(parser, RESULTS / "negated_hits")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"skipped: shared data folder {args.data} is absent")
