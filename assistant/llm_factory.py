@@ -1,17 +1,19 @@
-"""Build the configured LLM backend from the LLM settings.
+"""Build the configured LLM backend from the settings.
 
-Kept apart from assistant/settings.py so the settings import no backend: this module is the one place that knows
-both. The HTTP backend takes plain arguments; the embedded one still reads its settings object itself.
+Kept apart from assistant/settings.py so the settings import no backend and the backends no settings: each backend
+takes plain arguments, and this module is the one place that knows both.
 """
 
 from __future__ import annotations
 
 from assistant.llm import LLM
 from assistant.settings import LLMSettings
+from models.paths import DataPaths
 
 
-def make_llm(settings: LLMSettings) -> LLM:
-    """The backend `settings` name. Cheap: the embedded model loads on first use and is cached per file."""
+def make_llm(settings: LLMSettings, paths: DataPaths) -> LLM:
+    """The backend `settings` name; the embedded one keeps its evaluated system prompt under `paths.llm_state`.
+    Cheap: the embedded model loads on first use and is cached per file."""
     if settings.backend == "openai":
         from assistant.openai_backend import OpenAIBackend
 
@@ -24,6 +26,13 @@ def make_llm(settings: LLMSettings) -> LLM:
             structured=settings.structured,
             context_tokens=settings.context_tokens,
         )
-    from assistant.llamacpp_backend import LlamaCppBackend
+    from assistant.llamacpp_backend import DEFAULT_N_CTX, LlamaCppBackend
 
-    return LlamaCppBackend.from_settings(settings)
+    return LlamaCppBackend(
+        settings.model,
+        n_ctx=settings.context_tokens or DEFAULT_N_CTX,
+        n_threads=settings.n_threads,
+        timeout_s=settings.timeout_s,
+        constrained=settings.structured != "off",
+        prefix_dir=paths.llm_state,
+    )

@@ -50,6 +50,11 @@ class DataPaths:
         return self.home / "indexes"
 
     @property
+    def llm_state(self) -> Path:
+        """The embedded model's evaluated system prompts (assistant/llamacpp_prefix.py): prompt text, no findings."""
+        return self.home / "llm_state"
+
+    @property
     def default_index(self) -> Path:
         """The index `assistant search`/`ask`/`chat` use when no `--index` is given (built by `make demo`)."""
         return self.index or self.indexes / "demo"

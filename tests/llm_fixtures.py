@@ -77,6 +77,16 @@ def smollm2_settings():
     return LLMSettings(model="smollm2", context_tokens=2048, timeout_s=600)
 
 
+def smollm2_llm():
+    """The tiny model built as the commands build it, from `smollm2_settings` and this environment's data folder."""
+    import os
+
+    from assistant.llm_factory import make_llm
+    from models.paths import DataPaths
+
+    return make_llm(smollm2_settings(), DataPaths.from_env(os.environ))
+
+
 def require_embedded_smollm2() -> None:
     """Skip (with the command that fixes it) unless llama-cpp-python and the SmolLM2 package are installed."""
     if importlib.util.find_spec("llama_cpp") is None:

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 from fault_server import COMPLETION, FaultServer, fault_server, stream_event
-from llm_fixtures import require_embedded_smollm2, smollm2_settings
+from llm_fixtures import require_embedded_smollm2, smollm2_llm
 
 from assistant.llm import LLM, BackendMalformed, BackendRejected, BackendTimeout, BackendUnavailable
 from assistant.llm_factory import make_llm
 from assistant.openai_backend import DEFAULT_CONTEXT, OpenAIBackend
 from assistant.settings import LLMSettings
 from models import gguf
+from models.paths import DataPaths
 
 MESSAGES = [{"role": "user", "content": "Name one cause of a pleural effusion. Answer in JSON."}]
 SCHEMA = {"type": "object", "properties": {"cause": {"type": "string"}}, "required": ["cause"]}
@@ -47,9 +48,9 @@ def test_flags_override_the_environment_and_bad_values_are_refused() -> None:
 
 def test_openai_backend_needs_url_and_model() -> None:
     with pytest.raises(BackendUnavailable, match="RADSEARCH_LLM_BASE_URL"):
-        make_llm(LLMSettings(backend="openai", model="m"))
+        make_llm(LLMSettings(backend="openai", model="m"), DataPaths())
     with pytest.raises(BackendUnavailable, match="RADSEARCH_LLM_MODEL"):
-        make_llm(LLMSettings(backend="openai", model="", base_url="http://127.0.0.1:9/v1"))
+        make_llm(LLMSettings(backend="openai", model="", base_url="http://127.0.0.1:9/v1"), DataPaths())
 
 
 # ----------------------------------------------------------------------------------------------- GGUF files
@@ -75,7 +76,7 @@ def test_qwen_install_command_lists_all_parts() -> None:
 @pytest.fixture(scope="module")
 def smollm2() -> LLM:
     require_embedded_smollm2()
-    return make_llm(smollm2_settings())
+    return smollm2_llm()
 
 
 def test_embedded_model_follows_the_schema_and_is_loaded_once(smollm2: LLM) -> None:

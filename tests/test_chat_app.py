@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, MARKUP_REPORT, build_chat_index, free_port
-from llm_fixtures import require_embedded_smollm2, smollm2_settings
+from llm_fixtures import require_embedded_smollm2, smollm2_llm
 
 from assistant.answer import RetrievedReport
 from assistant.chat import render
@@ -21,7 +21,6 @@ from assistant.chat.catalog import IndexCatalog
 from assistant.chat.service import MODE_ANSWER, MODE_SEARCH, ChatConfig, ChatService, Request
 from assistant.commands.chat_cmd import parse_auth
 from assistant.llm import LLM, LLMResult, Message
-from assistant.llm_factory import make_llm
 from assistant.settings import LLMSettings, Settings
 from models.paths import DataPaths
 
@@ -34,7 +33,7 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
 @pytest.fixture(scope="module")
 def smollm2() -> LLM:
     require_embedded_smollm2()
-    return make_llm(smollm2_settings())
+    return smollm2_llm()
 
 
 class RecordingLLM:

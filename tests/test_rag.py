@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 from langchain_core.runnables import Runnable, RunnableLambda
-from llm_fixtures import INJECTION, REPORTS, build_index, require_embedded_smollm2, smollm2_settings
+from llm_fixtures import INJECTION, REPORTS, build_index, require_embedded_smollm2, smollm2_llm
 
 from assistant.answer import Answer
 from assistant.lc_retriever import ReportRetriever
 from assistant.llm import BackendMalformed, BackendTimeout, BackendUnavailable, LLMResult, Message
-from assistant.llm_factory import make_llm
 from assistant.rag import DEFAULT_K, RagPipeline
 from retriever.query import EmptyQueryError
 
@@ -32,7 +31,7 @@ def index(tmp_path_factory: pytest.TempPathFactory, minilm):
 @pytest.fixture(scope="module")
 def llm():
     require_embedded_smollm2()
-    return make_llm(smollm2_settings())
+    return smollm2_llm()
 
 
 def _pipeline(llm, index, k: int = 2, **kwargs) -> RagPipeline:

@@ -127,7 +127,7 @@ class ChatService:
         """The backend, built on first use (the embedded model loads lazily and is cached per file)."""
         with self._llm_lock:
             if self._llm is None:
-                self._llm = make_llm(self.config.settings.llm)
+                self._llm = make_llm(self.config.settings.llm, self.config.settings.paths)
             return self._llm
 
     def warm_up(self) -> None:

@@ -67,7 +67,7 @@ def ask(
             if field not in idx.fields:
                 raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
             retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
-        pipeline = RagPipeline(make_llm(llm_settings), retriever)
+        pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever)
         if as_json:
             answer = pipeline.invoke(query)
         else:
