@@ -1,21 +1,26 @@
-"""BM25 over the same reports and fields: the lexical baseline every dense retriever is measured against."""
+"""BM25 over the same reports and fields: the lexical baseline every dense retriever is measured against.
+
+Negation-aware: a negated word is its own term (retriever/negation_scope.py), so "pleural effusion" never scores
+a report for its "No pleural effusion." and "no pleural effusion" finds the reports that rule it out.
+"""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import bm25s
 import numpy as np
 from bm25s.stopwords import STOPWORDS_EN
 
-_STOP = frozenset(STOPWORDS_EN) - {"no", "not", "without"}  # negation words carry meaning in reports
-_TOKEN = re.compile(r"[a-z0-9]+")
+from retriever.negation_scope import NEGATED_PREFIX, scoped_words
+
+STOPWORDS = frozenset(STOPWORDS_EN)
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercased alphanumeric tokens without English stopwords (negations kept)."""
-    return [t for t in _TOKEN.findall(text.lower()) if t not in _STOP]
+    """Lowercased alphanumeric terms without English stopwords; words under a negation carry NEGATED_PREFIX (the
+    negation triggers themselves are dropped: the prefix says what they said)."""
+    return [w for w in scoped_words(text) if w.removeprefix(NEGATED_PREFIX) not in STOPWORDS]
 
 
 class BM25Field:

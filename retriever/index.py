@@ -24,13 +24,14 @@ from pathlib import Path
 import numpy as np
 
 from models.resolve import ModelNotAvailable
-from retriever.bm25_index import BM25Field
+from retriever.bm25_index import STOPWORDS, BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
 from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
 from retriever.index_swap import discard, restore_interrupted, stage, swap_in
 from retriever.manifest import EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.methods import DEFAULT_METHOD, METHODS
+from retriever.negation_rerank import candidate_depth, contradicting_last
 from retriever.output_paths import check_replaceable
 from retriever.query import PreparedQuery, clean_query
 from retriever.report import FIELDS, Report
@@ -67,6 +68,9 @@ class Hit:
     field: str
     report: Report
     method: str = "dense"
+    #: The hit's text rules out what the query asserts, or the reverse (retriever/negation_rerank.py): ranked after
+    #: every hit that does not, and shown marked.
+    contradicts: bool = False
 
 
 def index_files(folder: Path, fields: Iterable[str]) -> list[str]:
@@ -285,18 +289,20 @@ class ReportIndex:
             raise ValueError("k must be at least 1")
         text = clean_query(query)
         allowed = self._allowed(filters)
+        depth = candidate_depth(k)
         if method == "bm25":
-            scored = self._bm25[field].search(text, k, allowed)
+            scored = self._bm25[field].search(text, depth, allowed)
         elif method == "dense":
-            scored = self._dense(text, field, k, allowed)
+            scored = self._dense(text, field, depth, allowed)
         else:
-            depth = max(FUSION_DEPTH, k)
-            dense = self._dense(text, field, depth, allowed)
-            scored = fuse_dense_and_bm25(method, dense, self._bm25[field].search(text, depth, allowed))[:k]
+            fused = max(FUSION_DEPTH, depth)
+            dense = self._dense(text, field, fused, allowed)
+            scored = fuse_dense_and_bm25(method, dense, self._bm25[field].search(text, fused, allowed))[:depth]
         reports = self._reports([rowid for rowid, _ in scored])
+        ordered = contradicting_last(text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS)[:k]
         return [
-            Hit(rank=i, score=score, field=field, report=reports[rowid], method=method)
-            for i, (rowid, score) in enumerate(scored, start=1)
+            Hit(rank=i, score=score, field=field, report=reports[rowid], method=method, contradicts=contradicts)
+            for i, ((rowid, score), contradicts) in enumerate(ordered, start=1)
         ]
 
     def _dense(self, text: str, field: str, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:

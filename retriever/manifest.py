@@ -17,7 +17,7 @@ from typing import Any, get_args, get_origin, get_type_hints
 from models.file_hash import sha256_file
 from retriever.report import FIELDS
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: BM25 terms under a negation are their own terms (retriever/negation_scope.py)
 MANIFEST = "manifest.json"
 
 
@@ -139,6 +139,16 @@ def _value(raw: object, hint: Any, where: str) -> Any:
     if type(raw) is not hint:  # exact: a JSON true is a Python bool, which isinstance would accept as an int
         raise ValueError(f"{where} must be {hint.__name__}, not {type(raw).__name__}")
     return raw
+
+
+def written_by_radsearch(folder: Path) -> bool:
+    """Whether `folder` holds an index of any format version (a JSON manifest with an integer version): such a
+    folder is replaced by a rebuild without --overwrite, also after an upgrade that no longer reads it."""
+    try:
+        raw = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(raw, dict) and isinstance(raw.get("version"), int) and "encoder" in raw
 
 
 def is_current(folder: Path, encoder_name: str) -> bool:

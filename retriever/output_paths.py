@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from retriever.manifest import Manifest
+from retriever.manifest import Manifest, written_by_radsearch
 
 
 class UnsafeOutput(ValueError):
@@ -44,13 +44,14 @@ def check_replaceable(folder: Path, *, overwrite: bool) -> None:
     """Raise UnsafeOutput if `folder` holds something other than an index (or is a file), unless `overwrite`.
 
     Nothing, an empty folder and a folder with a readable manifest (even a damaged index: rebuilding is how it is
-    repaired) are replaced freely. A file is never replaced: an index is a folder, so a file there is a mistake.
+    repaired; or one of an older format version: rebuilding is how it is upgraded) are replaced freely. A file is
+    never replaced: an index is a folder, so a file there is a mistake.
     """
     if not folder.exists():
         return
     if not folder.is_dir():
         raise UnsafeOutput(f"refusing to write an index to {folder}: it exists and is not a folder; choose another")
-    if overwrite or not any(folder.iterdir()):
+    if overwrite or not any(folder.iterdir()) or written_by_radsearch(folder):
         return
     try:
         Manifest.read(folder)

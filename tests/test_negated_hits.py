@@ -99,17 +99,47 @@ def test_label_queries_cover_both_label_sets() -> None:
     assert any(q.text == "pleural effusion" for q in queries)
 
 
-def test_real_index_bm25_and_encoder(minilm) -> None:
-    """Through the product's ReportIndex: every effusion report outranks the brain MRI, so @5 is 2 of 5 whatever
-    the order within them."""
+def test_real_index_no_method_ranks_a_report_ruling_the_finding_out_above_one_affirming_it(minilm) -> None:
+    """Through the product's ReportIndex, every method: for "pleural effusion" the two reports that plainly affirm it
+    come first and the two that only rule it out last and marked (BM25 does not return them: their negated words are
+    other terms). r5 ("No left effusion, small right effusion.") is mixed, and NegEx's six-word window reaches past
+    its comma, so the search reads it as negated too; the metric's judge does not."""
     from retriever.index import ReportIndex
 
     index = ReportIndex.build(CORPUS, minilm, ("impression",))
     query = label_queries()[[q.finding.label for q in label_queries()].index("Effusion")]
     for method in ("bm25", "dense", "hybrid", "hybrid-weighted"):
+        hits = index.search(query.text, k=6, method=method)
+        assert {h.report.id for h in hits[:2]} == {"r1", "r3"}, method
+        assert all(h.contradicts for h in hits if h.report.id in NEGATED_ONLY), method
+        assert not any(h.contradicts for h in hits if h.report.id in {"r1", "r3", "r6"}), method
         rows = judge([query], index_search(index, "impression"), method, "impression", {"rules": is_negated})
-        assert rows[0]["rates"]["rules"]["@5"] == pytest.approx(0.4), method
-        assert {hit for _, hit in rows[0]["negated"]["rules"]} == NEGATED_ONLY
+        negated = {hit for _, hit in rows[0]["negated"]["rules"]}
+        assert negated == set() if method == "bm25" else negated <= NEGATED_ONLY, method
+
+
+def test_hand_made_corpus_affirmed_and_negated_queries_rank_the_matching_polarity_first(minilm) -> None:
+    """Issue 17's ranking bar, per method: an affirmative query ranks every affirming report above every report that
+    only rules the finding out, a negated query the reverse; mixed reports may fall anywhere."""
+    from retriever.index import ReportIndex
+
+    corpus = [
+        Report("a1", impression="Large left pneumothorax with mediastinal shift.", source="fixture"),
+        Report("a2", impression="Small apical pneumothorax, stable.", source="fixture"),
+        Report("a3", impression="Right pneumothorax has increased in size.", source="fixture"),
+        Report("n1", impression="No pneumothorax.", source="fixture"),
+        Report("n2", impression="There is no evidence of pneumothorax or pleural effusion.", source="fixture"),
+        Report("n3", impression="Pneumothorax is not seen after chest tube removal.", source="fixture"),
+        Report("m1", impression="No left pneumothorax. Small right pneumothorax.", source="fixture"),
+        Report("x1", impression="Mild cardiomegaly.", source="fixture"),
+    ]
+    affirmed, negated = {"a1", "a2", "a3"}, {"n1", "n2", "n3"}
+    index = ReportIndex.build(corpus, minilm, ("impression",))
+    for method in ("bm25", "dense", "hybrid", "hybrid-weighted"):
+        for query, first, last in (("pneumothorax", affirmed, negated), ("no pneumothorax", negated, affirmed)):
+            ranked = [h.report.id for h in index.search(query, k=len(corpus), method=method)]
+            position = {rid: ranked.index(rid) if rid in ranked else len(ranked) for rid in first | last}
+            assert max(position[r] for r in first) < min(position[r] for r in last), (method, query, ranked)
 
 
 def test_main_skips_without_shared_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

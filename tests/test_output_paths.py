@@ -67,3 +67,15 @@ def test_a_foreign_folder_needs_overwrite(corpus: Path, tmp_path: Path) -> None:
     (tmp_path / "rejects-folder").mkdir()
     with pytest.raises(UnsafeOutput, match="is a folder"):
         check_outputs([corpus], tmp_path / "index", tmp_path / "rejects-folder")
+
+
+def test_an_index_of_an_older_format_is_replaced_without_overwrite(corpus: Path, tmp_path: Path) -> None:
+    """After an upgrade that no longer reads an index (format version bump), rebuilding it in place must not need
+    --overwrite: it is still an index, not someone's folder."""
+    old = tmp_path / "old-index"
+    old.mkdir()
+    (old / "manifest.json").write_text('{"version": 1, "encoder": {"name": "minilm"}, "fields": ["impression"]}')
+    check_outputs([corpus], old)
+    (old / "manifest.json").write_text('{"version": "one"}')  # not an index's manifest
+    with pytest.raises(UnsafeOutput, match="not a RadSearch index"):
+        check_outputs([corpus], old)

@@ -1,0 +1,66 @@
+"""Negation-aware lexical search: negation scopes, BM25 scores by hand, and contradicting hits put last."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from retriever.bm25_index import BM25Field, tokenize
+from retriever.negation_rerank import CONTRADICTION_SHARE, Polarity, contradicting_last, contradiction
+from retriever.negation_scope import scoped_words
+
+STOP = frozenset({"the", "of", "with", "in", "is", "there", "or", "and"})
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("No pleural effusion.", ["neg:pleural", "neg:effusion"]),
+        ("Small left pleural effusion.", ["small", "left", "pleural", "effusion"]),
+        ("There is no evidence of pulmonary embolism", ["neg:pulmonary", "neg:embolism"]),  # overlapping triggers
+        ("Pneumothorax is not seen. Effusion present.", ["neg:pneumothorax", "effusion", "present"]),  # post, clause
+        ("No consolidation but there is cardiomegaly", ["neg:consolidation", "but", "there", "is", "cardiomegaly"]),
+        ("No change in the effusion", ["no", "change", "in", "the", "effusion"]),  # pseudo-negation
+        ("no a b c d e f g h", ["neg:a", "neg:b", "neg:c", "neg:d", "neg:e", "neg:f", "g", "h"]),  # six-word window
+    ],
+)
+def test_scoped_words(text: str, words: list[str]) -> None:
+    assert scoped_words(text) == words
+
+
+def test_bm25_scores_by_hand_negated_mentions_are_other_terms() -> None:
+    texts = ["Pleural effusion.", "No pleural effusion.", "Cardiomegaly."]
+    assert [tokenize(t) for t in texts] == [["pleural", "effusion"], ["neg:pleural", "neg:effusion"], ["cardiomegaly"]]
+    bm25 = BM25Field.build(texts, np.array([10, 11, 12]))
+    # Lucene BM25 as bm25s computes it: idf = ln(1 + (N - df + .5) / (df + .5)), tf part = tf / (tf + k1 (1 - b +
+    # b dl / avgdl)) (no k1 + 1 factor), k1 = 1.5, b = 0.75. N = 3, df = 1, tf = 1, dl = 2, avgdl = 5/3, two terms.
+    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
+    tf_part = 1 / (1 + 1.5 * (0.25 + 0.75 * 2 / (5 / 3)))
+    expected = 2 * idf * tf_part
+    assert expected == pytest.approx(0.71987, abs=1e-4)
+    affirmed = bm25.search("pleural effusion", k=3)
+    negated = bm25.search("no pleural effusion", k=3)
+    assert [r for r, _ in affirmed] == [10] and affirmed[0][1] == pytest.approx(expected, rel=1e-5)
+    assert [r for r, _ in negated] == [11] and negated[0][1] == pytest.approx(expected, rel=1e-5)
+
+
+def test_contradiction_share() -> None:
+    query = Polarity.of("Small left pleural effusion", STOP)
+    assert contradiction(query, Polarity.of("No left pleural effusion.", STOP)) == pytest.approx(1.0)
+    assert contradiction(query, Polarity.of("No pneumothorax. Left pleural effusion.", STOP)) == 0.0
+    mixed = Polarity.of("No right pleural effusion. Left pleural effusion.", STOP)  # both ways: not contradicting
+    assert contradiction(query, mixed) == 0.0
+    partly = Polarity.of("Small nodule. No effusion.", STOP)  # shares small (same) and effusion (opposite)
+    assert contradiction(query, partly) == pytest.approx(0.5) and CONTRADICTION_SHARE >= 0.5  # a tie is no majority
+    assert contradiction(query, Polarity.of("Cardiomegaly.", STOP)) == 0.0  # nothing shared
+
+
+def test_contradicting_hits_go_last_in_their_order() -> None:
+    hits = ["No pleural effusion.", "Pleural effusion, small.", "No effusion or pleural thickening.", "Cardiomegaly."]
+    affirmed = contradicting_last("pleural effusion", hits, str, STOP)
+    assert affirmed == [(hits[1], False), (hits[3], False), (hits[0], True), (hits[2], True)]
+    negated = contradicting_last("no pleural effusion", hits, str, STOP)
+    assert [h for h, _ in negated] == [hits[0], hits[2], hits[3], hits[1]] and negated[-1][1]
+    assert contradicting_last("the", hits, str, STOP) == [(h, False) for h in hits]  # nothing to contradict
