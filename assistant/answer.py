@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from assistant.text import shorten
+
 MAX_DIAGNOSIS_CHARS = 300
 MAX_ITEM_CHARS = 200
 MAX_RATIONALE_CHARS = 2000
@@ -117,8 +119,8 @@ _RATIONALE_LABEL = re.compile(
 
 
 def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    """One line (whitespace runs collapsed), shortened like every other preview."""
+    return shorten(" ".join(text.split()), limit)
 
 
 def _as_list(value: Any) -> list[str]:

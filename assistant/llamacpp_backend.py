@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from assistant.deadline import Deadline
-from assistant.llamacpp_prefix import PrefixSource, PrefixStates, default_folder, shared_prefix
+from assistant.llamacpp_prefix import PrefixSource, PrefixStates, shared_prefix
 from assistant.llm import (
     BackendRejected,
     BackendTimeout,
@@ -32,7 +32,6 @@ from assistant.llm import (
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-    from assistant.settings import LLMSettings
 
 DEFAULT_N_CTX = 4096
 INSTALL_HINT = (
@@ -117,17 +116,6 @@ class LlamaCppBackend:
         self.prefix_dir = prefix_dir
         #: Where the last call's prompt prefix came from (memory, disk, built, none): the benchmark reports it.
         self.last_prefix: PrefixSource = "none"
-
-    @classmethod
-    def from_settings(cls, settings: LLMSettings) -> LlamaCppBackend:
-        return cls(
-            settings.model,
-            n_ctx=settings.context_tokens or DEFAULT_N_CTX,
-            n_threads=settings.n_threads,
-            timeout_s=settings.timeout_s,
-            constrained=settings.structured != "off",
-            prefix_dir=default_folder(),
-        )
 
     def _loaded(self) -> _Loaded:
         return _load(self.gguf, self.n_ctx, self.n_threads)

@@ -14,6 +14,7 @@ file that does not load (another llama.cpp build, a truncated write) is rebuilt.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -31,13 +32,6 @@ KEEP_STATES = 16
 _PROBE = "\u2063"  # a message content no real one equals: where the two prompts part, the content begins
 
 PrefixSource = Literal["memory", "disk", "built", "none"]
-
-
-def default_folder() -> Path:
-    """Under the user data folder: the states hold the evaluated prompt text (the system prompt only)."""
-    from models.paths import data_home
-
-    return data_home() / "llm_state"
 
 
 def shared_prefix(llm: Llama, messages: Sequence[Message]) -> list[int]:
@@ -139,16 +133,16 @@ def _load(llm: Llama, path: Path, prefix: Sequence[int]) -> bool:
 
 
 def _save(llm: Llama, path: Path, prefix: Sequence[int]) -> None:
-    """Write the context's state beside its final name, then rename: readers never see a partial file."""
+    """Write the context's state atomically (readers never see a partial file); a failure only costs the saving."""
     import llama_cpp
 
+    from retriever.atomic import write_atomic
+
     tokens = (llama_cpp.llama_token * len(prefix))(*prefix)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if llama_cpp.llama_state_save_file(llm.ctx, str(temporary).encode(), tokens, len(prefix)):
-            os.replace(temporary, path)
-    except OSError:
-        pass  # a read-only or full disk: the next process evaluates the prefix itself
-    finally:
-        temporary.unlink(missing_ok=True)
+
+    def write(temporary: Path) -> None:
+        if not llama_cpp.llama_state_save_file(llm.ctx, str(temporary).encode(), tokens, len(prefix)):
+            raise OSError(f"llama.cpp could not write {temporary}")
+
+    with contextlib.suppress(OSError):  # a read-only or full disk: the next process evaluates the prefix itself
+        write_atomic(path, write)

@@ -40,7 +40,7 @@ from assistant.llm import LLM, BackendMalformed, BackendTimeout, LLMError, LLMRe
 from retriever.query import clean_query, visible_text
 
 DEFAULT_K = 1  # the RadSearch paper's setting: the single most similar report
-DEFAULT_MAX_TOKENS = 512
+ANSWER_MAX_TOKENS = 512
 CHAT_OVERHEAD_TOKENS = 16  # role markers and special tokens the chat template adds per message
 HISTORY_SHARE = 4  # earlier turns may take at most 1/HISTORY_SHARE of the room left for query + references
 _OPEN = "<\u2039\u27e8\u3008\u276c\u276e"  # "<" and the look-alikes NFKC does not map to it
@@ -109,7 +109,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         llm: LLM,
         retriever: BaseRetriever | None,
         *,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_tokens: int = ANSWER_MAX_TOKENS,
         temperature: float = 0.0,
         seed: int = 0,
         rag_prompt: str = "diagnosis_rag",

@@ -34,7 +34,7 @@ BLOCK = 10
 #: Enough for the diagnosis, which comes first in the answer schema; the differential and rationale are cut, and
 #: the answer parser repairs the truncated JSON. Generation dominates the cost of a 1.5B model on shared CPU
 #: cores (measured 1.5-2 tokens/s with the machine loaded), so every token counts.
-DEFAULT_MAX_TOKENS = 32
+BENCHMARK_MAX_TOKENS = 32
 
 
 @dataclass
@@ -44,7 +44,7 @@ class RunConfig:
     cases: list[Case]
     conditions: list[Condition]
     corpus: list[Any] = field(default_factory=list)
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_tokens: int = BENCHMARK_MAX_TOKENS
     workers: int = 4
     cache_path: Path = field(default_factory=lambda: eval_home() / "predictions.jsonl")
     index_cache: Path = field(default_factory=lambda: eval_home() / "indexes")
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                         "(the report as context, the paper) or diagnosis_candidates (ranked impressions)")
     parser.add_argument("--backend", default=None, help="embedded or openai (default: RADSEARCH_LLM_* settings)")
     parser.add_argument("--model", default=None, help="embedded: qwen1.5b|smollm2|FILE.gguf; openai: model name")
-    parser.add_argument("--max-tokens", type=_within(8), default=DEFAULT_MAX_TOKENS)
+    parser.add_argument("--max-tokens", type=_within(8), default=BENCHMARK_MAX_TOKENS)
     parser.add_argument("--workers", type=_within(1), default=4, help="concurrent requests (server backends only)")
     parser.add_argument("--limit", type=_within(0), default=0, help="only the first N cases (0 = all)")
     parser.add_argument("--cache", type=Path, default=eval_home() / "predictions.jsonl")

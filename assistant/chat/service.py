@@ -33,7 +33,7 @@ from assistant.chat.sign_in_limit import SignInPolicy
 from assistant.lc_retriever import ReportRetriever, document_to_report, hit_to_document
 from assistant.llm import LLM, Message
 from assistant.llm_factory import make_llm
-from assistant.rag import DEFAULT_MAX_TOKENS, RagPipeline
+from assistant.rag import ANSWER_MAX_TOKENS, RagPipeline
 from assistant.settings import Settings
 from retriever.methods import DEFAULT_METHOD
 
@@ -65,7 +65,7 @@ class ChatConfig:
     concurrency: int = 4
     queue_size: int = 64
     default_k: int = DEFAULT_CHAT_K
-    max_tokens: int = DEFAULT_MAX_TOKENS
+    max_tokens: int = ANSWER_MAX_TOKENS
     sign_in: SignInPolicy = field(default_factory=SignInPolicy)
 
 
