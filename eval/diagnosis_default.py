@@ -1,0 +1,69 @@
+"""The answer configuration `assistant ask` and the chat use, chosen by rule from the committed screening run.
+
+    python -m eval.diagnosis_default                      # reads eval/results/diagnosis_screen.json, prints the choice
+
+Rule: among the screened conditions that ask the LLM with the product's default search method, the highest overall
+accuracy on the screening cases wins; ties go to the cheaper prompt (fewer references k, then impressions before
+whole reports as references, then matching on the impression, the product's default field). The choice sets how
+many reports the model is shown (k), the field the finding is matched against and the prompt; tests keep
+assistant/answer_defaults.py equal to it, as the search method follows eval/results/retrieval.json. The held-out
+confirmation run (eval.diagnosis on the test cases) then measures the chosen configuration once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from eval.conditions import FIELDS, parse_conditions
+from eval.shared_data import RESULTS
+from retriever.methods import DEFAULT_METHOD
+
+SCREEN_RESULTS = RESULTS / "diagnosis_screen.json"
+#: Prompts by the length of what they show the model: references as impressions first.
+PROMPT_COST = {"diagnosis_candidates": 0, "diagnosis_rag": 1}
+
+
+def choose(results: dict[str, Any]) -> dict[str, Any]:
+    """The winning condition of a diagnosis result file (see the module docstring), with the figures it won on."""
+    accuracy = {name: row["overall"]["accuracy"] for name, row in results["summary"]["accuracy"].items()}
+    candidates = [
+        c for c in parse_conditions(",".join(results["conditions"]))
+        if c.retrieval and c.uses_llm and c.method == DEFAULT_METHOD and c.name in accuracy
+    ]
+    if not candidates:
+        raise ValueError(f"no LLM condition with the default method {DEFAULT_METHOD} in these results")
+
+    def order(c: Any) -> tuple:
+        return (-accuracy[c.name], c.k, PROMPT_COST.get(c.prompt, len(PROMPT_COST)), FIELDS.index(c.field))
+
+    best, *rest = sorted(candidates, key=order)
+    return {
+        "condition": best.name,
+        "k": best.k,
+        "field": best.field,
+        "prompt": best.prompt,
+        "accuracy": accuracy[best.name],
+        "runner_up": {"condition": rest[0].name, "accuracy": accuracy[rest[0].name]} if rest else None,
+        "no_retrieval_accuracy": accuracy.get("none"),
+        "n_cases": results["n_cases"],
+    }
+
+
+def read_choice(path: Path = SCREEN_RESULTS) -> dict[str, Any]:
+    return choose(json.loads(path.read_text(encoding="utf-8")))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.diagnosis_default", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results", type=Path, default=SCREEN_RESULTS, help="a diagnosis result JSON")
+    args = parser.parse_args(argv)
+    print(json.dumps(read_choice(args.results), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
