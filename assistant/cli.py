@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from assistant.commands import ask_cmd, bench_cmd, chat_cmd, index_cmd, search_cmd, train_cmd
+from assistant.commands import ask_cmd, bench_cmd, chat_cmd, index_cmd, search_cmd, train_cmd, update_cmd
 from models.offline import lock_down
 
 app = typer.Typer(
@@ -28,6 +28,7 @@ def _offline() -> None:
 
 
 app.command("index")(index_cmd.index)
+app.command("update")(update_cmd.update)
 app.command("search")(search_cmd.search)
 app.command("train")(train_cmd.train)
 app.command("chat")(chat_cmd.chat)

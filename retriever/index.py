@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+import faiss
 import numpy as np
 
 from models.resolve import ModelNotAvailable
@@ -28,7 +29,7 @@ from retriever.bm25_index import STOPWORDS, BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
 from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
-from retriever.index_swap import discard, restore_interrupted, stage, swap_in
+from retriever.index_swap import replacing, restore_interrupted
 from retriever.manifest import EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.methods import DEFAULT_METHOD, METHODS
 from retriever.negation_rerank import candidate_depth, contradicting_last
@@ -79,12 +80,103 @@ def index_files(folder: Path, fields: Iterable[str]) -> list[str]:
     return listed_files(folder, [STORE_FILE, *(f"{f}.faiss" for f in fields)], [f"bm25_{f}" for f in fields])
 
 
-def corpus_hash(reports: list[Report]) -> str:
-    """SHA-256 of the indexed content, so results can name exactly which corpus they came from."""
+def corpus_hash(reports: Iterable[Report]) -> str:
+    """SHA-256 of the indexed content in row id order, so results can name exactly which corpus they came from."""
     digest = hashlib.sha256()
     for r in reports:
         digest.update(json.dumps([r.id, r.findings, r.impression, r.full_text], ensure_ascii=False).encode())
     return digest.hexdigest()
+
+
+def now() -> str:
+    """The manifest's time stamps: UTC, to the second."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def encoder_info(encoder: Encoder) -> EncoderInfo:
+    """What the manifest records about the encoder that built an index (checked by `check_encoder`)."""
+    return EncoderInfo(
+        encoder.name,
+        encoder.location,
+        encoder.fingerprint,
+        encoder.dims,
+        encoder.max_seq_length,
+        encoder.backend,
+        encoder.backend_version,
+    )
+
+
+def check_encoder(built: EncoderInfo, encoder: Encoder) -> Encoder:
+    """`encoder` if it is the one that built the index (same weights, dims, backend and export); else
+    IndexLoadError saying which command fixes it. Why: vectors of another encoder would be silently meaningless."""
+    if encoder.fingerprint != built.fingerprint or encoder.dims != built.dims:
+        raise IndexLoadError(
+            f"this index was built with encoder {built.name!r} ({built.dims}-d, weights {built.fingerprint[:12]}), "
+            f"not {encoder.name!r} ({encoder.dims}-d, weights {encoder.fingerprint[:12]}): search or update it "
+            f"without --encoder, or build an index for that encoder with `assistant index CORPUS... --encoder "
+            f"{encoder.name}`"
+        )
+    if encoder.backend != built.backend:
+        raise IndexLoadError(
+            f"this index was built with the {built.backend!r} encoder backend; queries encoded with "
+            f"{encoder.backend!r} would not match its vectors exactly: load the encoder with "
+            f"backend={built.backend!r}, or rebuild the index with RADSEARCH_ENCODER_BACKEND={encoder.backend}"
+        )
+    if encoder.backend_version != built.backend_version:
+        raise IndexLoadError(
+            f"this index was built with version {built.backend_version} of the {built.backend!r} encoder export; "
+            f"this RadSearch makes version {encoder.backend_version}, whose vectors differ slightly: rebuild the "
+            f"index with `assistant index CORPUS... --encoder {built.name} --out FOLDER`"
+        )
+    return encoder
+
+
+def built_encoder(built: EncoderInfo, device: str | None = None) -> Encoder:
+    """Load the encoder a manifest names (by name, else from its recorded location) and check it is that one."""
+    settings = {"max_seq_length": built.max_seq_length, "backend": built.backend, "device": device}
+    try:
+        loaded = load_encoder(built.name, **settings)
+    except ModelNotAvailable:
+        loaded = load_encoder(built.location, **settings)
+    return check_encoder(built, loaded)
+
+
+def open_parts(folder: Path) -> tuple[Manifest, dict[str, faiss.Index], dict[str, BM25Field], ReportStore]:
+    """Manifest, vectors, BM25 and store of an index folder, every file checked against the manifest first
+    (IndexLoadError saying how to rebuild otherwise). A swap killed between its renames is undone first
+    (retriever.index_swap)."""
+    rebuild = f"rebuild it with `assistant index CORPUS... --out {folder}`"
+    try:
+        restore_interrupted(folder)
+    except OSError as exc:
+        raise IndexLoadError(f"{exc}; or {rebuild}") from exc
+    if not folder.is_dir():
+        raise IndexLoadError(
+            f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}` "
+            "(or `make demo` for the demo index)"
+        )
+    try:
+        manifest = Manifest.read(folder)
+        manifest.verify(folder, index_files(folder, manifest.fields))
+    except ValueError as exc:
+        raise IndexLoadError(f"{exc}; {rebuild}") from exc
+    try:
+        vectors = {f: read_vector_index(folder / f"{f}.faiss") for f in manifest.fields}
+        bm25 = {f: BM25Field.load(folder / f"bm25_{f}") for f in manifest.fields}
+        store = ReportStore(folder / STORE_FILE)
+    except (RuntimeError, OSError, ValueError, KeyError, sqlite3.Error) as exc:
+        raise IndexLoadError(f"cannot read index in {folder} ({exc}); {rebuild}") from exc
+    return manifest, vectors, bm25, store
+
+
+def write_parts(folder: Path, manifest: Manifest, vectors: dict[str, faiss.Index], bm25: dict[str, BM25Field]) -> None:
+    """Write each field's vectors and BM25 into `folder` (which already holds the store), then the manifest listing
+    every file with its checksum: the one way a full build and an update finish an index folder."""
+    for field_name, index in vectors.items():
+        write_vector_index(index, folder / f"{field_name}.faiss")
+        bm25[field_name].save(folder / f"bm25_{field_name}")
+    manifest.files = {name: FileInfo.of(folder / name) for name in index_files(folder, vectors)}
+    manifest.write(folder)
 
 
 class ReportIndex:
@@ -135,19 +227,11 @@ class ReportIndex:
             bm25[field_name] = BM25Field.build(texts, rowids)
             counts[field_name] = len(rowids)
         manifest = Manifest(
-            encoder=EncoderInfo(
-                encoder.name,
-                encoder.location,
-                encoder.fingerprint,
-                encoder.dims,
-                encoder.max_seq_length,
-                encoder.backend,
-                encoder.backend_version,
-            ),
+            encoder=encoder_info(encoder),
             fields=counts,
             reports=len(reports),
             corpus_sha256=corpus_hash(reports),
-            created=datetime.now(UTC).isoformat(timespec="seconds"),
+            created=now(),
             index_type=index_kind(max(counts.values())),
         )
         return cls(manifest, list(reports), vectors, bm25, encoder)
@@ -162,18 +246,9 @@ class ReportIndex:
         folder = Path(folder)
         restore_interrupted(folder)
         check_replaceable(folder, overwrite=overwrite)
-        tmp = stage(folder)
-        try:
+        with replacing(folder) as tmp:
             write_store(tmp / STORE_FILE, self._store)
-            for field_name, index in self._vectors.items():
-                write_vector_index(index, tmp / f"{field_name}.faiss")
-                self._bm25[field_name].save(tmp / f"bm25_{field_name}")
-            self.manifest.files = {name: FileInfo.of(tmp / name) for name in index_files(tmp, self._vectors)}
-            self.manifest.write(tmp)
-            swap_in(tmp, folder)
-        except BaseException:
-            discard(tmp)
-            raise
+            write_parts(tmp, self.manifest, self._vectors, self._bm25)
 
     # ----------------------------------------------------------------------------------------------- load
     @classmethod
@@ -192,72 +267,22 @@ class ReportIndex:
         encoder module's default).
         If a save was killed while swapping folders, the previous index is moved back first (retriever.index_swap).
         """
-        folder = Path(folder)
-        rebuild = f"rebuild it with `assistant index CORPUS... --out {folder}`"
-        try:
-            restore_interrupted(folder)
-        except OSError as exc:
-            raise IndexLoadError(f"{exc}; or {rebuild}") from exc
-        if not folder.is_dir():
-            raise IndexLoadError(
-                f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}` "
-                "(or `make demo` for the demo index)"
-            )
-        try:
-            manifest = Manifest.read(folder)
-            manifest.verify(folder, index_files(folder, manifest.fields))
-        except ValueError as exc:
-            raise IndexLoadError(f"{exc}; {rebuild}") from exc
-        try:
-            vectors = {f: read_vector_index(folder / f"{f}.faiss") for f in manifest.fields}
-            bm25 = {f: BM25Field.load(folder / f"bm25_{f}") for f in manifest.fields}
-            store = ReportStore(folder / STORE_FILE)
-        except (RuntimeError, OSError, ValueError, KeyError, sqlite3.Error) as exc:
-            raise IndexLoadError(f"cannot read index in {folder} ({exc}); {rebuild}") from exc
+        manifest, vectors, bm25, store = open_parts(Path(folder))
         index = cls(manifest, store, vectors, bm25, device=device)
         if encoder is not None:
             if not isinstance(encoder, Encoder):
                 encoder = load_encoder(encoder, backend=manifest.encoder.backend, device=device)
-            index._encoder = index._check_encoder(encoder)
+            index._encoder = check_encoder(manifest.encoder, encoder)
         elif load_encoder_now:
             index.encoder()
         return index
-
-    def _check_encoder(self, encoder: Encoder) -> Encoder:
-        built = self.manifest.encoder
-        if encoder.fingerprint != built.fingerprint or encoder.dims != built.dims:
-            raise IndexLoadError(
-                f"this index was built with encoder {built.name!r} ({built.dims}-d, weights {built.fingerprint[:12]}), "
-                f"not {encoder.name!r} ({encoder.dims}-d, weights {encoder.fingerprint[:12]}): search it without "
-                f"--encoder, or build an index for that encoder with `assistant index CORPUS... --encoder "
-                f"{encoder.name}`"
-            )
-        if encoder.backend != built.backend:
-            raise IndexLoadError(
-                f"this index was built with the {built.backend!r} encoder backend; queries encoded with "
-                f"{encoder.backend!r} would not match its vectors exactly: load the encoder with "
-                f"backend={built.backend!r}, or rebuild the index with RADSEARCH_ENCODER_BACKEND={encoder.backend}"
-            )
-        if encoder.backend_version != built.backend_version:
-            raise IndexLoadError(
-                f"this index was built with version {built.backend_version} of the {built.backend!r} encoder export; "
-                f"this RadSearch makes version {encoder.backend_version}, whose vectors differ slightly: rebuild the "
-                f"index with `assistant index CORPUS... --encoder {built.name} --out FOLDER`"
-            )
-        return encoder
 
     def encoder(self) -> Encoder:
         """The encoder that built this index (loaded lazily, once; BM25-only use never loads it). Use it through
         `prepare` and `search` when other threads may search this index: they hold the lock its tokenizer needs."""
         with self._encoder_lock:
             if self._encoder is None:
-                built = self.manifest.encoder
-                settings = {"max_seq_length": built.max_seq_length, "backend": built.backend, "device": self._device}
-                try:
-                    loaded = load_encoder(built.name, **settings)
-                except ModelNotAvailable:
-                    loaded = load_encoder(built.location, **settings)
-                self._encoder = self._check_encoder(loaded)
+                self._encoder = built_encoder(self.manifest.encoder, self._device)
             return self._encoder
 
     # --------------------------------------------------------------------------------------------- search

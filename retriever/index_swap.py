@@ -23,6 +23,8 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -41,6 +43,19 @@ def stage(target: Path) -> Path:
     owner = {"host": socket.gethostname(), "pid": os.getpid()}
     (staged / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
     return staged
+
+
+@contextmanager
+def replacing(target: Path) -> Iterator[Path]:
+    """A staged folder to write the new index into; swapped in for `target` when the block ends without an error,
+    removed otherwise. Why one helper: a full build and an update must both leave either the old or the new index."""
+    staged = stage(target)
+    try:
+        yield staged
+        swap_in(staged, target)
+    except BaseException:
+        discard(staged)
+        raise
 
 
 def swap_in(staged: Path, target: Path) -> None:

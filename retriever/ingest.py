@@ -50,7 +50,8 @@ class IngestResult:
         return {s: (kept[s], rejected[s]) for s in sorted(kept.keys() | rejected.keys())}
 
 
-def _normalize(text: str) -> str:
+def findings_key(text: str) -> str:
+    """Findings as compared for the duplicate-findings exclusion: lowercase words, punctuation and spacing ignored."""
     return re.sub(r"\W+", " ", text.lower()).strip()
 
 
@@ -69,7 +70,7 @@ def ingest(
                 if excluded is None:
                     seen_ids.add(outcome.id)
                     if outcome.findings:
-                        seen_findings.setdefault(_normalize(outcome.findings), outcome.id)
+                        seen_findings.setdefault(findings_key(outcome.findings), outcome.id)
                     result.reports.append(outcome)
                     continue
                 outcome = Rejection(outcome.source, outcome.id, *excluded)
@@ -91,7 +92,7 @@ def _exclusion(
     if exclusions.require_impression and not report.impression:
         return "missing impression", ""
     if exclusions.drop_duplicate_findings and report.findings:
-        first = seen_findings.get(_normalize(report.findings))
+        first = seen_findings.get(findings_key(report.findings))
         if first is not None:
             return "duplicate findings", f"same findings as {first}"
     return None

@@ -50,6 +50,7 @@ class Manifest:
     corpus_sha256: str
     created: str
     index_type: str
+    updated: str = ""  # when `assistant update` last changed the index ("" for never)
     files: dict[str, FileInfo] = field(default_factory=dict)
     version: int = FORMAT_VERSION
 

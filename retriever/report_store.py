@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from retriever.report import Report
+
+#: Rows per statement when reading many reports (SQLite allows 32766 parameters; memory stays bounded).
+_BATCH = 5000
 
 _SCHEMA = """
 CREATE TABLE reports (
@@ -29,13 +32,43 @@ def write_store(path: Path, reports: Iterable[Report]) -> None:
     with sqlite3.connect(path) as db:
         db.executescript(_SCHEMA)
         for rowid, r in enumerate(reports):
-            db.execute(
-                "INSERT INTO reports VALUES (?,?,?,?,?,?,?,?)",
-                (rowid, r.id, r.findings, r.impression, r.full_text, r.modality, r.source, json.dumps(r.meta)),
-            )
-            db.executemany("INSERT INTO labels VALUES (?,?)", [(rowid, label) for label in r.labels])
+            _insert(db, rowid, r)
     # Connection context only commits; close explicitly so the file can be renamed on every platform.
     db.close()
+
+
+def change_store(path: Path, upserts: Sequence[tuple[int, Report]], deletes: Iterable[int]) -> None:
+    """Apply an update to a store file (a copy: the index being searched is never written): delete the rows
+    `deletes` and the rows of `upserts`, then insert each upsert under its row id, in one transaction."""
+    with sqlite3.connect(path) as db:
+        gone = [(rowid,) for rowid in [*deletes, *(rowid for rowid, _ in upserts)]]
+        db.executemany("DELETE FROM reports WHERE rowid = ?", gone)
+        db.executemany("DELETE FROM labels WHERE rowid = ?", gone)
+        for rowid, report in upserts:
+            _insert(db, rowid, report)
+    db.close()
+
+
+def _insert(db: sqlite3.Connection, rowid: int, r: Report) -> None:
+    db.execute(
+        "INSERT INTO reports VALUES (?,?,?,?,?,?,?,?)",
+        (rowid, r.id, r.findings, r.impression, r.full_text, r.modality, r.source, json.dumps(r.meta)),
+    )
+    db.executemany("INSERT INTO labels VALUES (?,?)", [(rowid, label) for label in r.labels])
+
+
+def _report(row: tuple, labels: Iterable[str]) -> Report:
+    """A Report from a `reports` row (all columns, rowid first) and its labels."""
+    return Report(
+        id=row[1],
+        findings=row[2],
+        impression=row[3],
+        full_text=row[4],
+        modality=row[5],
+        labels=tuple(sorted(labels)),
+        source=row[6],
+        meta=json.loads(row[7] or "{}"),
+    )
 
 
 class ReportStore:
@@ -67,19 +100,38 @@ class ReportStore:
         labels: dict[int, list[str]] = {}
         for rowid, label in self._query(f"SELECT rowid, label FROM labels WHERE rowid IN ({marks})", rowids):
             labels.setdefault(rowid, []).append(label)
-        return {
-            row[0]: Report(
-                id=row[1],
-                findings=row[2],
-                impression=row[3],
-                full_text=row[4],
-                modality=row[5],
-                labels=tuple(sorted(labels.get(row[0], []))),
-                source=row[6],
-                meta=json.loads(row[7] or "{}"),
-            )
-            for row in rows
-        }
+        return {row[0]: _report(row, labels.get(row[0], [])) for row in rows}
+
+    def rowids_of(self, ids: Iterable[str]) -> dict[str, int]:
+        """Row ids of the reports with these ids (ids not in the store are absent from the result)."""
+        found: dict[str, int] = {}
+        wanted = list(dict.fromkeys(ids))
+        for start in range(0, len(wanted), _BATCH):
+            batch = wanted[start : start + _BATCH]
+            marks = ",".join("?" * len(batch))
+            found.update(self._query(f"SELECT id, rowid FROM reports WHERE id IN ({marks})", batch))
+        return found
+
+    def max_rowid(self) -> int:
+        """The largest row id in use (-1 for an empty store): new reports get the ones after it."""
+        return int(self._query("SELECT coalesce(max(rowid), -1) FROM reports")[0][0])
+
+    def iter_reports(self) -> Iterator[tuple[int, Report]]:
+        """(rowid, report) for every report in row id order, read _BATCH at a time: an update rebuilds BM25 and the
+        corpus hash from millions of reports without holding them all."""
+        last = -1
+        while True:
+            rows = self._query("SELECT rowid FROM reports WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, _BATCH))
+            if not rows:
+                return
+            batch = self.get([r[0] for r in rows])
+            for (rowid,) in rows:
+                yield rowid, batch[rowid]
+            last = rows[-1][0]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
 
     def filter_rowids(self, modality: str | None, source: str | None, label: str | None) -> np.ndarray:
         """Row ids matching every given filter (case-insensitive)."""

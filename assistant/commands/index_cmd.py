@@ -6,7 +6,6 @@ or a folder that is not an index, a bad option value).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -38,15 +37,14 @@ def index(
 ) -> None:
     """Build an index over report files: counts in / indexed / rejected by reason are printed and add up."""
     from rich.console import Console
-    from rich.table import Table
 
+    from assistant.commands.ingest_summary import exclusions, print_ingestion, write_rejects
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import checked_corpus, read_settings
     from models.resolve import ModelNotAvailable
-    from retriever.atomic import write_atomic
     from retriever.encoder import load_encoder
     from retriever.index import ReportIndex
-    from retriever.ingest import Exclusions, ingest
+    from retriever.ingest import ingest
     from retriever.output_paths import UnsafeOutput, check_outputs
     from retriever.sources import DEMO_NAMES
 
@@ -60,38 +58,11 @@ def index(
     except UnsafeOutput as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    exclusions = Exclusions(
-        require_findings=not keep_incomplete,
-        require_impression=not keep_incomplete,
-        drop_duplicate_findings=not keep_duplicate_findings,
-    )
     with console.status("reading reports"):
-        result = ingest(corpus, exclusions, mapping)
-
-    table = Table(title="Ingestion", show_footer=True)
-    table.add_column("source", footer="total")
-    table.add_column("records in", justify="right", footer=str(result.records_in))
-    table.add_column("indexed", justify="right", footer=str(len(result.reports)))
-    table.add_column("rejected", justify="right", footer=str(len(result.rejections)))
-    for source, (kept, rejected) in result.by_source().items():  # source names come from file names: literal
-        table.add_row(literal(source), str(kept + rejected), str(kept), str(rejected))
-    console.print(table)
-    if result.rejections:
-        reasons = Table(title="Rejected, by reason")
-        reasons.add_column("reason")
-        reasons.add_column("records", justify="right")
-        for reason, count in result.reasons().most_common():
-            reasons.add_row(literal(reason), str(count))
-        console.print(reasons)
+        result = ingest(corpus, exclusions(keep_incomplete, keep_duplicate_findings), mapping)
+    print_ingestion(console, result)
     if rejects:
-        write_atomic(
-            rejects,
-            "".join(
-                json.dumps({"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}) + "\n"
-                for r in result.rejections
-            ),
-        )
-        console.print(literal(f"rejections written to {rejects}"))
+        write_rejects(console, rejects, result.rejections)
     if not result.reports:
         print_error(console, "nothing to index: every record was rejected (see the reasons above)")
         raise typer.Exit(1)

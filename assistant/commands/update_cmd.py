@@ -1,0 +1,117 @@
+"""`assistant update`: add today's reports to an index, replace corrected ones, remove some, without a rebuild.
+
+Reports whose id the index holds replace the indexed ones if their text or metadata changed and are skipped (and
+counted) if not; `--remove` names ids to delete. The exclusions, rejects log and counts are `assistant index`'s.
+The new version is swapped in whole (retriever/index_update.py), so a chat searching the index keeps working.
+
+Exit codes: 0 updated (or nothing to change), 1 encoder unavailable or the index could not be written, 2 bad input
+(no index there, another encoder, nothing to do, an unreadable corpus or ids file).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assistant.commands.shared import EXIT_BAD_INPUT, ColumnMapOption
+
+
+def update(
+    corpus: Annotated[
+        list[str] | None, typer.Argument(help="Report files or folders (CSV, JSONL, .txt) to add or replace.")
+    ] = None,
+    index: Annotated[Path | None, typer.Option(help="Index folder to update (default: the default index).")] = None,
+    remove: Annotated[
+        Path | None, typer.Option(help="File of report ids to remove, one per line (# comments allowed).")
+    ] = None,
+    encoder: Annotated[
+        str | None, typer.Option(help="Encoder to check against the index's (default: the one that built it).")
+    ] = None,
+    column_map: ColumnMapOption = None,
+    keep_incomplete: Annotated[
+        bool, typer.Option(help="Keep reports missing findings or impression (paper: drop).")
+    ] = False,
+    keep_duplicate_findings: Annotated[
+        bool, typer.Option(help="Keep reports whose findings repeat another's.")
+    ] = False,
+    rejects: Annotated[
+        Path | None, typer.Option(help="Write every rejected record and its reason to this JSONL file.")
+    ] = None,
+    batch_size: Annotated[int, typer.Option(min=1, help="Encoding batch size.")] = 32,
+) -> None:
+    """Add, replace or remove reports in an existing index; counts of each are printed."""
+    from rich.console import Console
+
+    from assistant.commands.ingest_summary import exclusions, print_ingestion, write_rejects
+    from assistant.commands.output import literal, print_error
+    from assistant.commands.shared import checked_corpus, read_settings
+    from models.resolve import ModelNotAvailable
+    from retriever.index import IndexLoadError
+    from retriever.index_update import update_index
+    from retriever.ingest import IngestResult, ingest
+    from retriever.output_paths import UnsafeOutput, check_outputs
+    from retriever.sources import DEMO_NAMES
+
+    console = Console(stderr=True)
+    settings = read_settings(console)
+    corpus = corpus or []
+    if not corpus and remove is None:
+        print_error(console, "nothing to do: give report files to add or replace, or --remove IDS_FILE")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    mapping = checked_corpus(console, corpus, column_map)
+    target = index or settings.paths.default_index
+    try:
+        removals = _read_ids(remove) if remove else []
+        check_outputs([Path(s) for s in corpus if s not in DEMO_NAMES], target, rejects)
+    except (OSError, UnicodeDecodeError, UnsafeOutput) as exc:
+        print_error(console, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    rules = exclusions(keep_incomplete, keep_duplicate_findings)
+    result = IngestResult()
+    if corpus:
+        with console.status("reading reports"):
+            result = ingest(corpus, rules, mapping)
+        print_ingestion(console, result)
+    try:
+        summary = update_index(
+            target,
+            result.reports,
+            removals,
+            encoder,
+            exclusions=rules,
+            batch_size=batch_size,
+            progress=True,
+            device=settings.encoder.device,
+        )
+    except IndexLoadError as exc:
+        print_error(console, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except ModelNotAvailable as exc:
+        print_error(console, exc)
+        raise typer.Exit(1) from exc
+    except OSError as exc:  # a full disk or a read-only folder: the previous index is kept (index_swap.replacing)
+        print_error(console, f"could not write the index to {target}: {exc}; the previous index is unchanged")
+        raise typer.Exit(1) from exc
+    for rejection in summary.rejections:
+        console.print(literal(f"rejected {rejection.ref}: {rejection.reason} ({rejection.detail})"))
+    if rejects:
+        write_rejects(console, rejects, [*result.rejections, *summary.rejections])
+    if summary.not_found:
+        shown = ", ".join(summary.not_found[:5]) + (" ..." if len(summary.not_found) > 5 else "")
+        console.print(literal(f"not in the index, so not removed: {len(summary.not_found)} ({shown})"))
+    for notice in summary.notices:
+        console.print(literal(notice, style="yellow"))
+    counts = (
+        f"added {len(summary.added)}, replaced {len(summary.replaced)}, unchanged {len(summary.unchanged)} "
+        f"(skipped), removed {len(summary.removed)}"
+    )
+    verdict = f"updated {target}" if summary.changed() else f"{target} unchanged"
+    console.print(literal(f"{verdict}: {counts}", style="green"))
+
+
+def _read_ids(path: Path) -> list[str]:
+    """Report ids from a file: one per line, surrounding space, blank lines and # comments ignored."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]

@@ -1,0 +1,223 @@
+"""Changing an index instead of rebuilding it: add new reports, replace changed ones, remove some.
+
+    summary = update_index(folder, ingest([...]).reports, removals=["r:17"])
+
+The result is a new version of the folder, written beside it and swapped in (retriever.index_swap): a reader
+sees the old index or the new one, never a mix. What each part costs (measured in eval/perf/ingest.py):
+- vectors: only new and changed reports are encoded. An exact index adds and removes in place; IVF-PQ adds to its
+  trained quantizer, and a removal re-adds the remaining vectors from their SQ8 codes (no retraining, no encoding);
+- the store: a copy of the SQLite file, changed with SQL;
+- BM25: rebuilt from the final store's texts (bm25s cannot add documents, and every document changes the IDF and
+  average length that all scores use), which is what a rebuild costs without encoding;
+- the manifest: counts, the corpus hash (a pass over the store) and every file's checksum.
+The exclusions are a full build's: duplicate findings are checked against the index too (a pass over its findings).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from retriever.bm25_index import BM25Field
+from retriever.encoder import Encoder, load_encoder
+from retriever.faiss_index import EXACT_LIMIT, remove_vectors
+from retriever.index import (
+    STORE_FILE,
+    IndexLoadError,
+    built_encoder,
+    check_encoder,
+    corpus_hash,
+    now,
+    open_parts,
+    write_parts,
+)
+from retriever.index_swap import replacing
+from retriever.ingest import Exclusions, findings_key
+from retriever.manifest import EncoderInfo
+from retriever.report import Report
+from retriever.report_store import ReportStore, change_store
+from retriever.sources import Rejection
+
+
+@dataclass
+class UpdateSummary:
+    """What an update did, by report id; `rejections` are the reports refused against the index's contents."""
+
+    added: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    not_found: list[str] = field(default_factory=list)  # ids asked to be removed that the index does not hold
+    rejections: list[Rejection] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    def changed(self) -> bool:
+        return bool(self.added or self.replaced or self.removed)
+
+
+def update_index(
+    folder: Path,
+    reports: Iterable[Report],
+    removals: Iterable[str] = (),
+    encoder: str | Encoder | None = None,
+    *,
+    exclusions: Exclusions | None = None,
+    batch_size: int = 32,
+    progress: bool = False,
+    device: str | None = None,
+) -> UpdateSummary:
+    """Remove the reports `removals`, then add `reports` (already through `ingest`): an id the index holds is
+    replaced if its content changed and skipped if not. `encoder` must be the one that built the index
+    (IndexLoadError otherwise); None loads that one. `exclusions`: a full build's defaults unless given. Nothing is
+    written when nothing changes."""
+    folder = Path(folder)
+    exclusions = exclusions or Exclusions()
+    with _only_update(folder):
+        manifest, vectors, _, store = open_parts(folder)
+        try:
+            summary, upserts, gone = _plan(store, list(reports), set(removals), exclusions)
+            if not summary.changed():
+                return summary
+            model = _encoder(manifest.encoder, encoder, device)
+            for field_name in manifest.fields:
+                _update_vectors(vectors, field_name, upserts, gone, model, batch_size, progress)
+        finally:
+            store.close()
+        with replacing(folder) as tmp:
+            shutil.copyfile(folder / STORE_FILE, tmp / STORE_FILE)
+            change_store(tmp / STORE_FILE, upserts, gone)
+            new_store = ReportStore(tmp / STORE_FILE)
+            try:
+                bm25 = {f: _rebuilt_bm25(new_store, f) for f in manifest.fields}
+                manifest.reports = new_store.count()
+                manifest.corpus_sha256 = corpus_hash(report for _, report in new_store.iter_reports())
+            finally:
+                new_store.close()
+            manifest.fields = {f: int(vectors[f].ntotal) for f in manifest.fields}
+            manifest.updated = now()
+            write_parts(tmp, manifest, vectors, bm25)
+    if manifest.index_type == "flat" and max(manifest.fields.values()) > EXACT_LIMIT:
+        summary.notices.append(
+            f"the index now holds {max(manifest.fields.values()):,} vectors in a field, more than exact search "
+            f"serves quickly ({EXACT_LIMIT:,}); rebuild it (`assistant index CORPUS... --out {folder}`) to get IVF-PQ"
+        )
+    return summary
+
+
+def _encoder(built: EncoderInfo, encoder: str | Encoder | None, device: str | None) -> Encoder:
+    if encoder is None:
+        return built_encoder(built, device)
+    if not isinstance(encoder, Encoder):
+        encoder = load_encoder(encoder, backend=built.backend, device=device)
+    return check_encoder(built, encoder)
+
+
+def _plan(
+    store: ReportStore, reports: list[Report], removals: set[str], exclusions: Exclusions
+) -> tuple[UpdateSummary, list[tuple[int, Report]], list[int]]:
+    """The summary, the (rowid, report) pairs to write and the row ids to delete. Removals come first: an id both
+    removed and given is added anew."""
+    summary = UpdateSummary()
+    removed = store.rowids_of(removals)
+    summary.removed = sorted(removed)
+    summary.not_found = sorted(removals - removed.keys())
+    existing = {i: r for i, r in store.rowids_of(r.id for r in reports).items() if i not in removed}
+    current = store.get(list(existing.values()))
+    candidates = []
+    for report in reports:
+        rowid = existing.get(report.id)
+        if rowid is not None and current[rowid] == report:
+            summary.unchanged.append(report.id)
+        else:
+            candidates.append((rowid, report))
+    duplicates = {}
+    if exclusions.drop_duplicate_findings:
+        duplicates = _duplicate_findings(store, candidates, set(removed.values()))
+    next_rowid = store.max_rowid() + 1
+    upserts = []
+    for rowid, report in candidates:
+        if report.id in duplicates:
+            detail = f"same findings as {duplicates[report.id]} (already in the index)"
+            summary.rejections.append(Rejection(report.source, report.id, "duplicate findings", detail))
+            continue
+        if rowid is None:
+            rowid, next_rowid = next_rowid, next_rowid + 1
+            summary.added.append(report.id)
+        else:
+            summary.replaced.append(report.id)
+        upserts.append((rowid, report))
+    return summary, upserts, sorted(removed.values())
+
+
+def _duplicate_findings(
+    store: ReportStore, candidates: list[tuple[int | None, Report]], leaving: set[int]
+) -> dict[str, str]:
+    """Report id -> id of another indexed report with the same findings (`ingest` compared the new reports among
+    themselves). One pass over the store holding only the new reports' keys: memory stays bounded."""
+    keys: dict[str, list[str]] = {}
+    for _, report in candidates:
+        if report.findings:
+            keys.setdefault(findings_key(report.findings), []).append(report.id)
+    replaced = {rowid for rowid, _ in candidates if rowid is not None}
+    found: dict[str, str] = {}
+    if not keys:
+        return found
+    for rowid, indexed in store.iter_reports():
+        if rowid in leaving or rowid in replaced or not indexed.findings:
+            continue
+        for report_id in keys.get(findings_key(indexed.findings), []):
+            if report_id != indexed.id:
+                found.setdefault(report_id, indexed.id)
+    return found
+
+
+def _update_vectors(
+    vectors: dict[str, faiss.Index],
+    field_name: str,
+    upserts: list[tuple[int, Report]],
+    gone: list[int],
+    model: Encoder,
+    batch_size: int,
+    progress: bool,
+) -> None:
+    """Drop the field's vectors of removed and replaced reports, then add the new texts' vectors."""
+    stale = np.array([*gone, *(rowid for rowid, _ in upserts)], dtype=np.int64)
+    if len(stale):
+        vectors[field_name] = remove_vectors(vectors[field_name], stale)
+    rowids = np.array([rowid for rowid, r in upserts if r.text_of(field_name)], dtype=np.int64)
+    texts = [r.text_of(field_name) for _, r in upserts if r.text_of(field_name)]
+    if texts:
+        if progress:
+            print(f"encoding {len(texts)} {field_name} texts with {model.name}")
+        embedded = model.encode(texts, batch_size=batch_size, progress=progress)
+        vectors[field_name].add_with_ids(np.ascontiguousarray(embedded, dtype=np.float32), rowids)
+
+
+def _rebuilt_bm25(store: ReportStore, field_name: str) -> BM25Field:
+    """BM25 of one field over every report in `store`, in row id order (as a full build orders them)."""
+    rowids, texts = [], []
+    for rowid, report in store.iter_reports():
+        if text := report.text_of(field_name):
+            rowids.append(rowid)
+            texts.append(text)
+    return BM25Field.build(texts, np.array(rowids, dtype=np.int64))
+
+
+@contextmanager
+def _only_update(folder: Path) -> Iterator[None]:
+    """Refuse a second update of the same folder while one runs: the later swap would drop the earlier's changes."""
+    if not folder.parent.is_dir():
+        raise IndexLoadError(f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}`")
+    with open(folder.with_name(f".{folder.name}.update.lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise IndexLoadError(f"another update of {folder} is running; try again when it has finished") from exc
+        yield
