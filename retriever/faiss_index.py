@@ -63,16 +63,28 @@ def _inner(kind: str, dims: int, count: int) -> faiss.Index:
     raise ValueError(f"unknown index kind {kind!r}; choose one of {', '.join(KINDS)}")
 
 
+def new_vector_index(dims: int, count: int, kind: str | None = None) -> faiss.Index:
+    """An empty index for `count` vectors under int64 ids; `kind` defaults to the one chosen by size (`index_kind`).
+    IVF-PQ still needs `train` on the rows `training_rows` picks."""
+    return faiss.IndexIDMap2(_inner(kind or index_kind(count), dims, count))
+
+
+def training_rows(index: faiss.Index, count: int, *, seed: int = 0) -> np.ndarray:
+    """Sorted positions, among `count` vectors in order, of the training sample (none if `index` needs no training).
+    Why positions: a streaming build gathers the same sample from its chunk files as an in-memory build takes."""
+    if index.is_trained:
+        return np.empty(0, dtype=np.int64)
+    sample = min(count, TRAIN_PER_LIST * ivf_lists(count))
+    return np.sort(np.random.default_rng(seed).choice(count, size=sample, replace=False))
+
+
 def build_vector_index(vectors: np.ndarray, ids: np.ndarray, kind: str | None = None, *, seed: int = 0) -> faiss.Index:
     """Index unit vectors under int64 ids; `kind` defaults to the one chosen by size (`index_kind`)."""
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-    kind = kind or index_kind(len(vectors))
-    inner = _inner(kind, vectors.shape[1], len(vectors))
-    if not inner.is_trained:
-        sample = min(len(vectors), TRAIN_PER_LIST * ivf_lists(len(vectors)))
-        rows = np.random.default_rng(seed).choice(len(vectors), size=sample, replace=False)
-        inner.train(vectors[np.sort(rows)])
-    index = faiss.IndexIDMap2(inner)
+    index = new_vector_index(vectors.shape[1], len(vectors), kind)
+    rows = training_rows(index, len(vectors), seed=seed)
+    if len(rows):
+        index.train(vectors[rows])
     if len(vectors):
         index.add_with_ids(vectors, ids.astype(np.int64))
     return index

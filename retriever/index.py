@@ -170,12 +170,21 @@ def open_parts(folder: Path) -> tuple[Manifest, dict[str, faiss.Index], dict[str
 
 
 def write_parts(folder: Path, manifest: Manifest, vectors: dict[str, faiss.Index], bm25: dict[str, BM25Field]) -> None:
-    """Write each field's vectors and BM25 into `folder` (which already holds the store), then the manifest listing
-    every file with its checksum: the one way a full build and an update finish an index folder."""
+    """Write each field's vectors and BM25 into `folder` (which already holds the store), then the manifest."""
     for field_name, index in vectors.items():
-        write_vector_index(index, folder / f"{field_name}.faiss")
-        bm25[field_name].save(folder / f"bm25_{field_name}")
-    manifest.files = {name: FileInfo.of(folder / name) for name in index_files(folder, vectors)}
+        write_field(folder, field_name, index, bm25[field_name])
+    write_manifest(folder, manifest)
+
+
+def write_field(folder: Path, field_name: str, vectors: faiss.Index, bm25: BM25Field) -> None:
+    """One field's vectors and BM25 (a streaming build writes a field at a time, to hold one in memory)."""
+    write_vector_index(vectors, folder / f"{field_name}.faiss")
+    bm25.save(folder / f"bm25_{field_name}")
+
+
+def write_manifest(folder: Path, manifest: Manifest) -> None:
+    """The manifest listing every file of `folder` with its checksum: the last file every build and update writes."""
+    manifest.files = {name: FileInfo.of(folder / name) for name in index_files(folder, manifest.fields)}
     manifest.write(folder)
 
 

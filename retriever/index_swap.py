@@ -16,6 +16,7 @@ with ordinary tools would then act on the link, and every listing of index folde
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -43,6 +44,24 @@ def stage(target: Path) -> Path:
     owner = {"host": socket.gethostname(), "pid": os.getpid()}
     (staged / OWNER_FILE).write_text(json.dumps(owner), encoding="utf-8")
     return staged
+
+
+class IndexBusy(Exception):
+    """Another build or update of the same index folder is running."""
+
+
+@contextmanager
+def one_writer(target: Path) -> Iterator[None]:
+    """Held while a build or update writes `target`: a second one is refused (IndexBusy), because the later swap
+    would drop the earlier's changes and both would share a resumable build's work folder. The lock is the kernel's
+    (flock on `.NAME.lock`), so a killed process never leaves it held."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.with_name(f".{target.name}.lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise IndexBusy(f"another build or update of {target} is running; try again when it has finished") from exc
+        yield
 
 
 @contextmanager

@@ -7,25 +7,22 @@ sees the old index or the new one, never a mix. What each part costs (measured i
 - vectors: only new and changed reports are encoded. An exact index adds and removes in place; IVF-PQ adds to its
   trained quantizer, and a removal re-adds the remaining vectors from their SQ8 codes (no retraining, no encoding);
 - the store: a copy of the SQLite file, changed with SQL;
-- BM25: rebuilt from the final store's texts (bm25s cannot add documents, and every document changes the IDF and
-  average length that all scores use), which is what a rebuild costs without encoding;
+- BM25: rebuilt from the final store's texts (streaming_build.bm25_of_store): bm25s cannot add documents, and
+  every document changes the IDF and average length that all scores use; this is a rebuild's cost without encoding;
 - the manifest: counts, the corpus hash (a pass over the store) and every file's checksum.
 The exclusions are a full build's: duplicate findings are checked against the index too (a pass over its findings).
 """
 
 from __future__ import annotations
 
-import fcntl
 import shutil
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import faiss
 import numpy as np
 
-from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import EXACT_LIMIT, remove_vectors
 from retriever.index import (
@@ -38,12 +35,13 @@ from retriever.index import (
     open_parts,
     write_parts,
 )
-from retriever.index_swap import replacing
+from retriever.index_swap import one_writer, replacing
 from retriever.ingest import Exclusions, findings_key
 from retriever.manifest import EncoderInfo
 from retriever.report import Report
 from retriever.report_store import ReportStore, change_store
 from retriever.sources import Rejection
+from retriever.streaming_build import bm25_of_store
 
 
 @dataclass
@@ -79,7 +77,9 @@ def update_index(
     written when nothing changes."""
     folder = Path(folder)
     exclusions = exclusions or Exclusions()
-    with _only_update(folder):
+    if not folder.parent.is_dir():
+        raise IndexLoadError(f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}`")
+    with one_writer(folder):
         manifest, vectors, _, store = open_parts(folder)
         try:
             summary, upserts, gone = _plan(store, list(reports), set(removals), exclusions)
@@ -95,7 +95,7 @@ def update_index(
             change_store(tmp / STORE_FILE, upserts, gone)
             new_store = ReportStore(tmp / STORE_FILE)
             try:
-                bm25 = {f: _rebuilt_bm25(new_store, f) for f in manifest.fields}
+                bm25 = {f: bm25_of_store(new_store, f) for f in manifest.fields}
                 manifest.reports = new_store.count()
                 manifest.corpus_sha256 = corpus_hash(report for _, report in new_store.iter_reports())
             finally:
@@ -198,26 +198,3 @@ def _update_vectors(
             print(f"encoding {len(texts)} {field_name} texts with {model.name}")
         embedded = model.encode(texts, batch_size=batch_size, progress=progress)
         vectors[field_name].add_with_ids(np.ascontiguousarray(embedded, dtype=np.float32), rowids)
-
-
-def _rebuilt_bm25(store: ReportStore, field_name: str) -> BM25Field:
-    """BM25 of one field over every report in `store`, in row id order (as a full build orders them)."""
-    rowids, texts = [], []
-    for rowid, report in store.iter_reports():
-        if text := report.text_of(field_name):
-            rowids.append(rowid)
-            texts.append(text)
-    return BM25Field.build(texts, np.array(rowids, dtype=np.int64))
-
-
-@contextmanager
-def _only_update(folder: Path) -> Iterator[None]:
-    """Refuse a second update of the same folder while one runs: the later swap would drop the earlier's changes."""
-    if not folder.parent.is_dir():
-        raise IndexLoadError(f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}`")
-    with open(folder.with_name(f".{folder.name}.update.lock"), "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise IndexLoadError(f"another update of {folder} is running; try again when it has finished") from exc
-        yield

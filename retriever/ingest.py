@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from retriever.report import Report
@@ -34,10 +34,17 @@ class IngestResult:
 
     reports: list[Report] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
+    #: Kept reports per source that were passed on instead of held in `reports` (a streaming build).
+    streamed: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def kept(self) -> int:
+        """Reports kept, held or streamed."""
+        return len(self.reports) + self.streamed.total()
 
     @property
     def records_in(self) -> int:
-        return len(self.reports) + len(self.rejections)
+        return self.kept + len(self.rejections)
 
     def reasons(self) -> Counter[str]:
         """Number of rejections per reason."""
@@ -45,7 +52,7 @@ class IngestResult:
 
     def by_source(self) -> dict[str, tuple[int, int]]:
         """source -> (kept, rejected)."""
-        kept = Counter(r.source for r in self.reports)
+        kept = Counter(r.source for r in self.reports) + self.streamed
         rejected = Counter(r.source for r in self.rejections)
         return {s: (kept[s], rejected[s]) for s in sorted(kept.keys() | rejected.keys())}
 
@@ -60,6 +67,15 @@ def ingest(
 ) -> IngestResult:
     """Read every corpus argument, apply exclusions, and log each rejection with its reason."""
     result = IngestResult()
+    result.reports = list(iter_ingest(corpora, exclusions, mapping, result.rejections))
+    return result
+
+
+def iter_ingest(
+    corpora: Iterable[str], exclusions: Exclusions, mapping: ColumnMap | None, rejections: list[Rejection]
+) -> Iterator[Report]:
+    """The kept reports one at a time, each rejection appended to `rejections` and logged as it is found. Why a
+    generator: a build of millions of reports holds only the exclusions' keys (ids, findings), not the reports."""
     seen_ids: set[str] = set()
     seen_findings: dict[str, str] = {}
     names = SourceNames()
@@ -71,12 +87,11 @@ def ingest(
                     seen_ids.add(outcome.id)
                     if outcome.findings:
                         seen_findings.setdefault(findings_key(outcome.findings), outcome.id)
-                    result.reports.append(outcome)
+                    yield outcome
                     continue
                 outcome = Rejection(outcome.source, outcome.id, *excluded)
             log.info("rejected %s (%s): %s %s", outcome.ref, outcome.source, outcome.reason, outcome.detail)
-            result.rejections.append(outcome)
-    return result
+            rejections.append(outcome)
 
 
 def _exclusion(

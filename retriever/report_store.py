@@ -29,12 +29,37 @@ CREATE INDEX reports_by_source ON reports(source);
 
 def write_store(path: Path, reports: Iterable[Report]) -> None:
     """Create the database; report i gets rowid i (the id its vectors carry)."""
-    with sqlite3.connect(path) as db:
-        db.executescript(_SCHEMA)
-        for rowid, r in enumerate(reports):
-            _insert(db, rowid, r)
-    # Connection context only commits; close explicitly so the file can be renamed on every platform.
-    db.close()
+    with StoreWriter(path) as writer:
+        for report in reports:
+            writer.add(report)
+
+
+class StoreWriter:
+    """Writes a new store one report at a time, committing every _BATCH: a build of millions of reports never holds
+    them all. Report i gets rowid i."""
+
+    def __init__(self, path: Path) -> None:
+        self._db = sqlite3.connect(path)
+        self._db.executescript(_SCHEMA)
+        self.count = 0
+
+    def add(self, report: Report) -> int:
+        """Insert `report`; its row id."""
+        rowid = self.count
+        _insert(self._db, rowid, report)
+        self.count += 1
+        if self.count % _BATCH == 0:
+            self._db.commit()
+        return rowid
+
+    def __enter__(self) -> StoreWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if exc[0] is None:
+            self._db.commit()
+        # Close explicitly (a connection context only commits) so the file can be renamed on every platform.
+        self._db.close()
 
 
 def change_store(path: Path, upserts: Sequence[tuple[int, Report]], deletes: Iterable[int]) -> None:

@@ -13,6 +13,7 @@ from test_index import REPORTS
 
 from retriever.faiss_index import build_vector_index, remove_vectors, search_vectors
 from retriever.index import IndexLoadError, ReportIndex
+from retriever.index_swap import IndexBusy
 from retriever.index_update import update_index
 from retriever.ingest import Exclusions
 from retriever.report import FIELDS, Report
@@ -93,9 +94,9 @@ def test_another_encoder_is_refused_with_the_rebuild_command(base: Path, minilm)
 
 
 def test_a_second_update_of_the_same_folder_is_refused(base: Path, minilm) -> None:
-    with open(base.with_name(".index.update.lock"), "w") as held:
+    with open(base.with_name(".index.lock"), "w") as held:  # as a running build or update holds it
         fcntl.flock(held, fcntl.LOCK_EX)
-        with pytest.raises(IndexLoadError, match="another update"):
+        with pytest.raises(IndexBusy, match="another build or update"):
             update_index(base, [NEW], encoder=minilm)
     assert update_index(base, [NEW], encoder=minilm).added == ["t:7"]
 

@@ -1,9 +1,16 @@
 """The indexes a resident can choose from: those given with `--index`, the default (demo) index and every index
 installed under the data folder. Each is loaded once and shared by every session: `ReportIndex` is safe to search
-from several threads (retriever/index.py)."""
+from several threads (retriever/index.py).
+
+A new version of an index folder (`assistant update`, or a rebuild, swaps a whole new folder in) is picked up at the
+next search without a restart: before each search the catalog compares the manifest file's identity (inode, size,
+modification time: one stat) with the loaded version's and reloads when it changed. Searches already running finish
+on the version they started with."""
 
 from __future__ import annotations
 
+import logging
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +21,18 @@ from models.paths import DataPaths
 if TYPE_CHECKING:
     from retriever.index import ReportIndex
 
+log = logging.getLogger(__name__)
+
+
+def version_stamp(folder: Path) -> tuple[int, int, int] | None:
+    """Identity of the index version in `folder`: its manifest's inode, size and modification time (None while the
+    folder is being swapped or absent). Every save or update writes a new manifest in a new folder, so it changes."""
+    try:
+        info = os.stat(folder / "manifest.json")
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
 
 class IndexCatalog:
     """Index folders under `paths`, plus `extra`; `device` is where their encoders run."""
@@ -22,7 +41,7 @@ class IndexCatalog:
         self._paths = paths
         self._extra = [Path(p).expanduser() for p in extra]
         self._device = device
-        self._loaded: dict[str, ReportIndex] = {}
+        self._loaded: dict[str, tuple[tuple[int, int, int] | None, ReportIndex]] = {}
         self._lock = threading.Lock()
 
     def folders(self) -> list[Path]:
@@ -60,14 +79,27 @@ class IndexCatalog:
         return (built or [value for _, value in choices])[0]
 
     def load(self, folder: str) -> ReportIndex:
-        """The loaded index (IndexLoadError, saying what command builds it, when it is missing or broken)."""
-        from retriever.index import ReportIndex
+        """The loaded index, reloaded if a new version replaced it (IndexLoadError, saying what command builds it,
+        when it is missing or broken and no version was loaded before)."""
+        from retriever.index import IndexLoadError, ReportIndex
 
         key = str(Path(folder).expanduser().resolve())
+        stamp = version_stamp(Path(key))
         with self._lock:
-            if key not in self._loaded:
-                self._loaded[key] = ReportIndex.load(Path(folder), device=self._device)
-            return self._loaded[key]
+            loaded = self._loaded.get(key)
+            if loaded is not None and (stamp is None or stamp == loaded[0]):
+                return loaded[1]  # unchanged, or mid-swap: the loaded version is still a whole index
+            try:
+                index = ReportIndex.load(Path(folder), device=self._device)
+            except IndexLoadError:
+                if loaded is None:
+                    raise
+                log.warning("kept the loaded version of %s: its new version cannot be read", key, exc_info=True)
+                return loaded[1]
+            if loaded is not None:
+                log.info("loaded the new version of the index in %s", key)
+            self._loaded[key] = (stamp, index)
+            return index
 
     @staticmethod
     def filter_values(folder: str) -> tuple[list[str], list[str]]:

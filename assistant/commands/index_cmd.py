@@ -1,17 +1,28 @@
 """`assistant index`: ingest report files, encode them and write an index folder.
 
+Reports are read into a store and encoded a chunk at a time (retriever/streaming_build.py): memory stays bounded
+for millions of reports, and a build that was killed resumes where it stopped when run again with the same --out.
+
 Exit codes: 0 indexed, 1 nothing to index or encoder unavailable, 2 bad input (an output that would replace an input
-or a folder that is not an index, a bad option value).
+or a folder that is not an index, a bad option value, another build or update of the folder running).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assistant.commands.shared import EXIT_BAD_INPUT, ColumnMapOption, CorpusArgument
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from assistant.settings import Settings
+    from retriever.ingest import Exclusions
+    from retriever.manifest import Manifest
+    from retriever.sources import ColumnMap
 
 
 def index(
@@ -38,13 +49,10 @@ def index(
     """Build an index over report files: counts in / indexed / rejected by reason are printed and add up."""
     from rich.console import Console
 
-    from assistant.commands.ingest_summary import exclusions, print_ingestion, write_rejects
+    from assistant.commands.ingest_summary import exclusions
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import checked_corpus, read_settings
-    from models.resolve import ModelNotAvailable
-    from retriever.encoder import load_encoder
-    from retriever.index import ReportIndex
-    from retriever.ingest import ingest
+    from retriever.index_swap import IndexBusy, one_writer
     from retriever.output_paths import UnsafeOutput, check_outputs
     from retriever.sources import DEMO_NAMES
 
@@ -58,29 +66,51 @@ def index(
     except UnsafeOutput as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
+    try:
+        with one_writer(target):
+            manifest = _build(console, settings, corpus, mapping, target, encoder, rejects, batch_size, overwrite,
+                              exclusions(keep_incomplete, keep_duplicate_findings))
+    except IndexBusy as exc:
+        print_error(console, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    fields = ", ".join(f"{f}: {n}" for f, n in manifest.fields.items())
+    console.print(literal(f"indexed {manifest.reports} reports with {manifest.encoder.name} -> {target}",
+                          style="green"), literal(f" ({fields})"))
+
+
+def _build(console: Console, settings: Settings, corpus: list[str], mapping: ColumnMap, target: Path, encoder: str,
+           rejects: Path | None, batch_size: int, overwrite: bool, rules: Exclusions) -> Manifest:
+    """Read, print the counts, encode and write (retriever/streaming_build.py: bounded memory, a killed build resumes
+    where it stopped); the written manifest, or typer.Exit with the error printed."""
+    from assistant.commands.ingest_summary import print_ingestion, write_rejects
+    from assistant.commands.output import literal, print_error
+    from models.resolve import ModelNotAvailable
+    from retriever.encoder import load_encoder
+    from retriever.index_swap import discard
+    from retriever.output_paths import UnsafeOutput
+    from retriever.streaming_build import encode_and_write, read_reports, work_folder
+
+    if work_folder(target).is_dir():
+        console.print(literal(f"resuming the build left in {work_folder(target)} (encoded chunks are reused)"))
     with console.status("reading reports"):
-        result = ingest(corpus, exclusions(keep_incomplete, keep_duplicate_findings), mapping)
+        result = read_reports(corpus, target, rules, mapping)
     print_ingestion(console, result)
     if rejects:
         write_rejects(console, rejects, result.rejections)
-    if not result.reports:
+    if not result.kept:
+        discard(work_folder(target))
         print_error(console, "nothing to index: every record was rejected (see the reasons above)")
         raise typer.Exit(1)
-
     try:
         model = load_encoder(encoder, backend=settings.encoder.backend, device=settings.encoder.device)
     except ModelNotAvailable as exc:
         print_error(console, exc)
         raise typer.Exit(1) from exc
-    built = ReportIndex.build(result.reports, model, batch_size=batch_size, progress=True)
     try:
-        built.save(target, overwrite=overwrite)
+        return encode_and_write(target, model, batch_size=batch_size, progress=True, overwrite=overwrite)
     except UnsafeOutput as exc:  # the folder changed while encoding
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    except OSError as exc:  # a full disk or a read-only folder: the previous index is kept (ReportIndex.save)
+    except OSError as exc:  # a full disk or a read-only folder: the previous index is kept (index_swap.replacing)
         print_error(console, f"could not write the index to {target}: {exc}; the previous index, if any, is unchanged")
         raise typer.Exit(1) from exc
-    fields = ", ".join(f"{f}: {n}" for f, n in built.manifest.fields.items())
-    console.print(literal(f"indexed {len(result.reports)} reports with {model.name} -> {target}", style="green"),
-                  literal(f" ({fields})"))

@@ -34,7 +34,7 @@ def print_ingestion(console: Console, result: IngestResult) -> None:
     table = Table(title="Ingestion", show_footer=True)
     table.add_column("source", footer="total")
     table.add_column("records in", justify="right", footer=str(result.records_in))
-    table.add_column("indexed", justify="right", footer=str(len(result.reports)))
+    table.add_column("indexed", justify="right", footer=str(result.kept))
     table.add_column("rejected", justify="right", footer=str(len(result.rejections)))
     for source, (kept, rejected) in result.by_source().items():
         table.add_row(literal(source), str(kept + rejected), str(kept), str(rejected))

@@ -5,7 +5,8 @@ counted) if not; `--remove` names ids to delete. The exclusions, rejects log and
 The new version is swapped in whole (retriever/index_update.py), so a chat searching the index keeps working.
 
 Exit codes: 0 updated (or nothing to change), 1 encoder unavailable or the index could not be written, 2 bad input
-(no index there, another encoder, nothing to do, an unreadable corpus or ids file).
+(no index there, another encoder, nothing to do, an unreadable corpus or ids file, another build or update of
+the folder running).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def update(
     from assistant.commands.shared import checked_corpus, read_settings
     from models.resolve import ModelNotAvailable
     from retriever.index import IndexLoadError
+    from retriever.index_swap import IndexBusy
     from retriever.index_update import update_index
     from retriever.ingest import IngestResult, ingest
     from retriever.output_paths import UnsafeOutput, check_outputs
@@ -85,7 +87,7 @@ def update(
             progress=True,
             device=settings.encoder.device,
         )
-    except IndexLoadError as exc:
+    except (IndexLoadError, IndexBusy) as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     except ModelNotAvailable as exc:

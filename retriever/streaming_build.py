@@ -1,0 +1,219 @@
+"""Building an index of millions of reports in bounded memory, resumable after a kill.
+
+    result = read_reports(["reports/"], out, exclusions, mapping)     # 1. read
+    manifest = encode_and_write(out, encoder, progress=True)          # 2. encode, 3. assemble and swap in
+
+No pass holds every report or every vector:
+1. read: reports go through the exclusions one at a time (retriever.ingest.iter_ingest) into a SQLite store in the
+   work folder `.NAME.build` beside the index; only the exclusions' keys (ids, findings) stay in memory;
+2. encode: CHUNK reports at a time, read back from that store; each chunk's vectors per field are saved as one file
+   (`chunk-000012.npz`, written under a temp name and renamed, so a chunk file is whole or absent), with a
+   progress bar and ETA over all reports;
+3. assemble, into a staged folder swapped in at the end (retriever.index_swap): per field, its vector index from the
+   chunk files (IVF-PQ trained on the sample an in-memory build takes, `training_rows`), then its BM25 from the
+   store, one field in memory at a time; the manifest last. The work folder is removed once the index is in place.
+Resume: a killed build leaves the work folder. The next build of the same folder reads the reports again (cheap next
+to encoding) and reuses every chunk file whose recorded digest (encoder, fields, row ids, texts) matches its
+reports now, so finished chunks are not encoded again and a changed corpus or encoder never reuses stale vectors.
+Encoding on other machines (README, "Indexing at hospital scale"): each worker writes chunk files of the same form.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import faiss
+import numpy as np
+from tqdm import tqdm
+
+from retriever.bm25_index import BM25Field
+from retriever.encoder import Encoder
+from retriever.faiss_index import index_kind, new_vector_index, training_rows
+from retriever.index import STORE_FILE, corpus_hash, encoder_info, now, write_field, write_manifest
+from retriever.index_swap import discard, replacing, restore_interrupted
+from retriever.ingest import Exclusions, IngestResult, iter_ingest
+from retriever.manifest import Manifest
+from retriever.output_paths import check_replaceable
+from retriever.report import FIELDS, Report
+from retriever.report_store import ReportStore, StoreWriter
+from retriever.sources import ColumnMap
+
+#: Reports encoded per chunk file: ~3 MB of vectors per field at 384-d; at most this much work is lost to a kill.
+CHUNK = 1024
+
+
+def work_folder(out: Path) -> Path:
+    """Where a build of `out` keeps its store and encoded chunks until the index is in place."""
+    return out.with_name(f".{out.name}.build")
+
+
+def read_reports(
+    corpora: Iterable[str], out: Path, exclusions: Exclusions | None = None, mapping: ColumnMap | None = None
+) -> IngestResult:
+    """Pass 1: every kept report into the work folder's store (counted per source in `streamed`), every rejection
+    into the result. The caller prints the counts before any encoding starts."""
+    work = work_folder(out)
+    work.mkdir(parents=True, exist_ok=True)
+    (work / STORE_FILE).unlink(missing_ok=True)
+    result = IngestResult()
+    with StoreWriter(work / STORE_FILE) as writer:
+        for report in iter_ingest(corpora, exclusions or Exclusions(), mapping, result.rejections):
+            writer.add(report)
+            result.streamed[report.source] += 1
+    return result
+
+
+def encode_and_write(
+    out: Path,
+    encoder: Encoder,
+    fields: tuple[str, ...] = FIELDS,
+    *,
+    chunk_size: int = CHUNK,
+    batch_size: int = 32,
+    progress: bool = False,
+    overwrite: bool = False,
+) -> Manifest:
+    """Passes 2 and 3 over the reports `read_reports` stored: the written index's manifest. Refuses (UnsafeOutput)
+    to replace a folder that is not an index unless `overwrite`; ValueError if there is nothing to index."""
+    work = work_folder(out)
+    source = ReportStore(work / STORE_FILE)
+    try:
+        if source.count() == 0:
+            raise ValueError("no reports to index (all were rejected or the corpus is empty)")
+        chunks = _encode_chunks(work, source, encoder, fields, chunk_size, batch_size, progress)
+        restore_interrupted(out)
+        check_replaceable(out, overwrite=overwrite)
+        with replacing(out) as tmp:
+            shutil.copyfile(work / STORE_FILE, tmp / STORE_FILE)
+            counts = {}
+            for field_name in fields:
+                vectors = _vector_index(chunks, field_name, encoder.dims)
+                counts[field_name] = int(vectors.ntotal)
+                write_field(tmp, field_name, vectors, bm25_of_store(source, field_name))
+                del vectors
+            manifest = Manifest(
+                encoder=encoder_info(encoder),
+                fields=counts,
+                reports=source.count(),
+                corpus_sha256=corpus_hash(report for _, report in source.iter_reports()),
+                created=now(),
+                index_type=index_kind(max(counts.values())),
+            )
+            write_manifest(tmp, manifest)
+    finally:
+        source.close()
+    discard(work)
+    return manifest
+
+
+def _encode_chunks(
+    work: Path,
+    store: ReportStore,
+    encoder: Encoder,
+    fields: tuple[str, ...],
+    chunk_size: int,
+    batch_size: int,
+    progress: bool,
+) -> list[Path]:
+    """Pass 2: the chunk files, in row id order; chunks already encoded by a killed run are kept."""
+    paths = []
+    with tqdm(total=store.count(), unit="reports", desc=f"encoding with {encoder.name}", disable=not progress) as bar:
+        for number, chunk in enumerate(_chunks(store.iter_reports(), chunk_size)):
+            path = work / f"chunk-{number:06d}.npz"
+            digest = _digest(encoder, fields, chunk)
+            if not _holds(path, digest):
+                partial = path.with_name(f"{path.stem}.partial.npz")
+                np.savez(partial, digest=np.array(digest), **_encoded(chunk, encoder, fields, batch_size))
+                os.replace(partial, path)
+            paths.append(path)
+            bar.update(len(chunk))
+    return paths
+
+
+def _encoded(
+    chunk: list[tuple[int, Report]], encoder: Encoder, fields: tuple[str, ...], batch_size: int
+) -> dict[str, np.ndarray]:
+    """`FIELD_rowids` and `FIELD_vectors` of one chunk: the reports that have the field, and their vectors."""
+    arrays = {}
+    for field_name in fields:
+        rows = [(rowid, text) for rowid, report in chunk if (text := report.text_of(field_name))]
+        vectors = np.zeros((0, encoder.dims), dtype=np.float32)
+        if rows:
+            vectors = encoder.encode([text for _, text in rows], batch_size=batch_size)
+        arrays[f"{field_name}_rowids"] = np.array([rowid for rowid, _ in rows], dtype=np.int64)
+        arrays[f"{field_name}_vectors"] = np.asarray(vectors, dtype=np.float32)
+    return arrays
+
+
+def _chunks(rows: Iterator[tuple[int, Report]], size: int) -> Iterator[list[tuple[int, Report]]]:
+    chunk: list[tuple[int, Report]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _digest(encoder: Encoder, fields: tuple[str, ...], chunk: list[tuple[int, Report]]) -> str:
+    """What a chunk file's vectors depend on: the encoder's weights and backend, the fields, row ids and texts."""
+    built_by = [encoder.fingerprint, encoder.backend, encoder.backend_version, fields]
+    digest = hashlib.sha256(json.dumps(built_by).encode())
+    for rowid, report in chunk:
+        digest.update(json.dumps([rowid, *(report.text_of(f) for f in fields)], ensure_ascii=False).encode())
+    return digest.hexdigest()
+
+
+def _holds(path: Path, digest: str) -> bool:
+    """Whether `path` is a whole chunk file encoded from exactly these reports."""
+    try:
+        with np.load(path) as saved:
+            return str(saved["digest"]) == digest
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def _vector_index(chunks: list[Path], field_name: str, dims: int) -> faiss.Index:
+    """One field's vector index from the chunk files: trained (IVF-PQ) on the rows an in-memory build of the same
+    vectors would train on, then filled a chunk at a time."""
+    sizes = []
+    for path in chunks:
+        with np.load(path) as saved:
+            sizes.append(len(saved[f"{field_name}_rowids"]))
+    index = new_vector_index(dims, sum(sizes))
+    rows = training_rows(index, sum(sizes))
+    if len(rows):
+        index.train(_gather(chunks, field_name, sizes, rows))
+    for path in chunks:
+        with np.load(path) as saved:
+            if len(saved[f"{field_name}_rowids"]):
+                index.add_with_ids(saved[f"{field_name}_vectors"], saved[f"{field_name}_rowids"])
+    return index
+
+
+def _gather(chunks: list[Path], field_name: str, sizes: list[int], rows: np.ndarray) -> np.ndarray:
+    """The vectors at positions `rows` (sorted) of the field's vectors in chunk order."""
+    parts, start = [], 0
+    for path, size in zip(chunks, sizes, strict=True):
+        inside = rows[(rows >= start) & (rows < start + size)] - start
+        if len(inside):
+            with np.load(path) as saved:
+                parts.append(saved[f"{field_name}_vectors"][inside])
+        start += size
+    return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+
+def bm25_of_store(store: ReportStore, field_name: str) -> BM25Field:
+    """BM25 of one field over every report in `store`, in row id order (the order a full build gives them)."""
+    rowids, texts = [], []
+    for rowid, report in store.iter_reports():
+        if text := report.text_of(field_name):
+            rowids.append(rowid)
+            texts.append(text)
+    return BM25Field.build(texts, np.array(rowids, dtype=np.int64))
