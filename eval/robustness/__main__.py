@@ -1,0 +1,111 @@
+"""Run the robustness benchmarks (issue 20) over the rankers asked; results merge into the previous run's file.
+
+    python -m eval.robustness                                    # every part, the default rankers
+    python -m eval.robustness --rankers mpnet --parts icd        # add one ranker to one part
+    python -m eval.robustness --write-sample                     # rewrite the ICD rephrasing sample for checking
+
+Parts: `icd` (ICD-10-CM rephrasing retrieval), `queries` (abbreviated / typo'd / British findings queries) and
+`errors` (4-way error discrimination); see eval/robustness/__init__.py. Writes <name>.json and <name>.md to
+eval/results/ unless --out. The ICD descriptions ship with `simple-icd-10-cm`; the other two parts read the shared
+data's held-out test split and are skipped when it is absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from eval.robustness import errors, icd, queries
+from eval.robustness.corrupt import ERROR_TYPES
+from eval.robustness.report import render
+from eval.robustness.search import RankerSpec
+from eval.robustness.variants import VARIANTS
+from eval.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, load_shared
+from retriever.splits import split_of
+
+PARTS = ("icd", "queries", "errors")
+DEFAULT_MODEL = "radsearch-minilm-hardneg-2ep"
+DEFAULT_RANKERS = f"bm25,minilm,mpnet,{DEFAULT_MODEL},hybrid-weighted:{DEFAULT_MODEL}"
+SAMPLE_FILE = DATASETS / "icd_rephrasings_sample.jsonl"
+
+
+def _test_reports(data: Path) -> list:
+    return queries.usable([r for r in load_shared(data).reports if split_of(r.id) == "test"])
+
+
+def _previous(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rankers", default=DEFAULT_RANKERS, help="comma-separated: bm25, encoders, hybrid-weighted:X")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder")
+    parser.add_argument("--name", default="robustness")
+    parser.add_argument("--write-sample", action="store_true", help=f"write the ICD sample to {SAMPLE_FILE.name}")
+    add_out_option(parser, RESULTS)
+    args = parser.parse_args(argv)
+    parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    specs = [RankerSpec.parse(r.strip()) for r in args.rankers.split(",") if r.strip()]
+    corpus = icd.descriptions()
+    icd_queries = icd.query_set(corpus, args.data)
+    if args.write_sample:
+        icd.write_sample(icd.sample(icd_queries, corpus), SAMPLE_FILE)
+        print(f"wrote {SAMPLE_FILE}")
+        return 0
+    results = _previous(args.out / f"{args.name}.json")
+    results |= {
+        "name": args.name,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m eval.robustness", *(argv if argv is not None else sys.argv[1:])]),
+        "load": "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()),
+    }
+    shared = args.data.is_dir()
+    if not shared and parts != ["icd"]:
+        print(f"shared data folder {args.data} is absent: only the icd part runs")
+        parts = [p for p in parts if p == "icd"]
+    reports = _test_reports(args.data) if shared else []
+    sets: dict[str, dict[str, Any]] = {}
+    if "icd" in parts:
+        sets["icd"] = icd.describe_set(icd_queries, corpus)
+    if "queries" in parts:
+        variants = queries.query_variants(reports, args.data)
+        sets["queries"] = {
+            "queries": len(reports),
+            "changed": {v: sum(q[v] != q["clean"] for q in variants) for v in VARIANTS},
+        }
+    if "errors" in parts:
+        items = errors.build_items(reports)
+        sets["errors"] = {
+            "reports": len(reports),
+            "items": {t: sum(i.error_type == t for i in items) for t in ERROR_TYPES},
+        }
+    for part in parts:
+        section = results.setdefault(part, {"rankers": {}})
+        section["set"] = sets[part]
+        for spec in specs:
+            print(f"{part}: {spec.ref}", flush=True)
+            if part == "icd":
+                section["rankers"][spec.ref] = icd.evaluate(spec, icd_queries, corpus)
+            elif part == "queries":
+                section["rankers"][spec.ref] = queries.evaluate(spec, reports, variants)
+            else:
+                section["rankers"][spec.ref] = errors.evaluate(spec, items)
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+            (args.out / f"{args.name}.md").write_text(render(results), encoding="utf-8")
+    print(f"wrote {args.out / args.name}.json and .md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,95 @@
+"""The Markdown report of the robustness results, published numbers beside ours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eval.robustness.corrupt import ERROR_TYPES
+from eval.robustness.errors import CHANCE, PUBLISHED_BEST
+from eval.robustness.queries import PUBLISHED_ACRONYM_TOP1
+from eval.robustness.variants import TYPO_RATE, VARIANTS
+
+
+def _pct(share: dict[str, Any]) -> str:
+    low, high = share["ci95"]
+    return f"{share['value']:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _icd(part: dict[str, Any]) -> list[str]:
+    s = part["set"]
+    lines = [
+        "## ICD-10-CM rephrasing retrieval",
+        "",
+        f"{s['codes']} billable codes x {s['per_code']} rephrasings = {s['queries']} queries ({s['rules_only']} made "
+        f"by rules alone, the rest wrapped in a resident's phrase), top-1 among {s['corpus']:,} billable "
+        "descriptions. Exact@1 and category@1 with 95% Wilson intervals; CER = character error rate of the "
+        "retrieved description against the true one (lower is better).",
+        "",
+        "| ranker | exact@1 | category@1 | CER | exact@1, rules only |",
+        "|---|---|---|---:|---|",
+    ]
+    for ref, r in part["rankers"].items():
+        lines.append(
+            f"| {ref} | {_pct(r['exact@1'])} | {_pct(r['category@1'])} | {r['cer']:.3f} | "
+            f"{_pct(r['rules_only']['exact@1'])} |"
+        )
+    for model, value in s["published_exact@1"].items():
+        lines.append(f"| published: {model} (their queries) | {value:.3f} | – | – | – |")
+    return lines
+
+
+def _queries(part: dict[str, Any]) -> list[str]:
+    s = part["set"]
+    names = [v for v in VARIANTS if v != "clean"]
+    changed = ", ".join(f"{v} {s['changed'][v]}" for v in names)
+    lines = [
+        "## Query robustness (findings -> impression, shared test split)",
+        "",
+        f"{s['queries']} findings queries; queries the variant changed: {changed}. Typos: one edit per letter with "
+        f"probability {TYPO_RATE}. match@5 (drop from clean; McNemar p of hit@5 vs clean); the last column is "
+        f"abbreviated-query match@1 beside LLM2VEC4CXR's best acronym top-1 ({PUBLISHED_ACRONYM_TOP1}, their "
+        "corpus and queries).",
+        "",
+        "| ranker | clean | " + " | ".join(names) + " | abbreviated match@1 |",
+        "|---|---:|" + "---:|" * len(names) + "---:|",
+    ]
+    for ref, r in part["rankers"].items():
+        cells = [f"{r[v]['match@5']:.3f} ({-r[v]['drop@5']:+.3f}; p {r[v]['p_vs_clean@5']:.2f})" for v in names]
+        lines.append(
+            f"| {ref} | {r['clean']['match@5']:.3f} | " + " | ".join(cells) + f" | {r['abbreviated']['match@1']:.3f} |"
+        )
+    return lines
+
+
+def _errors(part: dict[str, Any]) -> list[str]:
+    s = part["set"]
+    header = " | ".join(f"{t} ({s['items'][t]})" for t in ERROR_TYPES)
+    lines = [
+        "## Error discrimination (4-way: original impression vs 3 corruptions, findings as query)",
+        "",
+        f"Held-out test reports; chance {CHANCE}; LLM2VEC4CXR's best: {PUBLISHED_BEST} (their reports and "
+        "corruptions). Items per error type in the header; a tie with a corruption counts as wrong.",
+        "",
+        f"| ranker | all ({sum(s['items'].values())}) | {header} |",
+        "|---|---|" + "---:|" * len(ERROR_TYPES),
+    ]
+    for ref, r in part["rankers"].items():
+        cells = [f"{r[t]['value']:.3f}" for t in ERROR_TYPES]
+        lines.append(f"| {ref} | {_pct(r['all'])} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def render(results: dict[str, Any]) -> str:
+    """The whole report: one section per part that has results."""
+    lines = [
+        "# Robustness benchmarks (issue 20)",
+        "",
+        f"Command: `{results['command']}`; last run {results['created']} (load average {results['load']}). "
+        "Every ranker searched through the product's `ReportIndex` (methods as in `retriever.methods`; "
+        "`bm25` is the product's BM25). Rules and tables: `eval/robustness/`.",
+    ]
+    sections = {"icd": _icd, "queries": _queries, "errors": _errors}
+    for part, render_part in sections.items():
+        if results.get(part, {}).get("rankers"):
+            lines += ["", *render_part(results[part])]
+    return "\n".join(lines) + "\n"

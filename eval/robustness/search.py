@@ -1,0 +1,80 @@
+"""Search for the robustness benchmarks through the product's own `ReportIndex`, with indexes cached per encoder.
+
+A ranker reference names an encoder and a search method the way the retrieval benchmark does: `bm25`, an encoder
+(`minilm`, `radsearch-minilm-hardneg-2ep`: dense search) or `hybrid-weighted:ENCODER`. Every benchmark text set
+becomes a list of `Report`s (the text as the impression) and a `ReportIndex` built with the product's index
+backend, so BM25, dense and hybrid scoring, query cleaning and the contradiction re-ranking are the product's.
+Indexes are saved under the user data folder (`eval_home()/robustness`, keyed by encoder weights and corpus hash):
+the 74k ICD-10-CM descriptions are encoded once per encoder, never into the repository. BM25 needs no encoder but
+an index is built with one; it borrows `BM25_CARRIER`'s (any encoder gives the same BM25 ranking).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from eval.shared_data import eval_home
+from retriever.encoder import INDEX_BACKEND, Encoder, load_encoder
+from retriever.index import Hit, ReportIndex, SearchFilters, corpus_hash
+from retriever.methods import split_fused_spec
+from retriever.report import Report
+
+FIELD = "impression"
+#: The encoder whose index BM25 is run on (its vectors are not used).
+BM25_CARRIER = "minilm"
+
+
+@dataclass(frozen=True)
+class RankerSpec:
+    """A ranker reference split into the encoder that builds the index and the product search method."""
+
+    ref: str
+    encoder: str
+    method: str
+
+    @classmethod
+    def parse(cls, ref: str) -> RankerSpec:
+        if ref.lower() == "bm25":
+            return cls(ref, BM25_CARRIER, "bm25")
+        method, encoder = split_fused_spec(ref)
+        return cls(ref, encoder, method)
+
+
+@lru_cache(maxsize=4)
+def encoder_for(ref: str) -> Encoder:
+    """One loaded encoder per reference and run, on the backend `assistant index` builds with by default."""
+    return load_encoder(ref, backend=INDEX_BACKEND)
+
+
+def cache_folder(name: str, encoder: Encoder, reports: list[Report], root: Path | None = None) -> Path:
+    """Where the index of `reports` built by `encoder` is kept: name, encoder, weights and corpus in the key."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder.name)
+    key = f"{name}-{slug}-{encoder.fingerprint[:12]}-{encoder.backend}-{corpus_hash(reports)[:12]}"
+    return (root or eval_home() / "robustness") / key
+
+
+def cached_index(name: str, reports: list[Report], encoder: Encoder, root: Path | None = None) -> ReportIndex:
+    """The saved index of these reports for this encoder, built and saved first when there is none."""
+    folder = cache_folder(name, encoder, reports, root)
+    if (folder / "manifest.json").is_file():
+        return ReportIndex.load(folder, encoder=encoder)
+    index = ReportIndex.build(reports, encoder, fields=(FIELD,), batch_size=64, progress=len(reports) > 5000)
+    index.save(folder)
+    return index
+
+
+def text_reports(texts: list[str], ids: list[str] | None = None, groups: list[str] | None = None) -> list[Report]:
+    """Each text as a report's impression; `groups` go into the labels, so a search can be limited to one group
+    (`SearchFilters(label=...)`) while BM25 statistics stay those of the whole set."""
+    ids = ids or [str(n) for n in range(len(texts))]
+    labels = [(group,) for group in groups] if groups else [()] * len(texts)
+    return [Report(id=i, impression=t, labels=lab) for i, t, lab in zip(ids, texts, labels, strict=True)]
+
+
+def search(index: ReportIndex, spec: RankerSpec, query: str, k: int, group: str | None = None) -> list[Hit]:
+    """The product's search of the impression field with the spec's method (limited to a label group if given)."""
+    filters = SearchFilters(label=group) if group else None
+    return index.search(query, field=FIELD, k=k, filters=filters, method=spec.method)
