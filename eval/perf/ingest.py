@@ -1,0 +1,251 @@
+"""Hospital-scale ingestion (issue 19): adding 1% to an index vs rebuilding it, recall after adds, memory of a
+streaming build.
+
+    python -m eval.perf.ingest                       # 1M vectors (about an hour on 2 busy cores)
+    python -m eval.perf.ingest --size 100000         # the reduced run committed in eval/results/ingest.md
+    python -m eval.perf.ingest --size 5000 --quick   # smoke run
+
+Vectors are synthetic as in eval/perf/search.py (clouds around real MiniLM report embeddings), since encoding a
+million reports takes hours on 2 cores; encoding is timed on real reports and its cost per report stated, so the
+whole pipeline's ratio is computed from measured parts. In one run, at `--size` vectors per field:
+- full rebuild: `build_vector_index` over the final vectors (IVF-PQ above 50k: trained anew) vs update: the base
+  index plus `add_with_ids` of the 1% (the trained quantizer kept), and a 0.1% removal (`remove_vectors`);
+- recall@10 against exact search, for the updated and the rebuilt index, on held-out synthetic queries;
+- BM25 rebuilt over `--size` report texts (what an update pays per field: bm25s cannot add documents);
+- peak RSS of `assistant index`'s streaming build of `--size` reports (retriever/streaming_build.py) in a child
+  process, with a stand-in encoder returning synthetic vectors (reading, store, chunk files, IVF-PQ, BM25, manifest:
+  all real).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from eval.perf import results
+from eval.perf.data import NoData, shared_reports
+from eval.perf.machine import load_average
+from eval.perf.synthetic import synthetic_vectors
+from eval.shared_data import RESULTS
+
+RESULTS_JSON = RESULTS / "ingest.json"
+ENCODER = "minilm"
+K = 10
+FIELDS = 3  # findings, impression, report: each has its own vectors and BM25
+
+
+def _timed(action: Any, *args: Any) -> tuple[Any, float]:
+    start = time.perf_counter()
+    value = action(*args)
+    return value, time.perf_counter() - start
+
+
+def recall(index: Any, data: np.ndarray, queries: np.ndarray) -> float:
+    """Mean share of the exact top-10 (inner product over `data`, ids = row numbers) that `index` returns."""
+    import faiss
+
+    from retriever.faiss_index import search_vectors
+
+    exact = faiss.IndexFlatIP(data.shape[1])
+    exact.add(data)
+    truth = exact.search(queries, K)[1]
+    found = [{i for i, _ in search_vectors(index, q, K)} for q in queries]
+    return round(float(np.mean([len(f & set(t)) / K for f, t in zip(found, truth, strict=True)])), 4)
+
+
+def vectors_section(real: np.ndarray, size: int, share: float, queries: int) -> dict[str, Any]:
+    """Add `share` of `size` to an index of `size` vs rebuild over both; removal; recall of each."""
+    from retriever.faiss_index import build_vector_index, kind_of, remove_vectors
+
+    added = max(1, int(size * share))
+    data = synthetic_vectors(real, size + added + queries)
+    probe, data = data[-queries:], data[: size + added]
+    ids = np.arange(size + added, dtype=np.int64)
+    base, base_s = _timed(build_vector_index, data[:size], ids[:size])
+    _, add_s = _timed(base.add_with_ids, data[size:], ids[size:])
+    updated_recall = recall(base, data, probe)
+    rebuilt, rebuild_s = _timed(build_vector_index, data, ids)
+    removed = ids[:: max(1, 1000)][: max(1, size // 1000)]
+    _, remove_s = _timed(remove_vectors, base, removed)
+    return {
+        "vectors": size,
+        "added": added,
+        "kind": kind_of(rebuilt),
+        "base_build_s": round(base_s, 2),
+        "add_s": round(add_s, 3),
+        "rebuild_s": round(rebuild_s, 2),
+        "add_share_of_rebuild": round(add_s / rebuild_s, 4),
+        "removed": len(removed),
+        "remove_s": round(remove_s, 2),
+        "recall@10_after_add": updated_recall,
+        "recall@10_rebuilt": recall(rebuilt, data, probe),
+    }
+
+
+def report_texts(count: int) -> list[str]:
+    """`count` distinct report texts: the shared reports' findings and impressions, cycled and numbered."""
+    texts = [f"{r.findings}\n{r.impression}" for r in shared_reports()]
+    return [f"{texts[i % len(texts)]} Study {i}." for i in range(count)]
+
+
+def bm25_section(size: int) -> dict[str, Any]:
+    """BM25 over `size` report texts: an update's cost per field (and a full build's)."""
+    from retriever.bm25_index import BM25Field
+
+    texts = report_texts(size)
+    _, seconds = _timed(BM25Field.build, texts, np.arange(size, dtype=np.int64))
+    return {"texts": size, "build_s": round(seconds, 2), "us_per_text": round(seconds / size * 1e6, 1)}
+
+
+def encode_rate(encoder: Any, texts: list[str]) -> float:
+    """Seconds per text of the index encoder on real report texts, in batches of 32 as `assistant index` encodes."""
+    encoder.encode(texts[:32])
+    _, seconds = _timed(encoder.encode, texts)
+    return seconds / len(texts)
+
+
+class SyntheticEncoder:
+    """Stands in for the encoder in the streaming-build memory run: same interface, synthetic vectors."""
+
+    name = location = "synthetic"
+    fingerprint = "synthetic"
+    max_seq_length = 256
+    backend = "torch"
+    backend_version = 0
+
+    def __init__(self, real: np.ndarray) -> None:
+        self._real = real
+        self.dims = int(real.shape[1])
+        self._calls = 0
+
+    def encode(self, texts: list[str], *, batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        self._calls += 1
+        count = len(self._real) + len(texts)
+        return synthetic_vectors(self._real, count, seed=self._calls)[len(self._real) :]
+
+
+def streaming_child(size: int, real_path: Path, work: Path) -> dict[str, Any]:
+    """Build an index of `size` reports the way `assistant index` does; peak RSS of this process."""
+    from retriever.streaming_build import encode_and_write, read_reports
+
+    corpus = work / "reports.jsonl"
+    with corpus.open("w", encoding="utf-8") as out:
+        for i, text in enumerate(report_texts(size)):
+            findings, impression = text.split("\n", 1)
+            out.write(json.dumps({"id": str(i), "findings": f"{findings} Study {i}.", "impression": impression}) + "\n")
+    start = time.perf_counter()
+    result = read_reports([str(corpus)], work / "index")
+    read_s = time.perf_counter() - start
+    manifest = encode_and_write(work / "index", SyntheticEncoder(np.load(real_path)))
+    return {
+        "reports": result.kept,
+        "index_type": manifest.index_type,
+        "read_s": round(read_s, 1),
+        "total_s": round(time.perf_counter() - start, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def streaming_section(size: int, real: np.ndarray) -> dict[str, Any]:
+    """The streaming build's peak memory, measured in a fresh process (this one holds the benchmark's vectors)."""
+    with tempfile.TemporaryDirectory() as folder:
+        np.save(Path(folder) / "real.npy", real)
+        child = subprocess.run(
+            [sys.executable, "-m", "eval.perf.ingest", "--child", str(size), "--work", folder],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    return json.loads(child.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = results.parser(__doc__)
+    parser.set_defaults(results=RESULTS_JSON)
+    parser.add_argument("--size", type=int, default=1_000_000, help="vectors (and reports) per field")
+    parser.add_argument("--share", type=float, default=0.01, help="share of --size added")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--real", type=int, default=3000, help="real report texts encoded as the synthetic basis")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)  # internal: the streaming-build process
+    parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    args = results.parse_args(parser, argv)
+    if args.child:
+        print(json.dumps(streaming_child(args.child, args.work / "real.npy", args.work)))
+        return 0
+    from assistant.settings import EncoderSettings
+    from retriever.encoder import load_encoder
+
+    backend = EncoderSettings.from_env(os.environ).backend  # what `assistant index` builds with
+    encoder = load_encoder(ENCODER, backend=backend, threads=args.threads)
+    try:
+        texts = [t.split(" Study ")[0] for t in report_texts(args.real)]
+    except NoData as exc:
+        print(f"skipped: {exc}")
+        return 0
+    seconds_per_text = encode_rate(encoder, texts)
+    real = encoder.encode(texts)
+    data: dict[str, Any] = {
+        "encoder": f"{ENCODER} ({encoder.backend})",
+        "encode_ms_per_text": round(seconds_per_text * 1000, 2),
+        "load_average_at_start": load_average(),
+    }
+    data["vectors"] = vectors_section(real, args.size, args.share, args.queries)
+    print(data, flush=True)
+    data["bm25"] = bm25_section(args.size)
+    data["streaming_build"] = streaming_section(args.size, real)
+    data["whole_update"] = whole_pipeline(data, args.size)
+    results.store_run("ingest", data, args, "eval.perf.ingest", argv)
+    write_markdown(results.read(args.results)["sections"], args.results.with_suffix(".md"))
+    print(json.dumps(data, indent=2))
+    return 0
+
+
+def whole_pipeline(data: dict[str, Any], size: int) -> dict[str, float]:
+    """Update vs rebuild with every part: encoding (measured per text, x3 fields), vectors and BM25 (measured)."""
+    vectors, per_text = data["vectors"], data["encode_ms_per_text"] / 1000
+    bm25 = data["bm25"]["build_s"] * FIELDS
+    update = FIELDS * (vectors["added"] * per_text + vectors["add_s"]) + bm25
+    rebuild = FIELDS * ((size + vectors["added"]) * per_text + vectors["rebuild_s"]) + bm25
+    return {"update_s": round(update, 1), "rebuild_s": round(rebuild, 1), "update_share": round(update / rebuild, 4)}
+
+
+def write_markdown(sections: dict[str, Any], path: Path) -> None:
+    """The human report: one table per run (full and quick)."""
+    lines = ["# Ingestion at scale (issue 19)", "", "Generated by `eval/perf/ingest.py`; numbers from ingest.json.", ""]
+    for name, run in sections.items():
+        v, b, s, w = run["vectors"], run["bm25"], run["streaming_build"], run["whole_update"]
+        lines += [
+            f"## {name}: {v['vectors']:,} vectors per field ({v['kind']}), measured {run['measured']}",
+            "",
+            f"`{run['command']}`, {run['threads']} thread(s), load average {run['load_average_at_start']} at start, "
+            f"{run['load_average_at_end']} at end; encoder {run['encoder']}: {run['encode_ms_per_text']} ms per text.",
+            "",
+            "| measure | value |",
+            "|---|---|",
+            f"| add {v['added']:,} vectors to the trained index | {v['add_s']} s |",
+            f"| rebuild the vector index over all {v['vectors'] + v['added']:,} | {v['rebuild_s']} s |",
+            f"| add / rebuild (vectors, one field) | {v['add_share_of_rebuild']:.2%} |",
+            f"| remove {v['removed']:,} vectors | {v['remove_s']} s |",
+            f"| recall@10 after add / rebuilt | {v['recall@10_after_add']} / {v['recall@10_rebuilt']} |",
+            f"| BM25 rebuild per field ({b['texts']:,} texts) | {b['build_s']} s ({b['us_per_text']} us/text) |",
+            f"| whole update / whole rebuild, 3 fields, encoding included | {w['update_s']} s / {w['rebuild_s']} s "
+            f"= {w['update_share']:.2%} |",
+            f"| streaming build of {s['reports']:,} reports: peak RSS | {s['peak_rss_mb']:,} MB ({s['total_s']} s, "
+            f"synthetic encoder) |",
+            "",
+        ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,25 @@
+"""eval/perf/ingest.py's measuring parts on tiny synthetic data (the committed numbers come from a full run)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eval.perf.ingest import vectors_section, whole_pipeline
+from eval.perf.synthetic import normalize
+
+
+def test_adding_to_an_exact_index_finds_what_a_rebuild_finds() -> None:
+    real = normalize(np.random.default_rng(0).standard_normal((300, 32)).astype(np.float32))
+    row = vectors_section(real, 2000, 0.01, 20)
+    assert (row["kind"], row["added"], row["removed"]) == ("flat", 20, 2)
+    assert row["recall@10_after_add"] == row["recall@10_rebuilt"] == 1.0
+
+
+def test_the_whole_pipeline_counts_encoding_for_three_fields() -> None:
+    data = {
+        "vectors": {"added": 10, "add_s": 1.0, "rebuild_s": 5.0},
+        "encode_ms_per_text": 100.0,
+        "bm25": {"build_s": 2.0},
+    }
+    costs = whole_pipeline(data, 1000)
+    assert costs == {"update_s": 3 * (1.0 + 1.0) + 6.0, "rebuild_s": 3 * (101.0 + 5.0) + 6.0, "update_share": 0.037}
