@@ -36,26 +36,28 @@ def fresh_backend(model: str, threads: int, prefix_dir: Path | None) -> tuple[An
     return backend, time.perf_counter() - start
 
 
-def ask_once(backend: Any, index: Any, query: str) -> dict[str, Any]:
-    """One question through `assistant ask`'s pipeline (its defaults), streamed."""
+def ask_once(backend: Any, index: Any, query: str, max_tokens: int | None) -> dict[str, Any]:
+    """One question through `assistant ask`'s pipeline (its defaults; `max_tokens` None = ask's), streamed."""
     from assistant.lc_retriever import ReportRetriever
-    from assistant.rag import RagPipeline
+    from assistant.rag import ANSWER_MAX_TOKENS, RagPipeline
 
-    pipeline = RagPipeline(backend, ReportRetriever(index=index))
+    pipeline = RagPipeline(backend, ReportRetriever(index=index), max_tokens=max_tokens or ANSWER_MAX_TOKENS)
     return timed_stream(pipeline.iter_answer(query)) | {"prefix": backend.last_prefix}
 
 
-def measure(index: Any, queries: list[str], model: str, threads: int, states: Path) -> dict[str, Any]:
+def measure(
+    index: Any, queries: list[str], model: str, threads: int, states: Path, max_tokens: int | None = None
+) -> dict[str, Any]:
     """Cold and saved-prefix runs, interleaved per question; medians and every run."""
     backend, _ = fresh_backend(model, threads, states)
-    ask_once(backend, index, queries[0])  # builds the saved state (not timed: it happens once per prompt)
+    ask_once(backend, index, queries[0], max_tokens)  # builds the saved state (not timed: it happens once per prompt)
     runs: dict[str, list[dict[str, Any]]] = {"cold": [], "saved_prefix": []}
     loads = []
     for query in queries:
         for side, folder in (("cold", None), ("saved_prefix", states)):
             backend, load_s = fresh_backend(model, threads, folder)
             loads.append(load_s)
-            runs[side].append(ask_once(backend, index, query))
+            runs[side].append(ask_once(backend, index, query, max_tokens))
             print(side, runs[side][-1], flush=True)
 
     def median(side: str, key: str) -> float:

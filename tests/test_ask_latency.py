@@ -1,0 +1,26 @@
+"""The `assistant ask` latency benchmark: each question in a fresh context, cold and with the saved system prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from llm_fixtures import build_index, require_embedded_smollm2
+
+from eval.perf.ask_latency import measure
+from eval.perf.report import ask_latency
+
+
+def test_cold_runs_read_the_whole_prompt_and_saved_runs_load_the_prefix(tmp_path: Path, minilm) -> None:
+    require_embedded_smollm2()
+    from retriever.index import ReportIndex
+
+    index = ReportIndex.load(build_index(tmp_path / "index", minilm), minilm)
+    query = "Blunting of the right costophrenic angle."
+    data = measure(index, [query], "smollm2", 1, tmp_path / "states", max_tokens=8)
+    assert data["prefix_sources"] == {"cold": ["none"], "saved_prefix": ["disk"]}
+    assert len(list((tmp_path / "states").glob("*.kv"))) == 1
+    assert data["cold_ttft_s"] <= data["cold_total_s"] and data["saved_prefix_ttft_s"] <= data["saved_prefix_total_s"]
+    targets: list[str] = []
+    section = {"queries": 1, "measured": "now", "threads": 1, "load_average_at_end": [0, 0, 0], "command": "x"} | data
+    lines = ask_latency(section, targets)
+    assert any("saved prefix" in line for line in lines) and len(targets) == 2
