@@ -6,6 +6,7 @@ a report for its "No pleural effusion." and "no pleural effusion" finds the repo
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import bm25s
@@ -32,10 +33,15 @@ class BM25Field:
         self._vocab = model.vocab_dict
 
     @classmethod
-    def build(cls, texts: list[str], rowids: np.ndarray) -> BM25Field:
+    def build(cls, texts: Iterable[str], rowids: Sequence[int] | np.ndarray) -> BM25Field:
+        """Index `texts` (the i-th under rowids[i]). Each text is turned into vocabulary ids as it is read, so only
+        an int reference per token is held, not a string per token (a million reports' token strings take GBs).
+        `texts` may be a generator reading the store that fills `rowids` as it goes: they are read after it."""
+        vocab: dict[str, int] = {}
+        ids = [[vocab.setdefault(term, len(vocab)) for term in tokenize(text) or ["\u2205"]] for text in texts]
         model = bm25s.BM25()
-        model.index([tokenize(t) or ["\u2205"] for t in texts], show_progress=False)
-        return cls(model, rowids)
+        model.index((ids, vocab), show_progress=False)
+        return cls(model, np.asarray(rowids, dtype=np.int64))
 
     def save(self, folder: Path) -> None:
         self._model.save(str(folder))

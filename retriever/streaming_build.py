@@ -210,10 +210,14 @@ def _gather(chunks: list[Path], field_name: str, sizes: list[int], rows: np.ndar
 
 
 def bm25_of_store(store: ReportStore, field_name: str) -> BM25Field:
-    """BM25 of one field over every report in `store`, in row id order (the order a full build gives them)."""
-    rowids, texts = [], []
-    for rowid, report in store.iter_reports():
-        if text := report.text_of(field_name):
-            rowids.append(rowid)
-            texts.append(text)
-    return BM25Field.build(texts, np.array(rowids, dtype=np.int64))
+    """BM25 of one field over every report in `store`, in row id order (the order a full build gives them); the
+    texts are read from the store as BM25 tokenizes them, never held together."""
+    rowids: list[int] = []
+
+    def texts() -> Iterator[str]:
+        for rowid, report in store.iter_reports():
+            if text := report.text_of(field_name):
+                rowids.append(rowid)
+                yield text
+
+    return BM25Field.build(texts(), rowids)

@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -107,11 +108,12 @@ def bm25_section(size: int) -> dict[str, Any]:
     return {"texts": size, "build_s": round(seconds, 2), "us_per_text": round(seconds / size * 1e6, 1)}
 
 
-def encode_rate(encoder: Any, texts: list[str]) -> float:
-    """Seconds per text of the index encoder on real report texts, in batches of 32 as `assistant index` encodes."""
+def encoded(encoder: Any, texts: list[str]) -> tuple[np.ndarray, float]:
+    """The texts' vectors (the synthetic basis) and seconds per text of the index encoder, in batches of 32 as
+    `assistant index` encodes."""
     encoder.encode(texts[:32])
-    _, seconds = _timed(encoder.encode, texts)
-    return seconds / len(texts)
+    vectors, seconds = _timed(encoder.encode, texts)
+    return vectors, seconds / len(texts)
 
 
 class SyntheticEncoder:
@@ -176,6 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--share", type=float, default=0.01, help="share of --size added")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--real", type=int, default=3000, help="real report texts encoded as the synthetic basis")
+    parser.add_argument(
+        "--parts",
+        default="vectors,bm25,streaming_build",
+        help="parts to measure; the others are kept from the stored run of the same --size",
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)  # internal: the streaming-build process
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = results.parse_args(parser, argv)
@@ -192,17 +199,31 @@ def main(argv: list[str] | None = None) -> int:
     except NoData as exc:
         print(f"skipped: {exc}")
         return 0
-    seconds_per_text = encode_rate(encoder, texts)
-    real = encoder.encode(texts)
+    real, seconds_per_text = encoded(encoder, texts)
     data: dict[str, Any] = {
         "encoder": f"{ENCODER} ({encoder.backend})",
         "encode_ms_per_text": round(seconds_per_text * 1000, 2),
         "load_average_at_start": load_average(),
     }
-    data["vectors"] = vectors_section(real, args.size, args.share, args.queries)
-    print(data, flush=True)
-    data["bm25"] = bm25_section(args.size)
-    data["streaming_build"] = streaming_section(args.size, real)
+    parts = {
+        "vectors": lambda: vectors_section(real, args.size, args.share, args.queries),
+        "bm25": lambda: bm25_section(args.size),
+        "streaming_build": lambda: streaming_section(args.size, real),
+    }
+    chosen = args.parts.split(",")
+    if unknown := set(chosen) - parts.keys():
+        parser.error(f"--parts: unknown {sorted(unknown)}; choose from {', '.join(parts)}")
+    earlier = results.read(args.results)["sections"].get("ingest_quick" if args.quick else "ingest", {})
+    for name, measure in parts.items():
+        if name in chosen or earlier.get("vectors", {}).get("vectors") != args.size:
+            data[name] = {
+                **measure(),
+                "measured": datetime.now(UTC).isoformat(timespec="seconds"),
+                "load_average": load_average(),
+            }
+            print(name, data[name], flush=True)
+        else:  # kept from the earlier run of the same size, with its own time and load stamps
+            data[name] = earlier[name]
     data["whole_update"] = whole_pipeline(data, args.size)
     results.store_run("ingest", data, args, "eval.perf.ingest", argv)
     write_markdown(results.read(args.results)["sections"], args.results.with_suffix(".md"))
@@ -229,6 +250,13 @@ def write_markdown(sections: dict[str, Any], path: Path) -> None:
             "",
             f"`{run['command']}`, {run['threads']} thread(s), load average {run['load_average_at_start']} at start, "
             f"{run['load_average_at_end']} at end; encoder {run['encoder']}: {run['encode_ms_per_text']} ms per text.",
+            "",
+            "Per part (measured, load average): "
+            + "; ".join(
+                f"{p} {run[p].get('measured', 'with the run')} {run[p].get('load_average', '')}"
+                for p in ("vectors", "bm25", "streaming_build")
+            )
+            + ".",
             "",
             "| measure | value |",
             "|---|---|",
