@@ -76,7 +76,7 @@ def evaluate(data: BeirSet, ranker: Ranker, k: int = DEPTH) -> dict[str, float]:
     queries = [q for q in data.queries if any(s > 0 and d in data.corpus for d, s in data.qrels.get(q, {}).items())]
     if not queries or not ids:
         return {"queries": 0, f"p@{k}": 0.0, f"ndcg@{k}": 0.0, f"mrr@{k}": 0.0}
-    ranked = ranker.rank([data.queries[q] for q in queries], [data.corpus[i] for i in ids], k)
+    ranked = ranker.rank([data.queries[q] for q in queries], [data.corpus[i] for i in ids], k, "report")
     precision = ndcg_total = mrr = 0.0
     for q, row in zip(queries, ranked, strict=True):
         judged = data.qrels.get(q, {})

@@ -7,6 +7,8 @@ For each dense weight of the BM25 + dense score mix (and, for reference, dense a
 the quantities the retrieval targets check (eval.retrieval_benchmark): findings -> impression match@5 per source
 and finding-label P@10 on the sources that have labels. The weight with the best mean of those numbers (every
 source counts the same, as the targets ask for every source) is the one to put into retriever.fusion.DENSE_WEIGHT.
+Every setting ranks through a ReportIndex as the retrieval benchmark does (eval.retrieval.IndexRanker); since the
+index fuses with DENSE_WEIGHT only, the weighted settings fuse its dense and BM25 hits with their own weight.
 Writes eval/results/fusion_sweep.json and .md. Skips cleanly when the shared data is absent.
 """
 
@@ -20,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from eval.label_metrics import label_retrieval
-from eval.retrieval import BM25Ranker, DenseRanker, HybridRanker, Ranker, findings_to_impression
+from eval.retrieval import IndexRanker, Ranker, cached_encoder, findings_to_impression, make_ranker
 from eval.retrieval_benchmark import DEFAULT_MODEL, LABEL_TARGET_SOURCES
-from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_out_option
+from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_encoder_backend_option, add_out_option, write_results
 from retriever.splits import split_of
 
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -47,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--split", default="dev", choices=("train", "dev", "all"))
     add_out_option(parser, RESULTS)
+    add_encoder_backend_option(parser)
     args = parser.parse_args(argv)
     from retriever.encoder import load_encoder
     from retriever.ingest import ingest
@@ -59,10 +62,14 @@ def main(argv: list[str] | None = None) -> int:
     for report in ingested.reports:
         if args.split == "all" or split_of(report.id) == args.split:
             by_source.setdefault(report.source or "reports", []).append(report)
-    dense = DenseRanker(name=args.encoder, encoder=load_encoder(args.encoder))
-    rankers: dict[str, Ranker] = {"dense": dense, "bm25": BM25Ranker(), "hybrid (RRF)": HybridRanker("rrf", dense)}
+    encoder = cached_encoder(load_encoder(args.encoder, backend=args.encoder_backend))  # one encoding for all
+    rankers: dict[str, Ranker] = {
+        "dense": IndexRanker("dense", encoder=encoder),
+        "bm25": make_ranker("bm25"),
+        "hybrid (RRF)": IndexRanker("rrf", method="hybrid", encoder=encoder),
+    }
     for weight in WEIGHTS:
-        rankers[f"weighted {weight}"] = HybridRanker(f"w{weight}", dense, "hybrid-weighted", dense_weight=weight)
+        rankers[f"weighted {weight}"] = IndexRanker(f"w{weight}", "hybrid-weighted", encoder, dense_weight=weight)
     rows = {}
     for name, ranker in rankers.items():
         print(f"scoring {name}", flush=True)
@@ -72,14 +79,13 @@ def main(argv: list[str] | None = None) -> int:
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m eval.fusion_sweep", *(argv if argv is not None else sys.argv[1:])]),
         "encoder": args.encoder,
+        "encoder_backend": args.encoder_backend,
         "split": args.split,
         "reports": {source: len(reports) for source, reports in by_source.items()},
         "rows": rows,
         "best_dense_weight": best,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "fusion_sweep.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    (args.out / "fusion_sweep.md").write_text(render(results), encoding="utf-8")
+    write_results(args.out / "fusion_sweep", results, render)
     print(f"best dense weight on the {args.split} split: {best}; wrote {args.out / 'fusion_sweep.md'}")
     return 0
 
@@ -90,7 +96,8 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         f"# Fusion weight sweep ({results['split']} split)",
         "",
-        f"Written {results['created']} by `{results['command']}`. Encoder `{results['encoder']}`; reports "
+        f"Written {results['created']} by `{results['command']}`. Encoder `{results['encoder']}` "
+        f"({results.get('encoder_backend', 'torch')}); reports "
         f"{json.dumps(results['reports'])}. Each column is a quantity the retrieval targets check; the mean "
         "weighs every source the same. The best weighted mix sets `retriever.fusion.DENSE_WEIGHT`.",
         "",

@@ -56,7 +56,7 @@ def label_retrieval(
     depth = min(AP_DEPTH, len(usable) - 1)
     if depth < 1:
         return {}
-    ranked = ranker.rank([r.findings for r in usable], corpus, depth + 1)
+    ranked = ranker.rank([r.findings for r in usable], corpus, depth + 1, "report")
     results: dict[str, dict[str, float]] = {}
     for kind in kinds:
         values = [LABEL_KINDS[kind](r) for r in usable]

@@ -21,7 +21,6 @@ fine-tuned model not trained on this machine yet) are skipped with a note. Write
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import sys
 import time
@@ -36,7 +35,7 @@ from typing import Any
 from eval.conditions import load_or_build_index
 from eval.finding_mentions import FINDINGS_BY_SOURCE, Detector, Finding, Status, mention_status, mentions
 from eval.negation_detection import DETECTORS, load_detector
-from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, load_shared
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, load_shared, write_results
 from retriever.methods import DEFAULT_METHOD, METHODS
 from retriever.report import Report
 from retriever.splits import split_of
@@ -288,10 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip() in KINDS]
     detectors = [d.strip() for d in args.detectors.split(",") if d.strip()]
     payload = run(split, kinds, args.field, detectors, args.data)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
-    args.out.with_suffix(".md").write_text(render(payload), encoding="utf-8")
-    print(render(payload))
+    print(write_results(args.out, payload, render))
     return 0
 
 

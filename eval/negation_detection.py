@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import platform
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from typing import Any
 
 from eval.finding_mentions import OPENI_FINDINGS, Detector, Status, mentions, status_of, term_spans
 from eval.grader_validation import agreement
-from eval.shared_data import RESULTS, SHARED_DATA, add_out_option
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
 from eval.stats import format_p, mcnemar
 from retriever.negation import is_negated
 
@@ -357,10 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: shared data folder {args.data} is absent")
         return 0
     payload = run(args.data, [n.strip() for n in args.detectors.split(",") if n.strip()])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    args.out.with_suffix(".md").write_text(render(payload), encoding="utf-8")
-    print(render(payload))
+    print(write_results(args.out, payload, render, indent=2))
     return 0
 
 

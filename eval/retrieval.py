@@ -6,7 +6,9 @@ of queries with a hit in the top k) and MRR@10 (mean of 1/rank of the hit, 0 whe
 
 Because one impression ("No acute cardiopulmonary abnormality.") can belong to hundreds of reports, the same
 metrics are also given on the subset of reports whose impression is not one of the most frequent ones, so that
-boilerplate normals cannot carry the score. Any encoder reference or BM25 can be evaluated (`make_ranker`).
+boilerplate normals cannot carry the score. Any encoder reference or BM25 can be evaluated (`make_ranker`), always
+through the product's own search (`IndexRanker`: a `ReportIndex` over the corpus, searched as `assistant search`
+does), so what users get from their index is what is measured.
 """
 
 from __future__ import annotations
@@ -14,12 +16,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from retriever.report import Report
+
+if TYPE_CHECKING:
+    from retriever.encoder import Encoder
+    from retriever.index import ReportIndex
 
 K_VALUES = (1, 5, 10)
 MRR_K = 10
@@ -44,91 +50,155 @@ def is_abnormal(report: Report) -> bool:
 
 
 class Ranker(Protocol):
-    """Ranks corpus texts for each query; returns the top-k corpus positions per query, best first."""
+    """Ranks corpus texts for each query; returns the top-k corpus positions per query, best first. `field` is the
+    report field the corpus texts are (impression, report...)."""
 
     name: str
 
-    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]: ...
+    def rank(self, queries: list[str], corpus: list[str], k: int, field: str = "impression") -> list[list[int]]: ...
+
+
+class _CachedVectors:
+    """An encoder backend that remembers each text's vector for the run: benchmarks rank the same reports per source
+    and pooled, and encoding is the cost. Queries are encoded in one batch before they are searched one by one (a
+    text's vector does not depend on its batch, up to float rounding)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.vectors: dict[str, np.ndarray] = {}
+        self.name, self.version, self.model = engine.name, engine.version, engine.model
+        self.dims, self.max_seq_length = engine.dims, engine.max_seq_length
+
+    def encode(self, texts: list[str], batch_size: int = 64, *, progress: bool = False) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if missing:
+            self.vectors.update(zip(missing, self.engine.encode(missing, batch_size, progress=progress), strict=True))
+        return np.stack([self.vectors[t] for t in texts])
+
+    def count_tokens(self, text: str) -> int:
+        return self.engine.count_tokens(text)
+
+
+class _NoVectors:
+    """The backend of a BM25-only ranker: `ReportIndex.build` encodes every field, but the `bm25` method never reads
+    the vectors, so none are computed (random unit vectors, so that a large corpus's IVF-PQ still trains)."""
+
+    name, version, model, dims, max_seq_length = "none", 0, None, 8, 512
+
+    def encode(self, texts: list[str], batch_size: int = 64, *, progress: bool = False) -> np.ndarray:
+        vectors = np.random.default_rng(0).standard_normal((len(texts), self.dims)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+def cached_encoder(encoder: Encoder) -> Encoder:
+    """`encoder` with its vectors remembered by text (shared by every ranker given the returned encoder)."""
+    from retriever.encoder import Encoder
+
+    if isinstance(encoder.engine, _CachedVectors):
+        return encoder
+    return Encoder(encoder.name, encoder.location, _CachedVectors(encoder.engine))
 
 
 @dataclass
-class DenseRanker:
-    """Cosine ranking with a sentence encoder (anything `retriever.encoder.load_encoder` accepts).
+class IndexRanker:
+    """Ranks through the product's own search: a `ReportIndex` built in memory over the corpus texts and searched
+    with `method` (dense, bm25, hybrid, hybrid-weighted), so the numbers are those of a user's index: the FAISS
+    structure `ReportIndex.build` picks for the corpus size (exact, IVF-PQ above faiss_index.EXACT_LIMIT), BM25 with
+    negation scopes, the product's fusion, and hits that contradict the query ranked last (negation_rerank).
 
-    Vectors are cached by text: benchmarks rank the same reports per source and pooled, and encoding is the cost.
+    Each corpus text is one report whose id is its position, so hits map back to the positions the metrics expect.
+    `dense_weight` is for eval.fusion_sweep only: ReportIndex fuses with retriever.fusion.DENSE_WEIGHT, so another
+    weight fuses the index's own dense and BM25 hits here, with the same candidate depths and contradiction rule.
     """
 
     name: str
-    encoder: object
-    _vectors: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
-
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
-        if missing:
-            self._vectors.update(zip(missing, self.encoder.encode(missing, batch_size=64), strict=True))
-        return np.stack([self._vectors[t] for t in texts])
-
-    def scored(self, queries: list[str], corpus: list[str], k: int) -> list[list[tuple[int, float]]]:
-        scores = self._encode(queries) @ self._encode(corpus).T
-        top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-        return [[(int(i), float(row[i])) for i in ids] for row, ids in zip(scores, top, strict=True)]
-
-    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
-        return _positions(self.scored(queries, corpus, k))
-
-
-@dataclass
-class BM25Ranker:
-    """The lexical baseline: BM25 over the impression texts, the project's own tokenizer (negations kept)."""
-
-    name: str = "bm25"
-
-    def scored(self, queries: list[str], corpus: list[str], k: int) -> list[list[tuple[int, float]]]:
-        from retriever.bm25_index import BM25Field
-
-        field = BM25Field.build(corpus, np.arange(len(corpus)))
-        return [field.search(query, k) for query in queries]
-
-    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
-        return _positions(self.scored(queries, corpus, k))
-
-
-@dataclass
-class HybridRanker:
-    """BM25 + a dense ranker fused exactly as the product's `hybrid` / `hybrid-weighted` search methods do
-    (same fusion functions, candidate depth and weight), so the benchmark measures what users get."""
-
-    name: str
-    dense: DenseRanker
-    method: str = "hybrid"
-    lexical: BM25Ranker = field(default_factory=BM25Ranker)
-    #: None = the product's DENSE_WEIGHT; eval.fusion_sweep sets others.
+    method: str = "dense"
+    encoder: Encoder | None = None
     dense_weight: float | None = None
 
-    def rank(self, queries: list[str], corpus: list[str], k: int) -> list[list[int]]:
-        from retriever.fusion import DENSE_WEIGHT, FUSION_DEPTH, fuse_dense_and_bm25
+    def __post_init__(self) -> None:
+        from retriever.encoder import Encoder
+        from retriever.methods import METHODS
 
-        depth = max(k, FUSION_DEPTH)
-        weight = DENSE_WEIGHT if self.dense_weight is None else self.dense_weight
-        pairs = zip(self.dense.scored(queries, corpus, depth), self.lexical.scored(queries, corpus, depth), strict=True)
-        return _positions([fuse_dense_and_bm25(self.method, dense, lexical, weight)[:k] for dense, lexical in pairs])
+        if self.method not in METHODS:
+            raise ValueError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if self.method == "bm25":
+            self.encoder = Encoder("bm25", "bm25", _NoVectors())
+        elif self.encoder is None:
+            raise ValueError(f"the {self.method} method needs an encoder")
+        else:
+            self.encoder = cached_encoder(self.encoder)
+
+    def index(self, corpus: list[str], field: str = "impression") -> ReportIndex:
+        """A ReportIndex over `corpus`, one report per text (id = position) holding it in `field`."""
+        from retriever.index import ReportIndex
+
+        key = "full_text" if field == "report" else field
+        reports = [Report(str(position), **{key: text}) for position, text in enumerate(corpus)]
+        return ReportIndex.build(reports, self.encoder, (field,), batch_size=64)
+
+    def rank(self, queries: list[str], corpus: list[str], k: int, field: str = "impression") -> list[list[int]]:
+        if not queries or not corpus:
+            return [[] for _ in queries]
+        index = self.index(corpus, field)
+        cleaned = [_cleaned(query) for query in queries]
+        if self.method != "bm25":  # one batch: the index then finds each query's vector in the cache
+            self.encoder.encode([text for text in cleaned if text], batch_size=64)
+        ranked = []
+        for query, text in zip(queries, cleaned, strict=True):
+            if not text:  # nothing to search for (`assistant search` refuses it): nothing found
+                ranked.append([])
+            elif self.dense_weight is None:
+                ranked.append([int(hit.report.id) for hit in index.search(query, field, k, method=self.method)])
+            else:
+                ranked.append(self._weighted(index, text, corpus, field, k))
+        return ranked
+
+    def _weighted(self, index: ReportIndex, query: str, corpus: list[str], field: str, k: int) -> list[int]:
+        """`hybrid-weighted` with this ranker's dense weight (the sweep's path; see the class docstring)."""
+        from retriever.bm25_index import STOPWORDS
+        from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
+        from retriever.negation_rerank import candidate_depth, contradicting_last
+
+        depth = candidate_depth(k)
+        dense, lexical = (
+            [(int(hit.report.id), hit.score) for hit in index.search(query, field, max(FUSION_DEPTH, depth), method=m)]
+            for m in ("dense", "bm25")
+        )
+        fused = fuse_dense_and_bm25("hybrid-weighted", dense, lexical, self.dense_weight)[:depth]
+        ordered = contradicting_last(query, fused, lambda scored: corpus[scored[0]], STOPWORDS)
+        return [position for (position, _), _ in ordered[:k]]
 
 
-def _positions(scored: list[list[tuple[int, float]]]) -> list[list[int]]:
-    return [[position for position, _ in row] for row in scored]
+def _cleaned(query: str) -> str:
+    """The query as the index searches it (retriever.query.clean_query), "" when nothing is left."""
+    from retriever.query import EmptyQueryError, clean_query
+
+    try:
+        return clean_query(query)
+    except EmptyQueryError:
+        return ""
 
 
-def make_ranker(ref: str) -> Ranker:
+def make_ranker(ref: str, backend: str = "torch") -> Ranker:
     """`bm25`; an encoder reference (registry name, trained model name, folder or hub id); or
-    `hybrid:ENCODER` / `hybrid-weighted:ENCODER` for BM25 fused with that encoder."""
+    `hybrid:ENCODER` / `hybrid-weighted:ENCODER` for BM25 fused with that encoder. `backend` runs the encoder
+    (retriever.encoder.BACKENDS; `assistant index` builds with retriever.encoder.INDEX_BACKEND)."""
     if ref.lower() == "bm25":
-        return BM25Ranker()
+        return IndexRanker("bm25", method="bm25")
     from retriever.encoder import load_encoder
     from retriever.methods import split_fused_spec
 
     method, encoder_ref = split_fused_spec(ref)
-    dense = DenseRanker(name=encoder_ref, encoder=load_encoder(encoder_ref))
-    return dense if method == "dense" else HybridRanker(name=ref, dense=dense, method=method)
+    return IndexRanker(ref, method=method, encoder=load_encoder(encoder_ref, backend=backend))
+
+
+def DenseRanker(name: str, encoder: Encoder) -> IndexRanker:  # noqa: N802 (the name eval/perf/embedding.py uses)
+    """The dense method over `encoder`."""
+    return IndexRanker(name, method="dense", encoder=encoder)
 
 
 def rank_of(gold: int, ranked: Sequence[int]) -> int | None:
@@ -175,7 +245,7 @@ def findings_to_impression(
     corpus = list(dict.fromkeys(golds))
     position = {text: n for n, text in enumerate(corpus)}
     k = max(*K_VALUES, MRR_K)
-    ranked = ranker.rank([r.findings for r in usable], corpus, k) if usable else []
+    ranked = ranker.rank([r.findings for r in usable], corpus, k, "impression") if usable else []
     ranks = [rank_of(position[gold], row) for gold, row in zip(golds, ranked, strict=True)]
     frequent = frequent_impressions(golds, top_frequent)
     rare = [rank for gold, rank in zip(golds, ranks, strict=True) if gold not in frequent]

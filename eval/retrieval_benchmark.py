@@ -11,7 +11,9 @@ Metrics (see eval.retrieval, eval.label_metrics, eval.beir):
   reports, finding labels within each source that has them;
 - free-text query P@10 / nDCG@10 / MRR@10 from a BEIR folder (default: the project's label queries over the
   shared data's held-out Open-i and CT-RATE reports).
-Writes <name>.json, <name>.md and <name>_match_at_k.png to eval/results/.
+Every ranker searches through the product's `ReportIndex` (eval.retrieval.IndexRanker), with the encoder backend
+users' indexes are built with unless `--encoder-backend` says otherwise. Writes <name>.json (the records of
+eval.retrieval_results), <name>.md and <name>_match_at_k.png to eval/results/.
 """
 
 from __future__ import annotations
@@ -27,7 +29,17 @@ from eval import beir
 from eval.label_metrics import label_retrieval
 from eval.plots import match_curves
 from eval.retrieval import Ranker, findings_to_impression, make_ranker
-from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_out_option
+from eval.retrieval_results import (
+    Candidate,
+    Choice,
+    LabelScores,
+    MatchScores,
+    RankerResult,
+    RetrievalResults,
+    TargetRow,
+    Targets,
+)
+from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_encoder_backend_option, add_out_option, write_results
 from eval.stats import format_p, mcnemar, paired_permutation
 from retriever.report import Report
 from retriever.splits import split_of
@@ -58,7 +70,7 @@ DEFAULT_RANKERS = ",".join(
 LABEL_QUERIES = Path(__file__).resolve().parent / "datasets" / "shared_label_queries"
 
 
-def evaluate(reports: list[Report], ranker: Ranker, queries: beir.BeirSet | None) -> dict[str, Any]:
+def evaluate(reports: list[Report], ranker: Ranker, queries: beir.BeirSet | None) -> RankerResult:
     """All metrics for one ranker."""
     by_source: dict[str, list[Report]] = {}
     for r in reports:
@@ -71,24 +83,25 @@ def evaluate(reports: list[Report], ranker: Ranker, queries: beir.BeirSet | None
         found = label_retrieval(subset, ranker, ("finding_label",), per_query=True)
         if found:
             labels[source] = found
-    result = {"findings_to_impression": f2i, "labels": labels}
+    result: dict[str, Any] = {"findings_to_impression": f2i, "labels": labels}
     if queries is not None:
         result["free_text"] = beir.evaluate(queries, ranker)
-    return result
+    return RankerResult.from_json(result)
 
 
-def render(results: dict[str, Any]) -> str:
+def render(results: RetrievalResults) -> str:
     """Markdown tables: one per metric family, one row per ranker."""
-    rankers = results["rankers"]
+    rankers = results.rankers
     lines = [
-        f"# Retrieval benchmark: {results['name']}",
+        f"# Retrieval benchmark: {results.name}",
         "",
-        f"Written {results['created']} by `{results['command']}`. Reports: {json.dumps(results['reports'])} "
-        f"({results['split']} split of `retriever.splits`; encoders were fine-tuned on the train split only).",
+        f"Written {results.created} by `{results.command}`. Reports: {json.dumps(results.reports)} "
+        f"({results.split} split of `retriever.splits`; encoders were fine-tuned on the train split only). Encoder "
+        f"backend: `{results.encoder_backend}`.",
         "",
         "## Findings -> impression (query = findings, corpus = the unique impressions of the set)",
     ]
-    keys = list(next(iter(rankers.values()))["findings_to_impression"])
+    keys = list(next(iter(rankers.values())).findings_to_impression)
     for subset, label in SUBSETS.items():
         lines += [
             "",
@@ -98,7 +111,7 @@ def render(results: dict[str, Any]) -> str:
         ]
         for key in keys:
             for name, r in rankers.items():
-                s = r["findings_to_impression"][key][subset]
+                s = r.findings_to_impression[key].subset(subset)
                 lines.append(
                     f"| {name} | {key} | {s['n']} | {s['match@1']:.3f} | {s['match@5']:.3f} | "
                     f"{s['match@10']:.3f} | {s['mrr@10']:.3f} |"
@@ -110,31 +123,30 @@ def render(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|",
     ]
     for name, r in rankers.items():
-        for subset, kinds in r["labels"].items():
+        for subset, kinds in r.labels.items():
             for kind, s in kinds.items():
-                lines.append(f"| {name} | {subset} | {kind} | {s['queries']} | {s['map@100']:.3f} | {s['p@10']:.3f} |")
-    if any("free_text" in r for r in rankers.values()):
+                lines.append(f"| {name} | {subset} | {kind} | {s.queries} | {s.map_at_100:.3f} | {s.p_at_10:.3f} |")
+    if any(r.free_text for r in rankers.values()):
         lines += [
             "",
-            f"## Free-text queries ({results.get('queries_folder', '')})",
+            f"## Free-text queries ({results.queries_folder})",
             "| ranker | queries | P@10 | nDCG@10 | MRR@10 |",
             "|---|---|---|---|---|",
         ]
         for name, r in rankers.items():
-            s = r.get("free_text")
-            if s:
-                lines.append(f"| {name} | {s['queries']} | {s['p@10']:.3f} | {s['ndcg@10']:.3f} | {s['mrr@10']:.3f} |")
-    if results.get("choice"):
-        lines += _render_choice(results["choice"], results.get("product_default", ""))
-    if results.get("targets"):
-        lines += _render_targets(results["targets"])
-    reused = {n: r["reused_from"] for n, r in rankers.items() if r.get("reused_from")}
+            if t := r.free_text:
+                lines.append(f"| {name} | {t.queries} | {t.p_at_10:.3f} | {t.ndcg_at_10:.3f} | {t.mrr_at_10:.3f} |")
+    if results.choice:
+        lines += _render_choice(results.choice, results.product_default or "")
+    if results.targets:
+        lines += _render_targets(results.targets)
+    reused = {n: r.reused_from for n, r in rankers.items() if r.reused_from}
     if reused:
-        lines += ["", "Reused from an earlier run of the same split and reports (`--reuse`, `--reuse-missing`): "
-                  + ", ".join(f"{n} ({when})" for n, when in reused.items())]
-    if results.get("missing"):
-        lines += ["", "Not evaluated (model not available): " + ", ".join(results["missing"])]
-    lines += ["", f"![match@k]({results['plot']})", ""]
+        lines += ["", "Reused from an earlier run of the same split, reports and encoder backend (`--reuse`, "
+                  "`--reuse-missing`): " + ", ".join(f"{n} ({when})" for n, when in reused.items())]
+    if results.missing:
+        lines += ["", "Not evaluated (model not available): " + ", ".join(results.missing)]
+    lines += ["", f"![match@k]({results.plot})", ""]
     return "\n".join(lines)
 
 
@@ -145,7 +157,7 @@ def product_default() -> str:
     return DEFAULT_MODEL if DEFAULT_METHOD == "dense" else f"{DEFAULT_METHOD}:{DEFAULT_MODEL}"
 
 
-def check_targets(rankers: dict[str, Any], default: str) -> dict[str, Any]:
+def check_targets(rankers: dict[str, RankerResult], default: str) -> Targets:
     """Every comparison the issue asks of the default retriever: findings -> impression match@5 (all and abnormal)
     per source and pooled, and finding-label P@10 on Open-i and CT-RATE, each against BM25 and mpnet (strictly
     better to pass). Where both rankers kept per-query results, each row also gets a paired two-sided p-value
@@ -154,80 +166,67 @@ def check_targets(rankers: dict[str, Any], default: str) -> dict[str, Any]:
     mine = rankers[default]
     for rival in (r for r in RIVALS if r in rankers):
         theirs = rankers[rival]
-        for source, scores in mine["findings_to_impression"].items():
+        for source, scores in mine.findings_to_impression.items():
+            other = theirs.findings_to_impression[source]
             for subset in ("all", "abnormal"):
-                a = scores[subset]["match@5"]
-                b = theirs["findings_to_impression"][source][subset]["match@5"]
-                test = _paired_match5(scores, theirs["findings_to_impression"][source], subset)
-                rows.append(_row(f"match@5 ({subset})", source, rival, a, b, scores[subset]["n"], test))
+                a, b = scores.subset(subset)["match@5"], other.subset(subset)["match@5"]
+                test = _paired_match5(scores, other, subset)
+                rows.append(TargetRow(f"match@5 ({subset})", source, rival, a, b, scores.subset(subset)["n"], a > b,
+                                      test))
         for source in LABEL_TARGET_SOURCES:
-            label = mine["labels"].get(source, {}).get("finding_label")
-            other = theirs["labels"].get(source, {}).get("finding_label")
-            if label and other:
-                test = _paired_p10(label, other)
-                rows.append(_row("label P@10", source, rival, label["p@10"], other["p@10"], label["queries"], test))
-    return {"default": default, "rows": rows, "all_pass": bool(rows) and all(r["pass"] for r in rows)}
+            label = mine.labels.get(source, {}).get("finding_label")
+            their_label = theirs.labels.get(source, {}).get("finding_label")
+            if label and their_label:
+                a, b = label.p_at_10, their_label.p_at_10
+                test = _paired_p10(label, their_label)
+                rows.append(TargetRow("label P@10", source, rival, a, b, label.queries, a > b, test))
+    return Targets(default, rows, bool(rows) and all(r.passed for r in rows))
 
 
-def _row(metric: str, source: str, rival: str, mine: float, theirs: float, n: int, p: float | None) -> dict:
-    return {"metric": metric, "set": source, "rival": rival, "default": mine, "rival_score": theirs, "n": n,
-            "pass": mine > theirs, "p": p}
-
-
-def _paired_match5(mine: dict[str, Any], theirs: dict[str, Any], subset: str) -> float | None:
+def _paired_match5(mine: MatchScores, theirs: MatchScores, subset: str) -> float | None:
     """McNemar p for the top-5 hits of two rankers on the same queries of a subset (None without per-query data)."""
-    a, b = mine.get("per_query"), theirs.get("per_query")
-    if not a or not b or a["id"] != b["id"]:
+    a, b = mine.per_query, theirs.per_query
+    if not a or not b or a.id != b.id:
         return None
-    keep = [subset == "all" or abnormal for abnormal in a["abnormal"]]
-    hits = [[rank is not None and rank <= 5 for rank, k in zip(q["rank"], keep, strict=True) if k] for q in (a, b)]
+    keep = [subset == "all" or abnormal for abnormal in a.abnormal]
+    hits = [[rank is not None and rank <= 5 for rank, k in zip(q.rank, keep, strict=True) if k] for q in (a, b)]
     return mcnemar(hits[0], hits[1]).p
 
 
-def _paired_p10(mine: dict[str, Any], theirs: dict[str, Any]) -> float | None:
+def _paired_p10(mine: LabelScores, theirs: LabelScores) -> float | None:
     """Sign-flip permutation p for the per-query P@10 of two rankers (None without per-query data)."""
-    a, b = mine.get("per_query"), theirs.get("per_query")
-    if not a or not b or a["id"] != b["id"]:
+    a, b = mine.per_query, theirs.per_query
+    if not a or not b or a.id != b.id:
         return None
-    return paired_permutation(a["p@10"], b["p@10"]).p
+    return paired_permutation(a.p_at_10, b.p_at_10).p
 
 
-def choose_default(rankers: dict[str, Any], candidates: list[str]) -> dict[str, Any]:
+def choose_default(rankers: dict[str, RankerResult], candidates: list[str]) -> Choice:
     """The rule that picks the product's default retriever from the results: the candidate that passes the most
     target rows (check_targets), ties broken by pooled findings -> impression match@5 and then MRR@10. The
     candidates are the search methods over the default-recipe model, i.e. the choices DEFAULT_METHOD offers."""
     table = []
     for name in candidates:
-        targets = check_targets(rankers, name)
-        pooled = rankers[name]["findings_to_impression"].get("overall") or next(
-            iter(rankers[name]["findings_to_impression"].values())
-        )
-        table.append(
-            {
-                "ranker": name,
-                "passed": sum(r["pass"] for r in targets["rows"]),
-                "rows": len(targets["rows"]),
-                "match@5": pooled["all"]["match@5"],
-                "mrr@10": pooled["all"]["mrr@10"],
-            }
-        )
-    table.sort(key=lambda row: (-row["passed"], -row["match@5"], -row["mrr@10"]))
-    return {"best": table[0]["ranker"] if table else None, "candidates": table}
+        rows = check_targets(rankers, name).rows
+        pooled = rankers[name].pooled().all
+        table.append(Candidate(name, sum(r.passed for r in rows), len(rows), pooled["match@5"], pooled["mrr@10"]))
+    table.sort(key=lambda row: (-row.passed, -row.match_at_5, -row.mrr_at_10))
+    return Choice(table[0].ranker if table else None, table)
 
 
-def default_candidates(rankers: dict[str, Any]) -> list[str]:
+def default_candidates(rankers: dict[str, RankerResult]) -> list[str]:
     """Rankers that are a search method over DEFAULT_MODEL (dense, hybrid, hybrid-weighted) and were evaluated."""
     from retriever.methods import split_fused_spec
 
     return [name for name in rankers if split_fused_spec(name)[1] == DEFAULT_MODEL]
 
 
-def _render_targets(targets: dict[str, Any]) -> list[str]:
-    verdict = "every target met" if targets["all_pass"] else "NOT every target met (see the rows marked no)"
-    paired = any(r.get("p") is not None for r in targets["rows"])
+def _render_targets(targets: Targets) -> list[str]:
+    verdict = "every target met" if targets.all_pass else "NOT every target met (see the rows marked no)"
+    paired = any(r.p is not None for r in targets.rows)
     lines = [
         "",
-        f"## Targets for the default retriever `{targets['default']}`: {verdict}",
+        f"## Targets for the default retriever `{targets.default}`: {verdict}",
         "",
         "p = paired two-sided test against the rival on the same queries (McNemar exact/chi-square on the top-5 "
         "hits; sign-flip permutation on per-query P@10); p >= 0.05 means the difference is within noise at this n."
@@ -238,14 +237,14 @@ def _render_targets(targets: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r['metric']} | {r['set']} | {r['n']} | {r['default']:.3f} | {r['rival']} | {r['rival_score']:.3f} "
-        f"| {'yes' if r['pass'] else '**no**'} | {'' if r.get('p') is None else format_p(r['p'])} |"
-        for r in targets["rows"]
+        f"| {r.metric} | {r.set_name} | {r.n} | {r.default_score:.3f} | {r.rival} | {r.rival_score:.3f} "
+        f"| {'yes' if r.passed else '**no**'} | {'' if r.p is None else format_p(r.p)} |"
+        for r in targets.rows
     ]
     return lines
 
 
-def _render_choice(choice: dict[str, Any], product: str) -> list[str]:
+def _render_choice(choice: Choice, product: str) -> list[str]:
     lines = [
         "",
         "## Choosing the default",
@@ -257,27 +256,30 @@ def _render_choice(choice: dict[str, Any], product: str) -> list[str]:
         "|---|---|---|---|",
     ]
     lines += [
-        f"| {'**' + c['ranker'] + '**' if c['ranker'] == choice['best'] else c['ranker']} | {c['passed']} / "
-        f"{c['rows']} | {c['match@5']:.3f} | {c['mrr@10']:.3f} |"
-        for c in choice["candidates"]
+        f"| {'**' + c.ranker + '**' if c.ranker == choice.best else c.ranker} | {c.passed} / "
+        f"{c.rows} | {c.match_at_5:.3f} | {c.mrr_at_10:.3f} |"
+        for c in choice.candidates
     ]
-    same = "is" if product == choice["best"] else "is NOT"
-    lines += ["", f"Chosen: `{choice['best']}`. The product's default (`retriever.methods.DEFAULT_METHOD` over "
+    same = "is" if product == choice.best else "is NOT"
+    lines += ["", f"Chosen: `{choice.best}`. The product's default (`retriever.methods.DEFAULT_METHOD` over "
               f"`{DEFAULT_MODEL}`) is `{product}`, which {same} the chosen one."]
     return lines
 
 
-def reuse_previous(path: Path, refs: list[str], split: str, counts: dict[str, int]) -> dict[str, Any]:
-    """Results of `refs` from an earlier run written to `path`, when it evaluated the same split and reports: for
-    models that cannot be loaded here (not trained on this machine) or that need not be measured again."""
+def reuse_previous(
+    path: Path, refs: list[str], split: str, counts: dict[str, int], backend: str
+) -> dict[str, RankerResult]:
+    """Results of `refs` from an earlier run written to `path`, when it evaluated the same split and reports with
+    the same encoder backend: for models that cannot be loaded here (not trained on this machine) or that need not
+    be measured again."""
     if not path.is_file():
         return {}
-    earlier = json.loads(path.read_text(encoding="utf-8"))
-    if earlier.get("split") != split or earlier.get("reports") != counts:
+    earlier = RetrievalResults.read(path)
+    if earlier.split != split or earlier.reports != counts or earlier.encoder_backend != backend:
         return {}
-    found = {ref: earlier["rankers"][ref] for ref in refs if ref in earlier.get("rankers", {})}
+    found = {ref: earlier.rankers[ref] for ref in refs if ref in earlier.rankers}
     for result in found.values():
-        result.setdefault("reused_from", earlier["created"])
+        result.reused_from = result.reused_from or earlier.created
     return found
 
 
@@ -294,15 +296,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reuse",
         default="",
-        help="comma-separated rankers whose results to take from the previous <name>.json (same split and reports) "
-        "instead of evaluating them again, e.g. the slow untuned mpnet when only a new model changed",
+        help="comma-separated rankers whose results to take from the previous <name>.json (same split, reports and "
+        "encoder backend) instead of evaluating them again, e.g. the slow untuned mpnet when only a new model changed",
     )
     parser.add_argument(
         "--reuse-missing",
         action="store_true",
         help="for models that are not available here, keep their results from the previous <name>.json "
-        "if it evaluated the same split and reports (marked as reused in the report)",
+        "if it evaluated the same split, reports and encoder backend (marked as reused in the report)",
     )
+    add_encoder_backend_option(parser)
     args = parser.parse_args(argv)
     from models.resolve import ModelNotAvailable
     from retriever.ingest import ingest
@@ -322,66 +325,68 @@ def main(argv: list[str] | None = None) -> int:
             wanted = set(ids_file.read_text().split()) if ids_file.is_file() else None
             corpus = {r.id: r.text_of("report") for r in ingested.reports if wanted is None or r.id in wanted}
         queries = beir.load(folder, corpus)
-    results: dict[str, Any] = {
-        "name": args.name,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m eval.retrieval_benchmark", *(argv if argv is not None else sys.argv[1:])]),
-        "split": args.split,
-        "reports": {s: sum(r.source == s for r in reports) for s in sorted({r.source for r in reports})},
-        "queries_folder": str(folder.relative_to(Path.cwd()))
+    results = RetrievalResults(
+        name=args.name,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        command=" ".join(["python -m eval.retrieval_benchmark", *(argv if argv is not None else sys.argv[1:])]),
+        split=args.split,
+        reports={s: sum(r.source == s for r in reports) for s in sorted({r.source for r in reports})},
+        queries_folder=str(folder.relative_to(Path.cwd()))
         if folder and folder.is_relative_to(Path.cwd())
         else str(folder or ""),
-        "rankers": {},
-        "missing": [],
-    }
+        encoder_backend=args.encoder_backend,
+        rankers={},
+    )
     previous = args.out / f"{args.name}.json"
-    reuse = [r.strip() for r in args.reuse.split(",") if r.strip()]
-    results["rankers"] |= reuse_previous(previous, reuse, args.split, results["reports"])
+
+    def reused(refs: list[str]) -> dict[str, RankerResult]:
+        return reuse_previous(previous, refs, results.split, results.reports, results.encoder_backend)
+
+    results.rankers |= reused([r.strip() for r in args.reuse.split(",") if r.strip()])
     refs = [r.strip() for r in args.rankers.split(",") if r.strip()]
     for ref in refs:
-        if ref in results["rankers"]:
+        if ref in results.rankers:
             print(f"reusing {ref} from {previous}")
             continue
         try:
-            ranker = make_ranker(ref)
+            ranker = make_ranker(ref, backend=args.encoder_backend)
         except ModelNotAvailable as exc:
             print(f"skipping {ref}: {exc}")
-            results["missing"].append(ref)
+            results.missing.append(ref)
             continue
         print(f"evaluating {ref}", flush=True)
-        results["rankers"][ref] = evaluate(reports, ranker, queries)
-    if args.reuse_missing and results["missing"]:
-        earlier = reuse_previous(previous, results["missing"], args.split, results["reports"])
-        results["rankers"] |= earlier
-        results["missing"] = [ref for ref in results["missing"] if ref not in earlier]
-    results["rankers"] = {ref: results["rankers"][ref] for ref in refs if ref in results["rankers"]}
-    if not results["rankers"]:
+        results.rankers[ref] = evaluate(reports, ranker, queries)
+    if args.reuse_missing and results.missing:
+        earlier = reused(results.missing)
+        results.rankers |= earlier
+        results.missing = [ref for ref in results.missing if ref not in earlier]
+    results.rankers = {ref: results.rankers[ref] for ref in refs if ref in results.rankers}
+    if not results.rankers:
         print("no ranker could be evaluated")
         return 1
-    args.out.mkdir(parents=True, exist_ok=True)
-    key = "overall" if len(results["reports"]) > 1 else next(iter(results["reports"]))
+    conclude(results, args.default or product_default())
+    key = "overall" if len(results.reports) > 1 else next(iter(results.reports))
     curves = {
-        n: {
-            int(m.split("@")[1]): v
-            for m, v in r["findings_to_impression"][key]["all"].items()
-            if m.startswith("match@")
-        }
-        for n, r in results["rankers"].items()
+        n: {int(m.split("@")[1]): v for m, v in r.findings_to_impression[key].all.items() if m.startswith("match@")}
+        for n, r in results.rankers.items()
     }
-    default = args.default or product_default()
-    results["product_default"] = product_default()
-    candidates = default_candidates(results["rankers"])
-    if candidates:
-        results["choice"] = choose_default(results["rankers"], candidates)
-    if default in results["rankers"]:
-        results["targets"] = check_targets(results["rankers"], default)
-    results["plot"] = match_curves(
-        curves, f"findings -> impression ({key})", args.out / f"{args.name}_match_at_k.png"
-    ).name
-    (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    (args.out / f"{args.name}.md").write_text(render(results), encoding="utf-8")
+    args.out.mkdir(parents=True, exist_ok=True)
+    plot = args.out / f"{args.name}_match_at_k.png"
+    results.plot = match_curves(curves, f"findings -> impression ({key})", plot).name
+    write_results(args.out / args.name, results, render)
     print(f"wrote {args.out / args.name}.json, .md and _match_at_k.png")
     return 0
+
+
+def conclude(results: RetrievalResults, default: str) -> None:
+    """The verdicts: the product's default, the choice among the default model's methods, and the targets of
+    `default` (when each can be computed from the rankers evaluated)."""
+    results.product_default = product_default()
+    candidates = default_candidates(results.rankers)
+    if candidates:
+        results.choice = choose_default(results.rankers, candidates)
+    if default in results.rankers:
+        results.targets = check_targets(results.rankers, default)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,14 @@ builder reads it through the project's own importers and skips cleanly when it i
 from __future__ import annotations
 
 import argparse
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from models.paths import data_home
+from retriever.atomic import write_atomic
 from retriever.ingest import IngestResult, ingest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -40,6 +43,34 @@ def add_out_option(parser: argparse.ArgumentParser, default: Path) -> None:
     """A benchmark's `--out`: the folder its results are written to, `default` (inside the checkout) unless told."""
     where = f"{default.relative_to(REPO)} in this checkout"
     parser.add_argument("--out", type=Path, default=default, help=f"where results are written (default: {where})")
+
+
+def index_backend(env: Mapping[str, str] = os.environ) -> str:
+    """The encoder backend `assistant index` builds users' indexes with, read as the product reads it
+    (assistant.settings.EncoderSettings: RADSEARCH_ENCODER_BACKEND, else retriever.encoder.INDEX_BACKEND)."""
+    from assistant.settings import EncoderSettings
+
+    return EncoderSettings.from_env(env).backend
+
+
+def add_encoder_backend_option(parser: argparse.ArgumentParser, env: Mapping[str, str] = os.environ) -> None:
+    """A benchmark's `--encoder-backend`: who runs the encoders; by default `index_backend`, so the numbers are those
+    of users' indexes."""
+    from retriever.encoder import BACKENDS
+
+    default = index_backend(env)
+    parser.add_argument("--encoder-backend", default=default, choices=BACKENDS,
+                        help=f"encoder backend (default: {default}, what new indexes are built with)")
+
+
+def write_results(stem: Path, payload: Any, render: Callable[[Any], str], *, indent: int = 1) -> str:
+    """Write a benchmark's results: `stem`.json (the payload, or its `to_json()`) and `stem`.md (`render(payload)`),
+    each replaced atomically, the folder made if needed. Returns the Markdown (benchmarks also print it)."""
+    data = payload.to_json() if hasattr(payload, "to_json") else payload
+    markdown = render(payload)
+    write_atomic(stem.with_name(f"{stem.name}.json"), json.dumps(data, indent=indent) + "\n")
+    write_atomic(stem.with_name(f"{stem.name}.md"), markdown)
+    return markdown
 
 
 def eval_home() -> Path:

@@ -9,13 +9,13 @@ A missing, unreadable or corrupt cache only costs a re-hash.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from models.paths import models_dir
+from retriever.atomic import write_atomic
 
 HASH_CACHE = ".file-hashes.json"
 
@@ -55,14 +55,5 @@ def _read(cache_file: Path) -> dict[str, object]:
 
 def _write(cache_file: Path, cache: dict[str, object]) -> None:
     """Atomic replace, so two commands writing at once leave one complete cache; failure to write is harmless."""
-    try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_file.parent, prefix=f"{HASH_CACHE}.tmp-")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(cache, handle, indent=1)
-        os.replace(tmp, cache_file)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        write_atomic(cache_file, json.dumps(cache, indent=1))

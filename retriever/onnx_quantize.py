@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from retriever.atomic import write_atomic
+
 #: Mean cosine to the float32 export a quantized model must reach on CALIBRATION (0.99: measured to keep
 #: findings -> impression match@5 within 1 point on the shared data, eval/results/performance.md).
 MIN_COSINE = 0.99
@@ -225,7 +227,7 @@ def quantize(
                     "float_layers": len(recipe.keep_float),
                     **({"outlier_fraction": round(OUTLIER_FRACTION, 4)} if recipe.split_outliers else {}),
                 }
-                (int8_path.parent / RECIPE_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+                write_atomic(int8_path.parent / RECIPE_FILE, json.dumps(record, indent=2) + "\n")
                 return record
     finally:
         split_path.unlink(missing_ok=True)

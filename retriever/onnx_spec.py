@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from retriever.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -104,12 +105,10 @@ class RunnerSpec:
             return None
 
     def save(self, folder: Path) -> None:
-        """Write the spec into `folder` (each file through a temporary name: a crash leaves none half-written)."""
+        """Write the spec into `folder` (each file atomically: a crash leaves none half-written)."""
         fields = {"pooling": self.pooling, "max_seq_length": self.max_seq_length, "dims": self.dims}
-        for name, text in ((TOKENIZER_FILE, self.counting.to_str()), (SPEC_FILE, json.dumps(fields, indent=2) + "\n")):
-            tmp = folder / f".{name}.tmp"
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, folder / name)
+        write_atomic(folder / TOKENIZER_FILE, self.counting.to_str())
+        write_atomic(folder / SPEC_FILE, json.dumps(fields, indent=2) + "\n")
 
     def feeds(self, texts: list[str]) -> list[dict[str, list[int]]]:
         """One unpadded input per text, truncated to max_seq_length: input name -> token values."""

@@ -24,7 +24,8 @@ def test_sweep_scores_every_setting_and_picks_a_weight(tmp_path: Path) -> None:
         writer.writerow(["id", "modality", "findings", "impression", "labels"])
         writer.writerows(ROWS)
     out = tmp_path / "results"
-    assert fusion_sweep.main(["--corpus", str(corpus), "--encoder", "minilm", "--split", "all", "--out", str(out)]) == 0
+    command = ["--corpus", str(corpus), "--encoder", "minilm", "--encoder-backend", "torch", "--split", "all"]
+    assert fusion_sweep.main([*command, "--out", str(out)]) == 0
     results = json.loads((out / "fusion_sweep.json").read_text())
     assert results["best_dense_weight"] in fusion_sweep.WEIGHTS
     assert {"dense", "bm25", "hybrid (RRF)"} <= set(results["rows"])

@@ -6,7 +6,7 @@ import pytest
 
 from eval import beir
 from eval.label_metrics import average_precision, label_retrieval, precision_at
-from eval.retrieval import BM25Ranker
+from eval.retrieval import make_ranker
 from retriever.report import Report
 
 
@@ -35,7 +35,7 @@ def test_label_retrieval_with_bm25_by_hand() -> None:
                labels=("effusion",)),
         Report("d", "pleural effusion right base blunting", "effusion", modality="XR", labels=("effusion",)),
     ]
-    found = label_retrieval(reports, BM25Ranker(), ("modality", "finding_label"))
+    found = label_retrieval(reports, make_ranker("bm25"), ("modality", "finding_label"))
     assert found["modality"] == {"queries": 4, "map@100": 1.0, "p@10": 0.1}
     # finding labels: only c and d share one; a and b have nothing to find and are not queries
     assert found["finding_label"] == {"queries": 2, "map@100": 1.0, "p@10": 0.1}
@@ -43,7 +43,7 @@ def test_label_retrieval_with_bm25_by_hand() -> None:
 
 def test_label_kind_with_a_single_value_is_skipped() -> None:
     reports = [Report(str(i), f"finding {i} words", "x", modality="CT") for i in range(3)]
-    assert "modality" not in label_retrieval(reports, BM25Ranker(), ("modality",))
+    assert "modality" not in label_retrieval(reports, make_ranker("bm25"), ("modality",))
 
 
 def test_ndcg_by_hand() -> None:
@@ -62,7 +62,7 @@ def test_beir_folder_round_trip_and_metrics(tmp_path) -> None:
     (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t2\nq1\td3\t1\nq2\tnope\t1\n")
     data = beir.load(tmp_path)
     assert data.qrels == {"q1": {"d1": 2, "d3": 1}, "q2": {"nope": 1}}
-    scores = beir.evaluate(data, BM25Ranker(), k=10)
+    scores = beir.evaluate(data, make_ranker("bm25"), k=10)
     # q2 has no judged document in the corpus and is left out; q1 finds both effusions at ranks 1-2 and the
     # cardiomegaly report (if returned at all) last: P@10 = 2/10, MRR = 1
     assert scores["queries"] == 1

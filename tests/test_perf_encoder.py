@@ -126,16 +126,27 @@ def test_unsupported_module_stack_is_refused() -> None:
         pooling_mode([Dense()])
 
 
-def test_unknown_backend_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from retriever.encoder import index_backend, load_encoder
+def test_unknown_backend_is_a_clear_error() -> None:
+    from eval.shared_data import index_backend
+    from retriever.encoder import load_encoder
 
     with pytest.raises(ValueError, match="unknown encoder backend"):
         load_encoder("minilm", backend="tpu")
-    monkeypatch.setenv("RADSEARCH_ENCODER_BACKEND", "gpu")
     with pytest.raises(ValueError, match="RADSEARCH_ENCODER_BACKEND"):
-        index_backend()
-    monkeypatch.delenv("RADSEARCH_ENCODER_BACKEND")
-    assert index_backend() == "onnx-int8"
+        index_backend({"RADSEARCH_ENCODER_BACKEND": "gpu"})
+    assert index_backend({}) == "onnx-int8" and index_backend({"RADSEARCH_ENCODER_BACKEND": "torch"}) == "torch"
+
+
+def test_the_encoder_reads_no_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Backend and device come from the caller (the settings, read once by each command): a variable set below
+    the entry point changes nothing."""
+    import inspect
+
+    from retriever import encoder
+
+    assert "os.environ" not in inspect.getsource(encoder) and "getenv" not in inspect.getsource(encoder)
+    monkeypatch.setenv("RADSEARCH_ENCODER_DEVICE", "cuda")
+    assert encoder.load_encoder("minilm").model.device.type == "cpu"
 
 
 def test_index_records_backend_and_refuses_a_mismatch(minilm, fast, tmp_path: Path) -> None:

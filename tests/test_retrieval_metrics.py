@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from eval.retrieval import (
-    BM25Ranker,
     findings_to_impression,
     frequent_impressions,
+    make_ranker,
     match_at_k,
     mrr_at_k,
     rank_of,
@@ -59,7 +59,7 @@ def test_findings_to_impression_with_bm25_by_hand() -> None:
         Report("r5", "Enlarged cardiac silhouette.", "Cardiomegaly."),
         Report("r6", "Findings without an impression."),  # not usable: no impression
     ]
-    result = findings_to_impression(reports, BM25Ranker())
+    result = findings_to_impression(reports, make_ranker("bm25"))
     # Corpus: 4 unique impressions. r1 and r2 share words only with their own impression (rank 1); r3, r4 and r5
     # share no word with any impression, so BM25 returns nothing for them.
     assert result["corpus_impressions"] == 4

@@ -37,3 +37,21 @@ def test_results_go_to_out_and_the_default_is_documented(tmp_path: Path) -> None
     add_out_option(parser, RESULTS / "negation")
     assert parser.parse_args([]).out == RESULTS / "negation"
     assert "(default: eval/results/negation in this checkout)" in " ".join(parser.format_help().split())
+
+
+def test_results_are_written_as_json_and_markdown_through_one_helper(tmp_path: Path) -> None:
+    from eval.shared_data import write_results
+
+    class Typed:
+        def to_json(self) -> dict:
+            return {"a": 1}
+
+    markdown = write_results(tmp_path / "deep" / "name.v2", {"a": 1}, lambda payload: f"# {payload['a']}\n")
+    assert markdown == "# 1\n"
+    assert (tmp_path / "deep" / "name.v2.json").read_text() == '{\n "a": 1\n}\n'
+    assert (tmp_path / "deep" / "name.v2.md").read_text() == "# 1\n"
+    write_results(tmp_path / "typed", Typed(), lambda payload: type(payload).__name__, indent=2)
+    assert (tmp_path / "typed.json").read_text() == '{\n  "a": 1\n}\n'
+    assert (tmp_path / "typed.md").read_text() == "Typed"
+    names = sorted(p.name for p in tmp_path.rglob("*"))  # no temporary left behind
+    assert names == ["deep", "name.v2.json", "name.v2.md", "typed.json", "typed.md"]

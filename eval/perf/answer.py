@@ -119,7 +119,8 @@ def compare(pipeline: Any, recorder: RecordingLLM, raw: Any, queries: list[str])
 
 def build_index(folder: Path, threads: int, limit: int | None = None) -> Any:
     """A saved impression index over the shared train/dev reports (the test split supplies the queries)."""
-    from retriever.encoder import index_backend, load_encoder
+    from eval.shared_data import index_backend
+    from retriever.encoder import load_encoder
     from retriever.index import ReportIndex
 
     reports = shared_reports()

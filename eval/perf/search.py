@@ -25,7 +25,7 @@ import numpy as np
 from eval.perf import results
 from eval.perf.data import NoData, shared_reports, test_split
 from eval.perf.synthetic import nn_cosine_mean, synthetic_vectors
-from eval.shared_data import REPO
+from eval.shared_data import REPO, index_backend
 
 SHORT_QUERIES = REPO / "eval" / "datasets" / "shared_label_queries" / "queries.jsonl"
 SIZES = (10_000, 100_000, 1_000_000)
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds", default="flat,hnsw,ivfpq")
     parser.add_argument("--queries", type=int, default=200)
     args = results.parse_args(parser, argv)
-    from retriever.encoder import index_backend, load_encoder
+    from retriever.encoder import load_encoder
 
     encoder = load_encoder(ENCODER, backend=index_backend(), threads=args.threads)
     try:
