@@ -7,8 +7,9 @@ sees the old index or the new one, never a mix. What each part costs (measured i
 - vectors: only new and changed reports are encoded. An exact index adds and removes in place; IVF-PQ adds to its
   trained quantizer, and a removal re-adds the remaining vectors from their SQ8 codes (no retraining, no encoding);
 - the store: a copy of the SQLite file, changed with SQL;
-- BM25: rebuilt from the final store's texts (streaming_build.bm25_of_store): bm25s cannot add documents, and
-  every document changes the IDF and average length that all scores use; this is a rebuild's cost without encoding;
+- BM25: bm25s cannot add documents, and every document changes the IDF and average length all scores use, so the
+  field is re-indexed: from the kept documents' saved term ids plus the new texts (only those are tokenized), or,
+  for an index saved without term ids, from the final store's texts (streaming_build.bm25_of_store);
 - the manifest: counts, the corpus hash (a pass over the store) and every file's checksum.
 The exclusions are a full build's: duplicate findings are checked against the index too (a pass over its findings).
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import EXACT_LIMIT, remove_vectors
 from retriever.index import (
@@ -80,7 +82,7 @@ def update_index(
     if not folder.parent.is_dir():
         raise IndexLoadError(f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}`")
     with one_writer(folder):
-        manifest, vectors, _, store = open_parts(folder)
+        manifest, vectors, old_bm25, store = open_parts(folder)
         try:
             summary, upserts, gone = _plan(store, list(reports), set(removals), exclusions)
             if not summary.changed():
@@ -95,7 +97,7 @@ def update_index(
             change_store(tmp / STORE_FILE, upserts, gone)
             new_store = ReportStore(tmp / STORE_FILE)
             try:
-                bm25 = {f: bm25_of_store(new_store, f) for f in manifest.fields}
+                bm25 = {f: _bm25(old_bm25[f], new_store, f, upserts, gone) for f in manifest.fields}
                 manifest.reports = new_store.count()
                 manifest.corpus_sha256 = corpus_hash(report for _, report in new_store.iter_reports())
             finally:
@@ -198,3 +200,14 @@ def _update_vectors(
             print(f"encoding {len(texts)} {field_name} texts with {model.name}")
         embedded = model.encode(texts, batch_size=batch_size, progress=progress)
         vectors[field_name].add_with_ids(np.ascontiguousarray(embedded, dtype=np.float32), rowids)
+
+
+def _bm25(
+    old: BM25Field, store: ReportStore, field_name: str, upserts: list[tuple[int, Report]], gone: list[int]
+) -> BM25Field:
+    """The field's BM25 after the update: re-indexed from the kept documents' term ids plus the new texts, or, for
+    an index saved without term ids, built from the final store's texts."""
+    rows = [(rowid, text) for rowid, report in upserts if (text := report.text_of(field_name))]
+    stale = np.array([*gone, *(rowid for rowid, _ in upserts)], dtype=np.int64)
+    updated = old.updated(stale, [rowid for rowid, _ in rows], [text for _, text in rows])
+    return updated if updated is not None else bm25_of_store(store, field_name)

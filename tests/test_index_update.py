@@ -112,3 +112,16 @@ def test_removing_vectors_keeps_the_others_and_their_scores(kind: str) -> None:
     after = search_vectors(index, data[7], 20)
     assert index.ntotal == 2998 and 21 not in dict(after)
     assert [(i, round(s, 4)) for i, s in before if i != 21][:15] == [(i, round(s, 4)) for i, s in after][:15]
+
+
+def test_an_index_saved_without_bm25_term_ids_is_updated_from_the_store(base: Path, minilm, tmp_path: Path) -> None:
+    manifest = json.loads((base / "manifest.json").read_text())
+    for name in [n for n in manifest["files"] if n.endswith(("token_ids.npy", "token_offsets.npy"))]:
+        (base / name).unlink()
+        del manifest["files"][name]
+    (base / "manifest.json").write_text(json.dumps(manifest))
+    update_index(base, [NEW], removals=["t:1"], encoder=minilm)
+    rebuilt = tmp_path / "rebuilt"
+    ReportIndex.build([*REPORTS[1:5], NEW], minilm).save(rebuilt)
+    assert _results(ReportIndex.load(base, minilm)) == _results(ReportIndex.load(rebuilt, minilm))
+    assert (base / "bm25_findings" / "token_ids.npy").is_file()  # kept from now on

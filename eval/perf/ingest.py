@@ -43,6 +43,7 @@ RESULTS_JSON = RESULTS / "ingest.json"
 ENCODER = "minilm"
 K = 10
 FIELDS = 3  # findings, impression, report: each has its own vectors and BM25
+PARTS = ("vectors", "bm25", "streaming_build")
 
 
 def _timed(action: Any, *args: Any) -> tuple[Any, float]:
@@ -99,13 +100,22 @@ def report_texts(count: int) -> list[str]:
     return [f"{texts[i % len(texts)]} Study {i}." for i in range(count)]
 
 
-def bm25_section(size: int) -> dict[str, Any]:
-    """BM25 over `size` report texts: an update's cost per field (and a full build's)."""
+def bm25_section(size: int, share: float) -> dict[str, Any]:
+    """BM25 over `size` report texts (a full build's cost per field), then an update adding `share` of them (from
+    the kept term ids: only the new texts are tokenized)."""
     from retriever.bm25_index import BM25Field
 
-    texts = report_texts(size)
-    _, seconds = _timed(BM25Field.build, texts, np.arange(size, dtype=np.int64))
-    return {"texts": size, "build_s": round(seconds, 2), "us_per_text": round(seconds / size * 1e6, 1)}
+    added = max(1, int(size * share))
+    texts = report_texts(size + added)
+    field, seconds = _timed(BM25Field.build, texts[:size], np.arange(size, dtype=np.int64))
+    _, update_s = _timed(field.updated, np.empty(0, dtype=np.int64), list(range(size, size + added)), texts[size:])
+    return {
+        "texts": size,
+        "build_s": round(seconds, 2),
+        "us_per_text": round(seconds / size * 1e6, 1),
+        "added": added,
+        "update_s": round(update_s, 2),
+    }
 
 
 def encoded(encoder: Any, texts: list[str]) -> tuple[np.ndarray, float]:
@@ -180,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--real", type=int, default=3000, help="real report texts encoded as the synthetic basis")
     parser.add_argument(
         "--parts",
-        default="vectors,bm25,streaming_build",
+        default=",".join(PARTS),
         help="parts to measure; the others are kept from the stored run of the same --size",
     )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)  # internal: the streaming-build process
@@ -189,33 +199,36 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(streaming_child(args.child, args.work / "real.npy", args.work)))
         return 0
-    from assistant.settings import EncoderSettings
-    from retriever.encoder import load_encoder
+    earlier = results.read(args.results)["sections"].get("ingest_quick" if args.quick else "ingest", {})
+    reuse = earlier.get("vectors", {}).get("vectors") == args.size
+    chosen = set(args.parts.split(",")) if reuse else set(PARTS)
+    if unknown := chosen - set(PARTS):
+        parser.error(f"--parts: unknown {sorted(unknown)}; choose from {', '.join(PARTS)}")
+    data: dict[str, Any] = {"load_average_at_start": load_average()}
+    real = np.empty(0)
+    if chosen & {"vectors", "streaming_build"} or not reuse:
+        from assistant.settings import EncoderSettings
+        from retriever.encoder import load_encoder
 
-    backend = EncoderSettings.from_env(os.environ).backend  # what `assistant index` builds with
-    encoder = load_encoder(ENCODER, backend=backend, threads=args.threads)
-    try:
-        texts = [t.split(" Study ")[0] for t in report_texts(args.real)]
-    except NoData as exc:
-        print(f"skipped: {exc}")
-        return 0
-    real, seconds_per_text = encoded(encoder, texts)
-    data: dict[str, Any] = {
-        "encoder": f"{ENCODER} ({encoder.backend})",
-        "encode_ms_per_text": round(seconds_per_text * 1000, 2),
-        "load_average_at_start": load_average(),
-    }
+        backend = EncoderSettings.from_env(os.environ).backend  # what `assistant index` builds with
+        encoder = load_encoder(ENCODER, backend=backend, threads=args.threads)
+        try:
+            texts = [t.split(" Study ")[0] for t in report_texts(args.real)]
+        except NoData as exc:
+            print(f"skipped: {exc}")
+            return 0
+        real, seconds_per_text = encoded(encoder, texts)
+        data["encoder"] = f"{ENCODER} ({encoder.backend})"
+        data["encode_ms_per_text"] = round(seconds_per_text * 1000, 2)
+    else:  # no part needs the encoder: its rate is the earlier run's
+        data["encoder"], data["encode_ms_per_text"] = earlier["encoder"], earlier["encode_ms_per_text"]
     parts = {
         "vectors": lambda: vectors_section(real, args.size, args.share, args.queries),
-        "bm25": lambda: bm25_section(args.size),
+        "bm25": lambda: bm25_section(args.size, args.share),
         "streaming_build": lambda: streaming_section(args.size, real),
     }
-    chosen = args.parts.split(",")
-    if unknown := set(chosen) - parts.keys():
-        parser.error(f"--parts: unknown {sorted(unknown)}; choose from {', '.join(parts)}")
-    earlier = results.read(args.results)["sections"].get("ingest_quick" if args.quick else "ingest", {})
     for name, measure in parts.items():
-        if name in chosen or earlier.get("vectors", {}).get("vectors") != args.size:
+        if name in chosen:
             data[name] = {
                 **measure(),
                 "measured": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -234,9 +247,9 @@ def main(argv: list[str] | None = None) -> int:
 def whole_pipeline(data: dict[str, Any], size: int) -> dict[str, float]:
     """Update vs rebuild with every part: encoding (measured per text, x3 fields), vectors and BM25 (measured)."""
     vectors, per_text = data["vectors"], data["encode_ms_per_text"] / 1000
-    bm25 = data["bm25"]["build_s"] * FIELDS
-    update = FIELDS * (vectors["added"] * per_text + vectors["add_s"]) + bm25
-    rebuild = FIELDS * ((size + vectors["added"]) * per_text + vectors["rebuild_s"]) + bm25
+    bm25 = data["bm25"]
+    update = FIELDS * (vectors["added"] * per_text + vectors["add_s"] + bm25.get("update_s", bm25["build_s"]))
+    rebuild = FIELDS * ((size + vectors["added"]) * per_text + vectors["rebuild_s"] + bm25["build_s"])
     return {"update_s": round(update, 1), "rebuild_s": round(rebuild, 1), "update_share": round(update / rebuild, 4)}
 
 
@@ -258,9 +271,7 @@ def write_markdown(sections: dict[str, Any], path: Path) -> None:
             f"`{run['command']}`, {run['threads']} thread(s), load average {run['load_average_at_start']} at start, "
             f"{run['load_average_at_end']} at end; encoder {run['encoder']}: {run['encode_ms_per_text']} ms per text.",
             "",
-            "Per part (measured, load average): "
-            + "; ".join(f"{p} {_stamp(run[p])}" for p in ("vectors", "bm25", "streaming_build"))
-            + ".",
+            "Per part (measured, load average): " + "; ".join(f"{p} {_stamp(run[p])}" for p in PARTS) + ".",
             "",
             "| measure | value |",
             "|---|---|",
@@ -270,6 +281,8 @@ def write_markdown(sections: dict[str, Any], path: Path) -> None:
             f"| remove {v['removed']:,} vectors | {v['remove_s']} s |",
             f"| recall@10 after add / rebuilt | {v['recall@10_after_add']} / {v['recall@10_rebuilt']} |",
             f"| BM25 rebuild per field ({b['texts']:,} texts) | {b['build_s']} s ({b['us_per_text']} us/text) |",
+            f"| BM25 update per field (term ids kept, {b.get('added', 0):,} texts added) | "
+            f"{b.get('update_s', 'not measured')} s |",
             f"| whole update / whole rebuild, 3 fields, encoding included | {w['update_s']} s / {w['rebuild_s']} s "
             f"= {w['update_share']:.2%} |",
             f"| streaming build of {s['reports']:,} reports: peak RSS | {s['peak_rss_mb']:,} MB ({s['total_s']} s, "
