@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eval.retrieval_benchmark import DEFAULT_MODEL
 from eval.robustness import errors, icd, queries
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.report import render
@@ -29,7 +30,6 @@ from eval.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, loa
 from retriever.splits import split_of
 
 PARTS = ("icd", "queries", "errors")
-DEFAULT_MODEL = "radsearch-minilm-hardneg-2ep"
 DEFAULT_RANKERS = f"bm25,minilm,mpnet,{DEFAULT_MODEL},hybrid-weighted:{DEFAULT_MODEL}"
 SAMPLE_FILE = DATASETS / "icd_rephrasings_sample.jsonl"
 
@@ -92,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     for part in parts:
         section = results.setdefault(part, {"rankers": {}})
         section["set"] = sets[part]
+        section["command"], section["load"] = results["command"], results["load"]
         for spec in specs:
             print(f"{part}: {spec.ref}", flush=True)
             if part == "icd":

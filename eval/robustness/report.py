@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from eval.retrieval_benchmark import product_default
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.errors import CHANCE, PUBLISHED_BEST
 from eval.robustness.queries import PUBLISHED_ACRONYM_TOP1
@@ -79,17 +80,47 @@ def _errors(part: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _targets(results: dict[str, Any], default: str) -> list[str]:
+    """The default ranker against each bar it has a result for."""
+    rows = []
+    icd = results.get("icd", {}).get("rankers", {}).get(default)
+    if icd:
+        value = icd["exact@1"]["value"]
+        rows.append(f"| ICD-10-CM exact@1 >= 0.85 | {value:.3f} | {'met' if value >= 0.85 else 'not met'} |")
+    queries = results.get("queries", {}).get("rankers", {}).get(default)
+    if queries:
+        drop = queries["abbreviated"]["drop@5"]
+        rows.append(
+            f"| abbreviated match@5 within 0.02 of clean | drop {drop:+.3f} | {'met' if drop <= 0.02 else 'not met'} |"
+        )
+    found = results.get("errors", {}).get("rankers", {}).get(default)
+    if found:
+        value = found["all"]["value"]
+        rows.append(f"| error discrimination >= 0.85 | {value:.3f} | {'met' if value >= 0.85 else 'not met'} |")
+    if not rows:
+        return []
+    return [
+        f"## Targets of issue 20 for the product default (`{default}`)",
+        "",
+        "| target | measured | |",
+        "|---|---:|---|",
+        *rows,
+    ]
+
+
 def render(results: dict[str, Any]) -> str:
     """The whole report: one section per part that has results."""
     lines = [
         "# Robustness benchmarks (issue 20)",
         "",
-        f"Command: `{results['command']}`; last run {results['created']} (load average {results['load']}). "
+        f"Last run {results['created']}. "
         "Every ranker searched through the product's `ReportIndex` (methods as in `retriever.methods`; "
         "`bm25` is the product's BM25). Rules and tables: `eval/robustness/`.",
     ]
     sections = {"icd": _icd, "queries": _queries, "errors": _errors}
     for part, render_part in sections.items():
         if results.get(part, {}).get("rankers"):
-            lines += ["", *render_part(results[part])]
-    return "\n".join(lines) + "\n"
+            section = results[part]
+            lines += ["", *render_part(section), "", f"Run: `{section['command']}` (load average {section['load']})."]
+    lines += ["", *_targets(results, product_default())]
+    return "\n".join(lines).rstrip() + "\n"
