@@ -2,11 +2,13 @@
 
 Each hit becomes a `Document` whose `page_content` is the text the LLM should see (findings + impression) and
 whose metadata carries what the answer cites: report id, rank, score, matched field, impression, findings,
-modality, source. Retrieval itself stays in `retriever/`; this is only an adapter.
+modality, source, and `contradicts` (the report says the opposite of the query: `retriever.index.Hit.contradicts`,
+shown marked by the chat and `assistant ask`). Retrieval itself stays in `retriever/`; this is only an adapter.
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -43,6 +45,7 @@ def hit_to_document(hit: Any) -> Document:
             "findings": report.findings,
             "modality": report.modality,
             "source": report.source,
+            "contradicts": bool(getattr(hit, "contradicts", False)),
         },
     )
 
@@ -59,7 +62,17 @@ def document_to_report(doc: Document, rank: int) -> RetrievedReport:
         findings=str(meta.get("findings", "")),
         modality=str(meta.get("modality", "")),
         source=str(meta.get("source", "")),
+        **_contradicts(meta),
     )
+
+
+#: Whether `RetrievedReport` has the `contradicts` field yet (assistant/answer.py); until it does, the flag stays in
+#: the Document's metadata and the answer's reports show none.
+_CARRIES_CONTRADICTS = "contradicts" in {f.name for f in fields(RetrievedReport)}
+
+
+def _contradicts(meta: dict[str, Any]) -> dict[str, bool]:
+    return {"contradicts": bool(meta.get("contradicts", False))} if _CARRIES_CONTRADICTS else {}
 
 
 class ReportRetriever(BaseRetriever):

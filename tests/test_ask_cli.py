@@ -13,6 +13,8 @@ import pytest
 from fault_server import FaultServer, fault_server
 from llm_fixtures import build_index, require_embedded_smollm2
 
+from assistant.answer import Answer, RetrievedReport
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -156,3 +158,26 @@ def test_a_trickling_server_exits_4_at_the_timeout(server: FaultServer, index_di
     answer = json.loads(run.stdout)
     assert answer["degraded_kind"] == "timeout" and answer["retrieved"][0]["report_id"] == "cxr-001"
     assert answer["timings"]["total"] - answer["timings"]["retrieval"] < 3.0
+
+
+@pytest.mark.skipif(
+    "contradicts" not in RetrievedReport.__dataclass_fields__,
+    reason="RetrievedReport has no `contradicts` field yet (assistant/answer.py)",
+)
+def test_printed_reports_mark_the_one_that_contradicts_the_query() -> None:
+    """Issue 17: as in `assistant search`, a YES under "contradicts" and a note saying what it means."""
+    from rich.console import Console
+
+    from assistant.commands.ask_cmd import _print
+
+    reports = [
+        RetrievedReport("r-1", 1, 0.9, "impression", "Left pneumothorax."),
+        RetrievedReport("r-2", 2, 0.8, "impression", "No pneumothorax.", contradicts=True),
+    ]
+    answer = Answer("pneumothorax", "Pneumothorax", [], "", ["r-1"], reports, "m", "p")
+    out = Console(record=True, width=200)
+    _print(answer, out)
+    text = out.export_text()
+    rows = {r.report_id: line for line in text.splitlines() for r in reports if f" {r.report_id} " in line}
+    assert "contradicts" in text and "YES" in rows["r-2"] and "YES" not in rows["r-1"]
+    assert "say the opposite of the query" in " ".join(text.split())

@@ -24,6 +24,14 @@ from assistant.llm import LLM, LLMResult, Message
 from assistant.settings import LLMSettings, Settings
 from models.paths import DataPaths
 
+#: The chat shows `Hit.contradicts` once the Answer's report entries carry it (assistant/answer.py).
+needs_contradicts_field = pytest.mark.skipif(
+    "contradicts" not in RetrievedReport.__dataclass_fields__,
+    reason="RetrievedReport has no `contradicts` field yet (assistant/answer.py)",
+)
+#: A query the markup fixture report rules out ("... of the left seventh rib, no pneumothorax.").
+PNEUMOTHORAX_QUERY = "pneumothorax"
+
 
 @pytest.fixture(scope="module")
 def index_dir(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
@@ -104,6 +112,20 @@ def test_report_cards_escape_markup_and_show_impression_first() -> None:
     assert "similarity 0.710" in html and "cited" in html and "matched on findings" in html
 
 
+@needs_contradicts_field
+def test_reports_that_contradict_the_query_are_marked_in_words() -> None:
+    """Issue 17: a card and a message line say so, in text (not colour alone); the other reports carry no mark."""
+    agrees = RetrievedReport("r-1", 1, 0.9, "impression", "Left pneumothorax.")
+    opposite = RetrievedReport("r-2", 2, 0.8, "impression", "No pneumothorax.", contradicts=True)
+    cards = render.report_cards_html([agrees, opposite])
+    first, second = cards.split('<article class="rs-card')[1:]
+    assert 'data-contradicts="false"' in first and render.CONTRADICTS_LABEL not in first
+    assert 'data-contradicts="true"' in second and render.CONTRADICTS_LABEL in second
+    assert "says the opposite of your query" in second
+    lines = render.retrieval_lines([agrees, opposite])
+    assert render.CONTRADICTS_LABEL not in lines[0] and render.CONTRADICTS_LABEL in lines[1]
+
+
 def test_markdown_messages_escape_model_and_report_text() -> None:
     escaped = render.md_escape("<img src=x onerror=alert(1)> **bold** [link](http://x) # head\n- item")
     assert "<img" not in escaped and "\\*\\*bold\\*\\*" in escaped and "\\[link\\]" in escaped
@@ -148,6 +170,38 @@ def test_search_only_needs_no_llm_and_applies_filters(index_dir: Path) -> None:
     request.modality = "CT"
     _chat, cards, _notice, _case, _box = _last(service, EFFUSION_QUERY, request)
     assert 'data-report-id="ct-008"' in cards and "cxr-" not in cards and "&gt;XR&lt;" not in cards
+
+
+def _card_of(cards: str, report_id: str) -> str:
+    return next(c for c in cards.split('<article class="rs-card')[1:] if f'data-report-id="{report_id}"' in c)
+
+
+@needs_contradicts_field
+def test_search_only_marks_the_report_that_rules_out_the_finding(index_dir: Path) -> None:
+    """Issue 17: searching "pneumothorax", the report whose findings say "no pneumothorax" is marked (card and
+    message line); no other report is."""
+    service = ChatService(ChatConfig(), llm=UnusableLLM())
+    request = Request(mode=MODE_SEARCH, field="findings", k=len(CHAT_REPORTS), index=str(index_dir))
+    chat, cards, _notice, _case, _box = _last(service, PNEUMOTHORAX_QUERY, request)
+    markup_id = "xr-markup-&lt;b&gt;007&lt;/b&gt;"
+    assert 'data-contradicts="true"' in _card_of(cards, markup_id)
+    assert cards.count('data-contradicts="true"') == 1 and cards.count(render.CONTRADICTS_LABEL) == 1
+    marked = [line for line in _text(chat).splitlines() if render.CONTRADICTS_LABEL in line]
+    assert len(marked) == 1 and "seventh rib fracture" in marked[0]
+
+
+@needs_contradicts_field
+def test_retrieval_only_answer_marks_the_report_that_rules_out_the_finding(index_dir: Path) -> None:
+    """The same mark on the reports of an Answer (they pass through the RAG pipeline's Documents)."""
+    down = LLMSettings(
+        backend="openai", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", timeout_s=5, max_retries=0
+    )
+    service = ChatService(ChatConfig(Settings(llm=down)))
+    request = Request(field="findings", k=len(CHAT_REPORTS), index=str(index_dir))
+    chat, cards, _notice, _case, _box = _last(service, PNEUMOTHORAX_QUERY, request)
+    assert 'data-contradicts="true"' in _card_of(cards, "xr-markup-&lt;b&gt;007&lt;/b&gt;")
+    assert cards.count('data-contradicts="true"') == 1
+    assert sum(render.CONTRADICTS_LABEL in line for line in _text(chat).splitlines()) == 1
 
 
 def test_field_missing_from_the_index_is_explained(index_dir: Path) -> None:

@@ -157,3 +157,49 @@ def test_a_failed_write_is_a_clear_error_not_a_traceback(tmp_path: Path, minilm,
     result = CliRunner().invoke(app, ["index", str(corpus), "--out", str(tmp_path / "index")])
     assert result.exit_code == 1 and "No space left on device" in result.output
     assert "Traceback" not in result.output and not (tmp_path / "index").exists()
+
+
+@pytest.fixture(scope="module")
+def negation_index(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
+    """Issue 17: one report affirms a pneumothorax, one rules it out, one is about something else."""
+    from retriever.index import ReportIndex
+    from retriever.report import Report
+
+    reports = [
+        Report(id="site:affirmed", findings="Small left apical pneumothorax.", impression="Left pneumothorax."),
+        Report(id="site:negated", findings="Lungs are clear.", impression="No pneumothorax."),
+        Report(id="site:other", findings="Blunted right costophrenic angle.", impression="Right pleural effusion."),
+    ]
+    out = tmp_path_factory.mktemp("negation") / "index"
+    ReportIndex.build(reports, encoder=minilm).save(out)
+    return out
+
+
+def _contradicts_by_id(index: Path, query: str) -> dict[str, bool]:
+    result = run("search", query, "--index", str(index), "-k", "3", "--json")
+    assert result.returncode == 0, result.stderr
+    return {h["id"]: h["contradicts"] for h in json.loads(result.stdout)["hits"]}
+
+
+def test_search_marks_hits_that_say_the_opposite_of_the_query(negation_index: Path) -> None:
+    """Issue 17: a hit whose text rules out the query's finding (or affirms what a negated query rules out) is
+    marked in the table, with a note saying what the mark means, and flagged in the JSON; the others are not."""
+    assert _contradicts_by_id(negation_index, "pneumothorax") == {
+        "site:affirmed": False,
+        "site:negated": True,
+        "site:other": False,
+    }
+    assert _contradicts_by_id(negation_index, "no pneumothorax") == {
+        "site:affirmed": True,
+        "site:negated": False,
+        "site:other": False,
+    }
+    table = run("search", "pneumothorax", "--index", str(negation_index), "-k", "3")
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    rows = {i: line for line in lines for i in ("affirmed", "negated", "other") if f"site:{i}" in line}
+    assert "contradicts" in table.stdout and "YES" in rows["negated"]
+    assert "YES" not in rows["affirmed"] and "YES" not in rows["other"]
+    assert "say the opposite of the query" in " ".join(table.stdout.split())
+    plain = run("search", "pleural effusion", "--index", str(negation_index), "-k", "3")
+    assert plain.returncode == 0 and "contradicts" not in plain.stdout  # nothing to mark: no column, no note

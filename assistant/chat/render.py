@@ -26,6 +26,13 @@ DEGRADED_LABELS = {
     "unparseable": "the language model's output held no answer",
 }
 IMPRESSION_PREVIEW_CHARS = 600
+#: How a report that says the opposite of the query is marked (`Hit.contradicts`: it rules out the finding asked for,
+#: or affirms one the query rules out); in words, not colour alone.
+CONTRADICTS_LABEL = "contradicts your query"
+CONTRADICTS_NOTE = (
+    "This report says the opposite of your query: it rules out the finding you asked about (or reports one you "
+    "ruled out). It is ranked after the reports that do not."
+)
 
 # Markdown/HTML characters that would otherwise turn report or model text into formatting or markup.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
@@ -84,7 +91,8 @@ def report_cards_html(
     empty_message: str = "Retrieved reports appear here.",
 ) -> str:
     """The retrieved reports as cards: impression first, findings folded in <details>, similarity, source,
-    modality and report id, with the reports the answer cites marked."""
+    modality and report id, with the reports the answer cites marked, and those that contradict the query marked
+    with a badge and a sentence saying so."""
     if not reports:
         return f'<div class="rs-cards-empty">{_e(empty_message)}</div>'
     cited_ids = set(cited)
@@ -104,6 +112,9 @@ def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) 
     impression = shorten(report.impression.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
     badges = "".join(f'<span class="rs-badge">{_e(v)}</span>' for v in (report.modality, report.source) if v)
     cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
+    contradicts = _contradicts(report)
+    contradicts_badge = f'<span class="rs-badge rs-contradicts">⚠ {CONTRADICTS_LABEL}</span>' if contradicts else ""
+    contradicts_note = f'<div class="rs-contradicts-note" role="note">{CONTRADICTS_NOTE}</div>' if contradicts else ""
     width = max(0.0, min(1.0, report.score)) * 100 if bounded else 0.0
     bar = f'<div class="rs-bar"><div style="width:{width:.0f}%"></div></div>' if bounded else ""
     findings = (
@@ -112,11 +123,12 @@ def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) 
         else '<div class="rs-muted">No findings section in this report.</div>'
     )
     return (
-        f'<article class="rs-card" data-report-id="{_e(report.report_id)}">'
+        f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" '
+        f'data-report-id="{_e(report.report_id)}" data-contradicts="{str(contradicts).lower()}">'
         f'<div class="rs-card-top"><span class="rs-rank">#{report.rank}</span>'
-        f'<span class="rs-id">{_e(report.report_id)}</span>{badges}{cited_badge}'
+        f'<span class="rs-id">{_e(report.report_id)}</span>{badges}{cited_badge}{contradicts_badge}'
         f'<span class="rs-score" title="{_e(score_name)}">{_e(score_name)} {report.score:.3f}</span></div>'
-        f"{bar}"
+        f"{bar}{contradicts_note}"
         f'<div class="rs-label">Impression</div><p class="rs-impression">{_e(impression)}</p>'
         f"{findings}</article>"
     )
@@ -166,12 +178,22 @@ def partial_answer_markdown(text: str) -> str:
 
 
 def retrieval_lines(reports: Sequence[RetrievedReport]) -> list[str]:
-    """Numbered impressions with id and score (search-only and retrieval-only messages)."""
+    """Numbered impressions with id and score (search-only and retrieval-only messages); a report that contradicts
+    the query starts with a bold warning."""
     lines = []
     for r in reports:
         impression = shorten(" ".join(r.impression.split()) or "(no impression)", 200)
-        lines.append(f"{r.rank}\\. {md_escape(impression)} <sub>{md_escape(r.report_id)} · {r.score:.3f}</sub>")
+        mark = f"**⚠ {CONTRADICTS_LABEL}:** " if _contradicts(r) else ""
+        lines.append(
+            f"{r.rank}\\. {mark}{md_escape(impression)} <sub>{md_escape(r.report_id)} · {r.score:.3f}</sub>"
+        )
     return lines
+
+
+def _contradicts(report: RetrievedReport) -> bool:
+    """The report says the opposite of the query (False where the report entry cannot carry the flag yet:
+    assistant.lc_retriever)."""
+    return bool(getattr(report, "contradicts", False))
 
 
 def search_markdown(reports: Sequence[RetrievedReport], field: str) -> str:
@@ -228,6 +250,11 @@ CSS = """
 .rs-badge { background:var(--background-fill-secondary); border:1px solid var(--border-color-primary);
   border-radius:999px; padding:0 8px; font-size:0.75rem; color:var(--body-text-color-subdued); }
 .rs-cited { background:#e7f6ec; border-color:#9fd6b0; color:#1d6b36; }
+.rs-contradicts { background:#fdecec; border-color:#e08585; color:#8a1414; font-weight:700; }
+.rs-card-contradicts { border-left:5px solid #c62828; }
+.rs-contradicts-note { background:#fdecec; border:1px solid #f2b3b3; color:#7a1a1a; border-radius:6px;
+  padding:5px 9px; margin:6px 0; font-size:0.85rem; font-weight:600; }
+.dark .rs-contradicts-note, .dark .rs-contradicts { background:#4a1515; color:#ffc9c9; border-color:#a33; }
 .rs-score { margin-left:auto; font-variant-numeric:tabular-nums; color:var(--body-text-color-subdued); }
 .rs-bar { height:4px; background:var(--background-fill-secondary); border-radius:2px; margin:7px 0 6px; }
 .rs-bar > div { height:4px; background:var(--color-accent); border-radius:2px; }

@@ -1,5 +1,9 @@
 """`assistant search`: ranked reports for a finding, as a table or JSON.
 
+A hit whose text says the opposite of the query (negates the finding it asks for, or affirms one it rules out;
+`Hit.contradicts`, ranked after the others by the index) is marked: YES in a red "contradicts" column of the table,
+with a note below it saying what that means, and `"contradicts": true` in the JSON (false on every other hit).
+
 Exit codes as `assistant ask`: 0 results (or none matched), 2 bad input (empty query, missing or mismatched
 index, bad option value).
 """
@@ -16,6 +20,13 @@ import typer
 
 from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP
 from retriever.methods import DEFAULT_METHOD
+
+#: The table's mark on a hit that says the opposite of the query, and what it means (printed under the table).
+CONTRADICTS_CELL = "YES"
+CONTRADICTS_NOTE = (
+    "rows with YES under contradicts say the opposite of the query: they rule out the finding it asks for (or affirm "
+    "one it rules out), so they are ranked after the other hits."
+)
 
 
 def search(
@@ -62,32 +73,35 @@ def search(
             "method": method,
             "encoder": idx.manifest.encoder.name,
             "truncated": bool(notice),
-            "hits": [{"rank": h.rank, "score": h.score, **asdict(h.report)} for h in hits],
+            "hits": [{"rank": h.rank, "score": h.score, "contradicts": h.contradicts, **asdict(h.report)} for h in hits],
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     if not hits:
         err.print("no matching reports (try another field, fewer filters, or method dense)")
         return
+    marked = any(h.contradicts for h in hits)  # the column only when there is something to mark
+    columns = [("#", ""), ("score", ""), ("report", "cyan"), ("src/mod", ""), ("impression", "bold"), ("findings", "dim")]
+    if marked:
+        columns.insert(2, ("contradicts", "bold red"))
     table = Table(title=literal(f"{field} matches ({method}, {idx.manifest.encoder.name})"), show_lines=True)
-    for column, style in (
-        ("#", ""),
-        ("score", ""),
-        ("report", "cyan"),
-        ("src/mod", ""),
-        ("impression", "bold"),
-        ("findings", "dim"),
-    ):
+    for column, style in columns:
         table.add_column(column, style=style, overflow="fold")
     for h in hits:
         r = h.report
-        table.add_row(
+        cells = [
             str(h.rank),
             f"{h.score:.3f}",
             literal(r.id),
             literal(f"{r.source}/{r.modality}"),
             literal(shorten(r.impression, 200)),
             literal(shorten(r.findings, 240)),
-        )
+        ]
+        if marked:
+            cells.insert(2, CONTRADICTS_CELL if h.contradicts else "")
+        table.add_row(*cells)
     # Not a terminal (piped, `make demo` logs): rich would assume 80 columns and fold every cell.
-    Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns).print(table)
+    out = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns)
+    out.print(table)
+    if marked:
+        print_note(out, CONTRADICTS_NOTE)
