@@ -7,6 +7,8 @@ scores about 0; the literature reports 0.42 for a negation-trained SBERT.
 Pairs come from (1) held-out (test-split) Open-i findings sentences that mention a finding term, negated or
 affirmed by the project's rules (retriever/negation.py), and (2) the NegEx annotated test set's short sentences
 (concept + Affirmed/Negated label, the opposite made by rule). Both skip cleanly when ../shared/data is absent.
+eval.negation_real_pairs measures the same Δcos on pairs whose both halves are real report sentences, with these
+pairs beside them.
 
     python -m eval.negation_benchmark --encoders minilm mpnet [PATH ...]
 """
@@ -18,8 +20,10 @@ import csv
 import json
 import platform
 import re
+from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +31,9 @@ from eval.shared_data import RESULTS, SHARED_DATA, add_out_option
 from retriever.ingest import ingest
 from retriever.negation_pairs import NegationPair, pair_for, sentence_pairs
 from retriever.splits import split_reports
+
+if TYPE_CHECKING:
+    from retriever.encoder import Encoder
 
 
 def openi_pairs(limit: int) -> list[NegationPair]:
@@ -51,15 +58,19 @@ def negex_pairs(limit: int) -> list[NegationPair]:
     return pairs[:limit]
 
 
+def pair_gaps(encoder: Encoder, pairs: Sequence[NegationPair]) -> np.ndarray:
+    """Δcos of each pair: cos(query, affirmed) - cos(query, negated) (the encoder's vectors are unit length)."""
+    q = encoder.encode([p.query for p in pairs], batch_size=64)
+    a = encoder.encode([p.affirmed for p in pairs], batch_size=64)
+    n = encoder.encode([p.negated for p in pairs], batch_size=64)
+    return (q * a).sum(1) - (q * n).sum(1)
+
+
 def delta_cos(encoder_ref: str, pairs: list[NegationPair]) -> dict[str, float]:
     """Mean Δcos and the share of pairs where the affirmed sentence is closer, for one encoder."""
     from retriever.encoder import load_encoder
 
-    encoder = load_encoder(encoder_ref)
-    q = encoder.encode([p.query for p in pairs], batch_size=64)
-    a = encoder.encode([p.affirmed for p in pairs], batch_size=64)
-    n = encoder.encode([p.negated for p in pairs], batch_size=64)
-    gaps = (q * a).sum(1) - (q * n).sum(1)
+    gaps = pair_gaps(load_encoder(encoder_ref), pairs)
     return {"delta_cos": float(gaps.mean()), "affirmed_closer": float((gaps > 0).mean()), "pairs": len(pairs)}
 
 
