@@ -60,17 +60,9 @@ FINDING_TERMS: tuple[str, ...] = tuple(
 #: Phrases that carry the message of a normal impression ("No acute cardiopulmonary abnormality."): negating or
 #: affirming them is the hardest negative a normal report can get. Used for impressions only.
 NORMAL_CONCEPTS: tuple[str, ...] = (
-    "acute cardiopulmonary abnormality",
-    "acute cardiopulmonary disease",
-    "acute cardiopulmonary process",
-    "acute cardiopulmonary findings",
-    "acute intracranial abnormality",
-    "acute abnormality",
-    "acute disease",
-    "acute process",
-    "acute findings",
-    "active disease",
-    "abnormality",
+    "acute cardiopulmonary abnormality", "acute cardiopulmonary disease", "acute cardiopulmonary process",
+    "acute cardiopulmonary findings", "acute intracranial abnormality", "acute abnormality", "acute disease",
+    "acute process", "acute findings", "active disease", "abnormality",
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
