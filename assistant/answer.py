@@ -43,6 +43,8 @@ class RetrievedReport:
     findings: str = ""
     modality: str = ""
     source: str = ""
+    #: The report says the opposite of the query (retriever.index.Hit.contradicts): shown marked.
+    contradicts: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ shown marked by the chat and `assistant ask`). Retrieval itself stays in `retrie
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -45,7 +44,7 @@ def hit_to_document(hit: Any) -> Document:
             "findings": report.findings,
             "modality": report.modality,
             "source": report.source,
-            "contradicts": bool(getattr(hit, "contradicts", False)),
+            "contradicts": hit.contradicts,
         },
     )
 
@@ -62,17 +61,9 @@ def document_to_report(doc: Document, rank: int) -> RetrievedReport:
         findings=str(meta.get("findings", "")),
         modality=str(meta.get("modality", "")),
         source=str(meta.get("source", "")),
-        **_contradicts(meta),
+        contradicts=bool(meta.get("contradicts", False)),
     )
 
-
-#: Whether `RetrievedReport` has the `contradicts` field yet (assistant/answer.py); until it does, the flag stays in
-#: the Document's metadata and the answer's reports show none.
-_CARRIES_CONTRADICTS = "contradicts" in {f.name for f in fields(RetrievedReport)}
-
-
-def _contradicts(meta: dict[str, Any]) -> dict[str, bool]:
-    return {"contradicts": bool(meta.get("contradicts", False))} if _CARRIES_CONTRADICTS else {}
 
 
 class ReportRetriever(BaseRetriever):

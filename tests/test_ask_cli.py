@@ -160,10 +160,6 @@ def test_a_trickling_server_exits_4_at_the_timeout(server: FaultServer, index_di
     assert answer["timings"]["total"] - answer["timings"]["retrieval"] < 3.0
 
 
-@pytest.mark.skipif(
-    "contradicts" not in RetrievedReport.__dataclass_fields__,
-    reason="RetrievedReport has no `contradicts` field yet (assistant/answer.py)",
-)
 def test_printed_reports_mark_the_one_that_contradicts_the_query() -> None:
     """Issue 17: as in `assistant search`, a YES under "contradicts" and a note saying what it means."""
     from rich.console import Console

@@ -24,11 +24,6 @@ from assistant.llm import LLM, LLMResult, Message
 from assistant.settings import LLMSettings, Settings
 from models.paths import DataPaths
 
-#: The chat shows `Hit.contradicts` once the Answer's report entries carry it (assistant/answer.py).
-needs_contradicts_field = pytest.mark.skipif(
-    "contradicts" not in RetrievedReport.__dataclass_fields__,
-    reason="RetrievedReport has no `contradicts` field yet (assistant/answer.py)",
-)
 #: A query the markup fixture report rules out ("... of the left seventh rib, no pneumothorax.").
 PNEUMOTHORAX_QUERY = "pneumothorax"
 
@@ -112,7 +107,6 @@ def test_report_cards_escape_markup_and_show_impression_first() -> None:
     assert "similarity 0.710" in html and "cited" in html and "matched on findings" in html
 
 
-@needs_contradicts_field
 def test_reports_that_contradict_the_query_are_marked_in_words() -> None:
     """Issue 17: a card and a message line say so, in text (not colour alone); the other reports carry no mark."""
     agrees = RetrievedReport("r-1", 1, 0.9, "impression", "Left pneumothorax.")
@@ -176,7 +170,6 @@ def _card_of(cards: str, report_id: str) -> str:
     return next(c for c in cards.split('<article class="rs-card')[1:] if f'data-report-id="{report_id}"' in c)
 
 
-@needs_contradicts_field
 def test_search_only_marks_the_report_that_rules_out_the_finding(index_dir: Path) -> None:
     """Issue 17: searching "pneumothorax", the report whose findings say "no pneumothorax" is marked (card and
     message line); no other report is."""
@@ -190,7 +183,6 @@ def test_search_only_marks_the_report_that_rules_out_the_finding(index_dir: Path
     assert len(marked) == 1 and "seventh rib fracture" in marked[0]
 
 
-@needs_contradicts_field
 def test_retrieval_only_answer_marks_the_report_that_rules_out_the_finding(index_dir: Path) -> None:
     """The same mark on the reports of an Answer (they pass through the RAG pipeline's Documents)."""
     down = LLMSettings(

@@ -146,12 +146,12 @@ def test_a_failed_write_is_a_clear_error_not_a_traceback(tmp_path: Path, minilm,
     from typer.testing import CliRunner
 
     from assistant.cli import app
-    from retriever.index import ReportIndex
+    from retriever import index_swap
 
-    def disk_full(self, folder, *, overwrite=False):  # fault injection: the disk fills while the index is written
+    def disk_full(staged, target):  # fault injection: the disk fills while the index is written
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(ReportIndex, "save", disk_full)
+    monkeypatch.setattr(index_swap, "swap_in", disk_full)
     corpus = tmp_path / "site.csv"
     corpus.write_text("id,findings,impression\n1,Blunted angle.,Effusion.\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["index", str(corpus), "--out", str(tmp_path / "index")])

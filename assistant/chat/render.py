@@ -112,7 +112,7 @@ def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) 
     impression = shorten(report.impression.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
     badges = "".join(f'<span class="rs-badge">{_e(v)}</span>' for v in (report.modality, report.source) if v)
     cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
-    contradicts = _contradicts(report)
+    contradicts = report.contradicts
     contradicts_badge = f'<span class="rs-badge rs-contradicts">⚠ {CONTRADICTS_LABEL}</span>' if contradicts else ""
     contradicts_note = f'<div class="rs-contradicts-note" role="note">{CONTRADICTS_NOTE}</div>' if contradicts else ""
     width = max(0.0, min(1.0, report.score)) * 100 if bounded else 0.0
@@ -183,17 +183,11 @@ def retrieval_lines(reports: Sequence[RetrievedReport]) -> list[str]:
     lines = []
     for r in reports:
         impression = shorten(" ".join(r.impression.split()) or "(no impression)", 200)
-        mark = f"**⚠ {CONTRADICTS_LABEL}:** " if _contradicts(r) else ""
+        mark = f"**⚠ {CONTRADICTS_LABEL}:** " if r.contradicts else ""
         lines.append(
             f"{r.rank}\\. {mark}{md_escape(impression)} <sub>{md_escape(r.report_id)} · {r.score:.3f}</sub>"
         )
     return lines
-
-
-def _contradicts(report: RetrievedReport) -> bool:
-    """The report says the opposite of the query (False where the report entry cannot carry the flag yet:
-    assistant.lc_retriever)."""
-    return bool(getattr(report, "contradicts", False))
 
 
 def search_markdown(reports: Sequence[RetrievedReport], field: str) -> str:

@@ -112,7 +112,7 @@ def _print(answer: Answer, out: Console) -> None:
         out.print(Panel(Text("\n").join(lines), title="answer", border_style="green"))
     if answer.retrieved:
         # A report that says the opposite of the query is marked as in `assistant search` (column only when needed).
-        marked = any(getattr(r, "contradicts", False) for r in answer.retrieved)
+        marked = any(r.contradicts for r in answer.retrieved)
         columns = ["#", "score", "report", "cited", "impression"]
         if marked:
             columns.insert(4, "contradicts")
@@ -123,7 +123,7 @@ def _print(answer: Answer, out: Console) -> None:
             cited = "yes" if r.report_id in answer.cited_report_ids else ""
             cells = [str(r.rank), f"{r.score:.3f}", literal(r.report_id), cited, literal(shorten(r.impression, 300))]
             if marked:
-                cells.insert(4, CONTRADICTS_CELL if getattr(r, "contradicts", False) else "")
+                cells.insert(4, CONTRADICTS_CELL if r.contradicts else "")
             table.add_row(*cells)
         out.print(table)
         if marked:
