@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assistant.commands.shared import EXIT_BAD_INPUT, ColumnMapOption, CorpusArgument
+from assistant.commands.shared import (
+    EXIT_BAD_INPUT,
+    BatchSizeOption,
+    ColumnMapOption,
+    CorpusArgument,
+    KeepDuplicateFindingsOption,
+    KeepIncompleteOption,
+    RejectsOption,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,16 +40,10 @@ def index(
     ] = "minilm",
     out: Annotated[Path | None, typer.Option(help="Index folder to write (default: the default index).")] = None,
     column_map: ColumnMapOption = None,
-    keep_incomplete: Annotated[
-        bool, typer.Option(help="Keep reports missing findings or impression (paper: drop).")
-    ] = False,
-    keep_duplicate_findings: Annotated[
-        bool, typer.Option(help="Keep reports whose findings repeat another's.")
-    ] = False,
-    rejects: Annotated[
-        Path | None, typer.Option(help="Write every rejected record and its reason to this JSONL file.")
-    ] = None,
-    batch_size: Annotated[int, typer.Option(min=1, help="Encoding batch size.")] = 32,
+    keep_incomplete: KeepIncompleteOption = False,
+    keep_duplicate_findings: KeepDuplicateFindingsOption = False,
+    rejects: RejectsOption = None,
+    batch_size: BatchSizeOption = 32,
     overwrite: Annotated[
         bool, typer.Option(help="Replace --out even if it holds something other than an index (never an input).")
     ] = False,

@@ -4,6 +4,7 @@ at the start of a command, and checking the report files a command is given befo
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -23,6 +24,13 @@ BackendOption = Annotated[
     str | None, typer.Option(help="embedded (llama-cpp-python) or openai (a vLLM/llama.cpp/Ollama server).")
 ]
 CorpusArgument = Annotated[list[str], typer.Argument(help="Report files or folders (CSV, JSONL, .txt), or `demo`.")]
+#: Ingestion options shared by `assistant index` and `assistant update` (same exclusions, same rejects log).
+KeepIncompleteOption = Annotated[bool, typer.Option(help="Keep reports missing findings or impression (paper: drop).")]
+KeepDuplicateFindingsOption = Annotated[bool, typer.Option(help="Keep reports whose findings repeat another's.")]
+RejectsOption = Annotated[
+    Path | None, typer.Option(help="Write every rejected record and its reason to this JSONL file.")
+]
+BatchSizeOption = Annotated[int, typer.Option(min=1, help="Encoding batch size.")]
 ColumnMapOption = Annotated[
     str | None, typer.Option("--map", help="Column mapping, e.g. findings=Befund,impression=Beurteilung")
 ]

@@ -16,7 +16,14 @@ from typing import Annotated
 
 import typer
 
-from assistant.commands.shared import EXIT_BAD_INPUT, ColumnMapOption
+from assistant.commands.shared import (
+    EXIT_BAD_INPUT,
+    BatchSizeOption,
+    ColumnMapOption,
+    KeepDuplicateFindingsOption,
+    KeepIncompleteOption,
+    RejectsOption,
+)
 
 
 def update(
@@ -31,16 +38,10 @@ def update(
         str | None, typer.Option(help="Encoder to check against the index's (default: the one that built it).")
     ] = None,
     column_map: ColumnMapOption = None,
-    keep_incomplete: Annotated[
-        bool, typer.Option(help="Keep reports missing findings or impression (paper: drop).")
-    ] = False,
-    keep_duplicate_findings: Annotated[
-        bool, typer.Option(help="Keep reports whose findings repeat another's.")
-    ] = False,
-    rejects: Annotated[
-        Path | None, typer.Option(help="Write every rejected record and its reason to this JSONL file.")
-    ] = None,
-    batch_size: Annotated[int, typer.Option(min=1, help="Encoding batch size.")] = 32,
+    keep_incomplete: KeepIncompleteOption = False,
+    keep_duplicate_findings: KeepDuplicateFindingsOption = False,
+    rejects: RejectsOption = None,
+    batch_size: BatchSizeOption = 32,
 ) -> None:
     """Add, replace or remove reports in an existing index; counts of each are printed."""
     from rich.console import Console

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.perf import results
-from eval.perf.data import shared_reports, shared_reports_or_skip, test_split
+from eval.perf.data import held_out_findings, shared_reports, test_split
 
 EMBEDDED_MODEL = "qwen1.5b"
 ENCODER = "minilm"
@@ -172,10 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--model", default=EMBEDDED_MODEL, help="embedded GGUF: qwen1.5b, smollm2 or a path")
     args = results.parse_args(parser, argv)
-    reports = shared_reports_or_skip()
-    if reports is None:
+    queries = held_out_findings(args.queries)
+    if queries is None:
         return 0
-    queries = [r.findings for r in test_split(reports) if 40 < len(r.findings) < 600][: args.queries]
     data: dict[str, Any] = {"queries": len(queries), "max_tokens": args.max_tokens, "k": 1, "field": "impression"}
     with tempfile.TemporaryDirectory(prefix="radsearch-perf-") as tmp:
         index = build_index(Path(tmp) / "index", args.threads, 200 if args.quick else None)

@@ -21,7 +21,7 @@ from typing import Any
 
 from eval.perf import results
 from eval.perf.answer import EMBEDDED_MODEL, build_index, timed_stream
-from eval.perf.data import shared_reports_or_skip, test_split
+from eval.perf.data import held_out_findings
 
 
 def fresh_backend(model: str, threads: int, prefix_dir: Path | None) -> tuple[Any, float]:
@@ -78,10 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=8, help="held-out findings asked (each twice)")
     parser.add_argument("--model", default=EMBEDDED_MODEL, help="embedded GGUF: qwen1.5b, qwen0.5b, smollm2 or a path")
     args = results.parse_args(parser, argv)
-    reports = shared_reports_or_skip()
-    if reports is None:
+    queries = held_out_findings(args.queries)
+    if queries is None:
         return 0
-    queries = [r.findings for r in test_split(reports) if 40 < len(r.findings) < 600][: args.queries]
     with tempfile.TemporaryDirectory(prefix="radsearch-ask-") as tmp:
         index = build_index(Path(tmp) / "index", args.threads, 200 if args.quick else None)
         data = {"queries": len(queries)} | measure(index, queries, args.model, args.threads, Path(tmp) / "states")

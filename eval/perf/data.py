@@ -38,6 +38,15 @@ def test_split(reports: list[Report]) -> list[Report]:
     return split_reports(reports)["test"]
 
 
+def held_out_findings(count: int) -> list[str] | None:
+    """Up to `count` findings sections of test-split reports, of the length a resident pastes (what `ask` is sent);
+    None after saying why when the shared data is absent."""
+    reports = shared_reports_or_skip()
+    if reports is None:
+        return None
+    return [r.findings for r in test_split(reports) if 40 < len(r.findings) < 600][:count]
+
+
 def sample_texts(reports: list[Report], count: int, *, seed: int = 0) -> list[str]:
     """`count` full report texts drawn without replacement (fixed seed: every backend encodes the same ones)."""
     texts = [r.full_text for r in reports if r.full_text.strip()]
