@@ -14,6 +14,7 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
+from assistant import answer_defaults
 from assistant.answer import RetrievedReport
 from retriever.methods import DEFAULT_METHOD
 
@@ -71,8 +72,8 @@ class ReportRetriever(BaseRetriever):
     report), with optional `SearchFilters` and a `method` of `retriever.index.METHODS` (dense, bm25, hybrid...)."""
 
     index: Any
-    field: str = "impression"
-    k: int = 1
+    field: str = answer_defaults.FIELD
+    k: int = answer_defaults.K
     filters: Any = None
     method: str = DEFAULT_METHOD
 

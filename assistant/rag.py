@@ -27,6 +27,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableConfig
 
 import prompts
+from assistant import answer_defaults
 from assistant.answer import (
     Answer,
     DegradedKind,
@@ -112,8 +113,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         max_tokens: int = ANSWER_MAX_TOKENS,
         temperature: float = 0.0,
         seed: int = 0,
-        rag_prompt: str = "diagnosis_rag",
-        norag_prompt: str = "diagnosis_norag",
+        rag_prompt: str = answer_defaults.PROMPT,
+        norag_prompt: str = answer_defaults.NORAG_PROMPT,
     ) -> None:
         self.llm = llm
         self.retriever = retriever

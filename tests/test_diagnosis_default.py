@@ -38,3 +38,20 @@ def test_ties_go_to_the_cheaper_prompt() -> None:
 def test_results_without_a_candidate_are_refused() -> None:
     with pytest.raises(ValueError, match="no LLM condition"):
         choose(_results({"none": 0.3, f"tophit:{D}": 0.4}))
+
+
+def test_ask_and_chat_answer_with_the_screened_choice() -> None:
+    """assistant/answer_defaults.py is what the rule picks from the committed screening results."""
+    from assistant import answer_defaults
+    from assistant.chat.service import ChatConfig, Request
+    from assistant.lc_retriever import ReportRetriever
+    from eval.diagnosis_default import SCREEN_RESULTS, read_choice
+
+    if not SCREEN_RESULTS.is_file():
+        pytest.skip(f"{SCREEN_RESULTS} not committed yet (screening run in progress)")
+    choice = read_choice()
+    assert (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT) == (
+        choice["k"], choice["field"], choice["prompt"]
+    ), "run `python -m eval.diagnosis_default` and copy its choice into assistant/answer_defaults.py"
+    assert (Request().k, Request().field, ChatConfig().default_k) == (choice["k"], choice["field"], choice["k"])
+    assert ReportRetriever.model_fields["k"].default == choice["k"]

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assistant import answer_defaults
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.service import (
@@ -54,7 +55,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     use_retrieval = gr.Checkbox(value=True, label="Ground the answer in retrieved reports")
                 with gr.Accordion("Search settings", open=True):
                     index = gr.Dropdown(index_choices, value=default_index, label="Index (encoder)")
-                    field_choice = gr.Radio(FIELD_CHOICES, value="impression", label="Search mode")
+                    field_choice = gr.Radio(FIELD_CHOICES, value=answer_defaults.FIELD, label="Search mode")
                     k = gr.Slider(1, MAX_K, value=config.default_k, step=1, label="Number of reports")
                     method = gr.Dropdown(list(METHODS), value=DEFAULT_METHOD, label="Retrieval method")
                     modality = gr.Dropdown([ANY, *modalities], value=ANY, label="Modality")

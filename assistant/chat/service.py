@@ -25,6 +25,7 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from pydantic import Field
 
+from assistant import answer_defaults
 from assistant.answer import Answer, RetrievedReport
 from assistant.background import in_background
 from assistant.chat import render
@@ -45,7 +46,6 @@ log = logging.getLogger(__name__)
 MODE_ANSWER = "Answer (LLM + reports)"
 MODE_SEARCH = "Search only (no LLM)"
 ANY = "Any"
-DEFAULT_CHAT_K = 3  # more evidence on screen than the paper's k=1; the slider goes down to 1
 STREAM_INTERVAL_S = 0.12  # page updates while streaming: often enough to look live, rarely enough to stay cheap
 EXAMPLES = [
     "Blunting of the right costophrenic angle with a meniscus sign.",
@@ -64,7 +64,7 @@ class ChatConfig:
     indexes: tuple[Path, ...] = ()
     concurrency: int = 4
     queue_size: int = 64
-    default_k: int = DEFAULT_CHAT_K
+    default_k: int = answer_defaults.K
     max_tokens: int = ANSWER_MAX_TOKENS
     sign_in: SignInPolicy = field(default_factory=SignInPolicy)
 
@@ -93,8 +93,8 @@ class Request:
     """The controls' values for one question."""
 
     mode: str = MODE_ANSWER
-    field: str = "impression"
-    k: int = DEFAULT_CHAT_K
+    field: str = answer_defaults.FIELD
+    k: int = answer_defaults.K
     use_retrieval: bool = True
     index: str = ""
     method: str = DEFAULT_METHOD

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from assistant import answer_defaults
 from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, BackendOption, ModelOption
 from retriever.methods import DEFAULT_METHOD
 
@@ -34,8 +35,8 @@ def ask(
     encoder: Annotated[
         str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
     ] = None,
-    k: Annotated[int, typer.Option("-k", "--k", min=1, max=20, help="Reports given to the LLM.")] = 1,
-    field: Annotated[str, typer.Option(help=FIELD_HELP)] = "impression",
+    k: Annotated[int, typer.Option("-k", "--k", min=1, max=20, help="Reports given to the LLM.")] = answer_defaults.K,
+    field: Annotated[str, typer.Option(help=FIELD_HELP)] = answer_defaults.FIELD,
     method: Annotated[str, typer.Option(help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted.")] = DEFAULT_METHOD,
     index: Annotated[
         Path | None, typer.Option(help="Index folder (default: the demo/default index).")
