@@ -16,17 +16,23 @@ Environment:
   RADSEARCH_LLM_GGUF (qwen1.5b|smollm2|FILE.gguf), RADSEARCH_LLM_TIMEOUT (seconds), RADSEARCH_LLM_RETRIES,
   RADSEARCH_LLM_STRUCTURED (response_format|vllm|off; `off` also turns off the embedded model's JSON grammar, which
   cost 3x generation speed with Qwen's 151k vocabulary here), RADSEARCH_LLM_CONTEXT (tokens), RADSEARCH_LLM_THREADS;
-- chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list).
+- chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list);
+- search: RADSEARCH_ABBREVIATIONS (a CSV with columns abbr,expansion merged over the built-in shorthand tables),
+  RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/abbreviations.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from assistant.llm import Structured
 from models.paths import DataPaths
+
+if TYPE_CHECKING:
+    from retriever.abbreviations import QueryExpander
 
 Backend = Literal["embedded", "openai"]
 
@@ -134,6 +140,29 @@ class ChatSettings:
 
 
 @dataclass(frozen=True)
+class SearchSettings:
+    """Query-side abbreviation expansion: on with the built-in tables unless switched off; `abbreviations` is a
+    user table (CSV abbr,expansion) whose rows win over the built-in ones."""
+
+    expand_abbreviations: bool = True
+    abbreviations: Path | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> SearchSettings:
+        switch = (env.get("RADSEARCH_ABBREVIATION_EXPANSION") or "on").strip().lower()
+        if switch not in ("on", "off"):
+            raise ValueError(f"RADSEARCH_ABBREVIATION_EXPANSION must be on or off, not {switch!r}")
+        table = env.get("RADSEARCH_ABBREVIATIONS") or None
+        return cls(expand_abbreviations=switch == "on", abbreviations=Path(table) if table else None)
+
+    def expander(self) -> QueryExpander:
+        """The expander these settings ask for (AbbreviationTableError, a ValueError, for a malformed table)."""
+        from retriever.abbreviations import make_expander
+
+        return make_expander(self.abbreviations, enabled=self.expand_abbreviations)
+
+
+@dataclass(frozen=True)
 class Settings:
     """All settings, by part. `Settings()` is the defaults alone (no environment): what tests start from."""
 
@@ -141,6 +170,7 @@ class Settings:
     encoder: EncoderSettings = field(default_factory=EncoderSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     chat: ChatSettings = field(default_factory=ChatSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -150,4 +180,5 @@ class Settings:
             encoder=EncoderSettings.from_env(env),
             llm=LLMSettings.from_env(env),
             chat=ChatSettings.from_env(env),
+            search=SearchSettings.from_env(env),
         )

@@ -25,6 +25,7 @@ import faiss
 import numpy as np
 
 from models.resolve import ModelNotAvailable
+from retriever.abbreviations import QueryExpander, default_expander
 from retriever.bm25_index import STOPWORDS, BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
@@ -210,6 +211,8 @@ class ReportIndex:
         #: Held while the encoder is loaded or used: its tokenizer keeps per-call state (truncation on for encoding,
         #: off for counting), so two threads at once can get each other's. Re-entrant: `prepare` loads and counts.
         self._encoder_lock = threading.RLock()
+        #: Expands the query's shorthand before search (retriever/abbreviations.py); None: the process default.
+        self.query_expander: QueryExpander | None = None
 
     # ----------------------------------------------------------------------------------------- build/save
     @classmethod
@@ -321,7 +324,7 @@ class ReportIndex:
             raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
         if k < 1:
             raise ValueError("k must be at least 1")
-        text = clean_query(query)
+        text = (self.query_expander or default_expander()).expand(clean_query(query))
         allowed = self._allowed(filters)
         depth = candidate_depth(k)
         if method == "bm25":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated
 
@@ -42,6 +42,14 @@ def search(
     source: Annotated[str | None, typer.Option(help="Only reports from this source (openi, ctrate, ...).")] = None,
     label: Annotated[str | None, typer.Option(help="Only reports carrying this label.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    expand: Annotated[
+        bool | None,
+        typer.Option(
+            "--expand/--no-expand",
+            help="Expand shorthand in the query (PTX -> pneumothorax; default: on unless "
+            "RADSEARCH_ABBREVIATION_EXPANSION=off; own table: RADSEARCH_ABBREVIATIONS=table.csv).",
+        ),
+    ] = None,
 ) -> None:
     """Search an index and print the top-k reports with their scores."""
     from rich.console import Console
@@ -51,14 +59,19 @@ def search(
     from assistant.commands.shared import read_settings
     from assistant.text import shorten
     from models.resolve import ModelNotAvailable
+    from retriever.abbreviations import default_expander
     from retriever.index import IndexLoadError, ReportIndex, SearchFilters
     from retriever.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
     settings = read_settings(err)
     try:
-        clean_query(query)
+        expander = default_expander()  # what the settings configured
+        if expand is not None:  # the flag wins over RADSEARCH_ABBREVIATION_EXPANSION
+            expander = replace(settings.search, expand_abbreviations=expand).expander()
+        searched_as = expander.expand(clean_query(query))
         idx = ReportIndex.load(index or settings.paths.default_index, encoder, device=settings.encoder.device)
+        idx.query_expander = expander
         notice = idx.prepare(query).notice() if method != "bm25" else ""
         hits = idx.search(query, field=field, k=k, filters=SearchFilters(modality, source, label), method=method)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
@@ -69,6 +82,7 @@ def search(
     if as_json:
         payload = {
             "query": shorten(query, 1001),
+            "searched_as": shorten(searched_as, 2001),
             "field": field,
             "method": method,
             "encoder": idx.manifest.encoder.name,

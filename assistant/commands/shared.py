@@ -40,12 +40,17 @@ ModelOption = Annotated[
 
 
 def read_settings(err: Console) -> Settings:
-    """The settings from this process's environment; a refused value is an error message and exit 2."""
+    """The settings from this process's environment; a refused value (or a malformed abbreviation table) is an
+    error message and exit 2. Every index this command searches expands queries as the settings say
+    (`retriever.abbreviations.configure`)."""
     from assistant.commands.output import print_error
     from assistant.settings import Settings
+    from retriever.abbreviations import configure
 
     try:
-        return Settings.from_env(os.environ)
+        settings = Settings.from_env(os.environ)
+        configure(settings.search.expander())
+        return settings
     except ValueError as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
