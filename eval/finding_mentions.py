@@ -14,12 +14,11 @@ not mentioning it (the negated-hit rate is a lower bound for those findings).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from retriever.negation_pairs import sentences
+from retriever.negation_pairs import sentences, term_spans
 
 #: (text, concept) -> whether the concept's first whole-word occurrence in the text is negated.
 Detector = Callable[[str, str], bool]
@@ -106,13 +105,6 @@ CTRATE_FINDINGS: tuple[Finding, ...] = tuple(
 
 #: Label sets by the source whose reports carry them.
 FINDINGS_BY_SOURCE: dict[str, tuple[Finding, ...]] = {"openi": OPENI_FINDINGS, "ctrate": CTRATE_FINDINGS}
-
-
-def term_spans(text: str, term: str) -> list[tuple[int, int]]:
-    """Character spans of the term as whole words (case and inner whitespace ignored), as the negation rules
-    find a concept."""
-    pattern = r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, term.lower().split())) + r"(?![a-z0-9])"
-    return [m.span() for m in re.finditer(pattern, text.lower())]
 
 
 def mentions(text: str, terms: Iterable[str]) -> list[tuple[str, str]]:

@@ -23,16 +23,17 @@ How the pairs are built (`real_pairs`):
 - one finding mention: the sentence mentions exactly one term of all the findings' terms together (both label
   lists plus retriever.negation_pairs.FINDING_TERMS, longest first, as eval.finding_mentions.mentions counts
   them), and that term belongs to a finding of its report's source;
-- polarity, by the project's rules (retriever.negation.is_negated): negated when the rules negate the mention;
+- polarity, by the project's rules (retriever.negation_pairs.polarity): negated when the rules negate the mention;
   affirmed when they do not AND the sentence holds no negation trigger of the rules anywhere and none of `HEDGES`
   (hedges, and words that call a finding normal: "millimetric lymph nodes" are no lymphadenopathy). The rules call
   many negated mentions affirmed (CT-RATE's "pleural effusion was not detected" has no post-negation trigger;
   eval/results/negation_detection.md: precision of "affirmed" 0.52 against NegBio's Open-i labels), so only
   sentences with no doubt count as affirmed; negated ones are kept as the rules see them (precision 1.000 there);
 - deduplicated: one entry per sentence (case and spacing folded), remembering every report it occurs in;
-- matched: per finding, the affirmed and the negated sentences are each sorted and shuffled with a fixed seed, and
-  each affirmed sentence takes the first unused negated one that occurs in a report the affirmed one does not; each
-  sentence is used once, so a finding gives at most min(affirmed, negated) pairs.
+- matched (retriever.negation_pairs.match, as training's real-sentence pairs of the train split): per finding, the
+  affirmed and the negated sentences are each sorted and shuffled with a fixed seed, and each affirmed sentence
+  takes the first unused negated one that occurs in a report the affirmed one does not; each sentence is used once,
+  so a finding gives at most min(affirmed, negated) pairs.
 
 Beside them, the current synthetic pairs (held-out Open-i sentences with the other polarity made by rule, and the
 NegEx annotated set), with the same statistics.
@@ -46,17 +47,26 @@ import argparse
 import hashlib
 import json
 import platform
-import random
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
-from eval.finding_mentions import FINDINGS_BY_SOURCE, Finding, mentions, term_spans
-from retriever.negation import POST_NEGATION, PRE_NEGATION, is_negated
-from retriever.negation_pairs import FINDING_TERMS, NegationPair, sentences
+from eval.finding_mentions import FINDINGS_BY_SOURCE, Finding, mentions
+from retriever.negation_pairs import (
+    FINDING_TERMS,
+    MAX_PAIR_WORDS,
+    PAIR_SEED,
+    Found,
+    NegationPair,
+    add_sentence,
+    match,
+    polarity,
+    sentences,
+    term_spans,
+)
 from retriever.report import Report
 from retriever.splits import split_of
 
@@ -64,17 +74,11 @@ from retriever.splits import split_of
 DEFAULT_ENCODER = "radsearch-minilm-hardneg-2ep"
 ENCODERS = ("minilm", "mpnet", DEFAULT_ENCODER)
 TARGET = 0.45
-SEED = 17
+SEED = PAIR_SEED
 EXAMPLES = 8  # example pairs per pair set in the results
-MAX_WORDS = 25
 #: Report splits whose sentences each variant uses: never train (the fine-tuned encoders learned from it).
 VARIANTS = {"real dev+test": ("dev", "test"), "real test": ("test",)}
 MAIN_VARIANT = "real dev+test"  # the one the target is judged on
-#: Words that leave a finding in doubt (hedges) or call it normal ("millimetric lymph nodes" are no
-#: lymphadenopathy): a sentence holding one is never an affirmed half.
-HEDGES = ("cannot", "exclude", "excluded", "may", "might", "could", "possible", "possibly", "questionable", "if",
-          "versus", "vs", "differential", "normal", "millimetric", "millimeter", "nonspecific", "non-specific",
-          "non-pathological", "insignificant")
 #: Organs outside the chest that CT-RATE's chest CTs also describe: a "nodule in the thyroid" is no lung nodule, so
 #: a sentence naming one is not used on either side (the label lists are chest findings).
 ELSEWHERE = ("thyroid", "liver", "hepatic", "kidney", "renal", "adrenal", "spleen", "pancreas", "gallbladder",
@@ -97,21 +101,6 @@ OWNERS: dict[str, dict[str, Finding]] = {source: owners(f) for source, f in FIND
 MENTION_TERMS: tuple[str, ...] = tuple(
     sorted({t for owner in OWNERS.values() for t in owner} | set(FINDING_TERMS), key=len, reverse=True)
 )
-_DOUBT = PRE_NEGATION + POST_NEGATION + HEDGES
-
-
-@dataclass
-class Sentence:
-    """One distinct sentence that mentions one finding, with its polarity and every report it occurs in."""
-
-    text: str
-    finding: str  # Finding.query
-    negated: bool
-    reports: set[str] = field(default_factory=set)
-
-
-#: finding query -> negated? -> folded sentence text -> Sentence
-Found = dict[str, dict[bool, dict[str, Sentence]]]
 
 
 def held_out(reports: Iterable[Report], splits: Sequence[str]) -> list[Report]:
@@ -122,7 +111,7 @@ def held_out(reports: Iterable[Report], splits: Sequence[str]) -> list[Report]:
 def judge(sentence: str, owner: dict[str, Finding]) -> tuple[Finding, bool] | None:
     """(finding, negated) for a usable sentence of a report whose findings `owner` lists by term (see the module
     docstring); None when it is not one."""
-    if len(sentence.split()) > MAX_WORDS or "xxxx" in sentence.lower():
+    if len(sentence.split()) > MAX_PAIR_WORDS or "xxxx" in sentence.lower():
         return None
     if any(term_spans(sentence, organ) for organ in ELSEWHERE):
         return None
@@ -130,11 +119,8 @@ def judge(sentence: str, owner: dict[str, Finding]) -> tuple[Finding, bool] | No
     if len(found) != 1 or found[0][1] not in owner:
         return None
     term = found[0][1]
-    if is_negated(sentence, term):
-        return owner[term], True
-    if any(term_spans(sentence, cue) for cue in _DOUBT):
-        return None
-    return owner[term], False
+    negated = polarity(sentence, term)
+    return None if negated is None else (owner[term], negated)
 
 
 def report_sentences(report: Report) -> list[str]:
@@ -150,31 +136,9 @@ def collect(reports: Iterable[Report]) -> Found:
         owner = OWNERS.get(report.source)
         for text in report_sentences(report) if owner else ():
             judged = judge(text, owner)
-            if judged is None:
-                continue
-            finding, negated = judged
-            key = " ".join(text.lower().split())
-            side = found.setdefault(finding.query, {False: {}, True: {}})[negated]
-            side.setdefault(key, Sentence(text, finding.query, negated)).reports.add(report.id)
+            if judged is not None:
+                add_sentence(found, text, judged[0].query, judged[1], report.id)
     return found
-
-
-def match(found: Found, origin: str = "real", seed: int = SEED) -> list[NegationPair]:
-    """Affirmed/negated pairs from `collect`'s sentences, per finding (in finding query order)."""
-    rng = random.Random(seed)
-    pairs: list[NegationPair] = []
-    for query, sides in sorted(found.items()):
-        affirmed = [sides[False][k] for k in sorted(sides[False])]
-        negated = [sides[True][k] for k in sorted(sides[True])]
-        rng.shuffle(affirmed)
-        rng.shuffle(negated)
-        for a in affirmed:
-            partner = next((n for n in negated if n.reports - a.reports), None)
-            if partner is None:
-                continue
-            negated.remove(partner)
-            pairs.append(NegationPair(query, a.text, partner.text, origin))
-    return pairs
 
 
 def real_pairs(reports: Iterable[Report], origin: str = "real", seed: int = SEED) -> list[NegationPair]:
@@ -262,9 +226,10 @@ def render(payload: dict[str, Any]) -> str:
         "",
         f"Command: `{payload['command']}` ({payload['created']}). Real pairs as `eval/negation_real_pairs.py` builds "
         "them (its docstring): a sentence affirming a finding and a sentence of another report ruling it out, both as "
-        f"written, one finding mention and at most {MAX_WORDS} words each, from dev- and test-split reports only (no "
-        "report the fine-tuned encoders trained on); the query is the finding as a resident types it. Beside them the "
-        "synthetic pairs of `eval.negation_benchmark` (the other half made by rule). 95% CI: t interval over pairs. "
+        f"written, one finding mention and at most {MAX_PAIR_WORDS} words each, from dev- and test-split reports only "
+        "(no report the fine-tuned encoders trained on); the query is the finding as a resident types it. Beside them "
+        "the synthetic pairs of `eval.negation_benchmark` (the other half made by rule). 95% CI: t interval over pairs."
+        " "
         f"Target for the default encoder ({v['encoder']}) on the real {MAIN_VARIANT.removeprefix('real ')} pairs: "
         f"Δcos ≥ {TARGET} (published: 0.42 for a negation-trained SBERT).",
         "",

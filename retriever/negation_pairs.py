@@ -6,16 +6,24 @@ One source of truth for two users that must agree on what "differs only in negat
   negated one) from the TRAIN split;
 - the negation test (eval.negation_benchmark): the same construction on the held-out TEST split and on the NegEx
   annotated set, which training never sees.
+
+Real-sentence pairs (`real_sentence_pairs`, `match`): both halves as radiologists wrote them, a sentence affirming a
+finding and another report's sentence ruling it out. Rule-made halves teach one-word flips ("No pleural effusion." vs
+"Pleural effusion."); real ones teach the phrasings reports use ("pleural effusion was not detected", "the
+costophrenic angles are sharp without effusion"). Training builds them from the train split, the real-pair test
+(eval.negation_real_pairs) from dev and test with the same `polarity` and `match`.
 """
 
 from __future__ import annotations
 
+import random
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from retriever.negation import affirm, is_negated, negate
+from retriever.negation import POST_NEGATION, PRE_NEGATION, affirm, is_negated, negate
+from retriever.report import Report
 
 #: Finding terms a resident types as a query (longest first, so "pleural effusion" wins over "effusion").
 FINDING_TERMS: tuple[str, ...] = tuple(
@@ -133,3 +141,103 @@ def sentence_pairs(texts: Iterable[str], origin: str, per_term: int | None = Non
                 pairs.append(pair)
                 per[term] += 1
     return pairs
+
+
+#: Longest sentence (words) of a real pair: in a longer one the finding is a small part of the meaning.
+MAX_PAIR_WORDS = 25
+#: Words that leave a finding in doubt (hedges) or call it normal ("millimetric lymph nodes" are no
+#: lymphadenopathy): a sentence holding one is never an affirmed half.
+HEDGES = ("cannot", "exclude", "excluded", "may", "might", "could", "possible", "possibly", "questionable", "if",
+          "versus", "vs", "differential", "normal", "millimetric", "millimeter", "nonspecific", "non-specific",
+          "non-pathological", "insignificant")
+_DOUBT = PRE_NEGATION + POST_NEGATION + HEDGES
+#: Seed of the shuffle that matches affirmed and negated sentences.
+PAIR_SEED = 17
+
+
+def term_spans(text: str, term: str) -> list[tuple[int, int]]:
+    """Character spans of the term as whole words (case and inner whitespace ignored), as the negation rules
+    find a concept."""
+    pattern = r"(?<![a-z0-9])" + r"\s+".join(map(re.escape, term.lower().split())) + r"(?![a-z0-9])"
+    return [m.span() for m in re.finditer(pattern, text.lower())]
+
+
+def polarity(sentence: str, term: str) -> bool | None:
+    """True when the rules negate the term in the sentence; False when they do not and the sentence holds no
+    negation trigger anywhere and no hedge (the rules miss some negations, so only sentences with no doubt count as
+    affirmed); None otherwise."""
+    if is_negated(sentence, term):
+        return True
+    return None if any(term_spans(sentence, cue) for cue in _DOUBT) else False
+
+
+@dataclass
+class Sentence:
+    """One distinct sentence that mentions one finding, with its polarity and every report it occurs in."""
+
+    text: str
+    finding: str
+    negated: bool
+    reports: set[str] = field(default_factory=set)
+
+
+#: finding query -> negated? -> folded sentence text -> Sentence
+Found = dict[str, dict[bool, dict[str, Sentence]]]
+
+
+def add_sentence(found: Found, text: str, finding: str, negated: bool, report_id: str) -> None:
+    """Record a judged sentence once per folded text (case and spacing), remembering each report it occurs in."""
+    key = " ".join(text.lower().split())
+    side = found.setdefault(finding, {False: {}, True: {}})[negated]
+    side.setdefault(key, Sentence(text, finding, negated)).reports.add(report_id)
+
+
+def match(found: Found, origin: str = "real", seed: int = PAIR_SEED) -> list[NegationPair]:
+    """Per finding (in query order): affirmed and negated sentences, each sorted then shuffled with `seed`; each
+    affirmed sentence takes the first unused negated one from a report it does not occur in. Each sentence is used
+    once, so a finding gives at most min(affirmed, negated) pairs."""
+    rng = random.Random(seed)
+    pairs: list[NegationPair] = []
+    for query, sides in sorted(found.items()):
+        affirmed = [sides[False][k] for k in sorted(sides[False])]
+        negated = [sides[True][k] for k in sorted(sides[True])]
+        rng.shuffle(affirmed)
+        rng.shuffle(negated)
+        for a in affirmed:
+            partner = next((n for n in negated if n.reports - a.reports), None)
+            if partner is not None:
+                negated.remove(partner)
+                pairs.append(NegationPair(query, a.text, partner.text, origin))
+    return pairs
+
+
+def _only_term(sentence: str, terms: Iterable[str]) -> str | None:
+    """The one finding term the sentence mentions (a term inside a longer one's mention does not count), else
+    None."""
+    spans = sorted(((s, e, t) for t in terms for s, e in term_spans(sentence, t)), key=lambda x: (x[0], x[0] - x[1]))
+    kept_end, found = -1, set()
+    for start, end, term in spans:
+        if start >= kept_end:
+            kept_end = end
+            found.add(term)
+    return found.pop() if len(found) == 1 else None
+
+
+def real_sentence_pairs(
+    reports: Iterable[Report], origin: str = "real", terms: Iterable[str] = FINDING_TERMS, seed: int = PAIR_SEED
+) -> list[NegationPair]:
+    """Pairs of real sentences of the reports' findings and impressions: per finding term, a sentence affirming it
+    without doubt and another report's sentence ruling it out, each at most `MAX_PAIR_WORDS` words, mentioning that
+    term only, without de-identification placeholders."""
+    terms = tuple(sorted(terms, key=len, reverse=True))
+    found: Found = {}
+    for report in reports:
+        for text in (report.findings, report.impression):
+            for sentence in sentences(text):
+                if len(sentence.split()) > MAX_PAIR_WORDS or "xxxx" in sentence.lower():
+                    continue
+                term = _only_term(sentence, terms)
+                negated = polarity(sentence, term) if term else None
+                if term and negated is not None:
+                    add_sentence(found, sentence, term, negated, report.id)
+    return match(found, origin, seed)

@@ -38,8 +38,15 @@ from retriever.model_card import write_model_card
 from retriever.report import Report
 from retriever.splits import DEFAULT_SPLIT, SplitSpec, split_reports
 from retriever.train_config import DEFAULT_CONFIG, TrainConfig
-from retriever.train_data import PairSet, TrainingError, build_pairs, check_contrastive, training_sets
-from retriever.train_losses import make_loss
+from retriever.train_data import (
+    NEGATION_TERMS,
+    PairSet,
+    TrainingError,
+    build_pairs,
+    check_contrastive,
+    training_sets,
+)
+from retriever.train_losses import MarginTermLoss, make_loss
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +122,7 @@ def train_encoder(
         "base_model": {"ref": config.base, "name": encoder.name, "location": encoder.location},
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "loss": config.loss_name,
+        "loss_per_set": _loss_classes(trainer.loss, sets),
         "hyperparameters": asdict(config) | {"batch_size_used": batch_size},
         "split": asdict(split),
         "data": {
@@ -238,6 +246,12 @@ def _losses(history: list[dict[str, Any]]) -> list[dict[str, float]]:
     return [{"step": row["step"], "loss": round(row["loss"], 4)} for row in history if "loss" in row]
 
 
+def _loss_classes(loss: Any, sets: dict[str, Any]) -> dict[str, str]:
+    """Training set -> class of the loss it trained with (the trainer holds one loss, or one per set)."""
+    per_set = dict(loss.items()) if hasattr(loss, "items") else dict.fromkeys(sets, loss)
+    return {name: type(module).__name__ for name, module in per_set.items()}
+
+
 def _masked_share(loss: Any) -> float | None:
     """Share of in-batch negatives the near-duplicate mask removed (None for the other losses)."""
     negatives = getattr(loss, "negatives", 0)
@@ -304,6 +318,8 @@ def _trainer(
         dataloader_num_workers=0,
         dataloader_pin_memory=False,  # pinning only helps a GPU and warns on CPU
     )
+    if config.negation_margin > 0 and NEGATION_TERMS in sets:
+        loss = {name: loss for name in sets} | {NEGATION_TERMS: MarginTermLoss(model, config.negation_margin)}
     datasets = {name: Dataset.from_dict(columns) for name, columns in sets.items()}
     dataset = next(iter(datasets.values())) if len(datasets) == 1 else DatasetDict(datasets)
     return SentenceTransformerTrainer(

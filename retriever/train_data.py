@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from retriever.bm25_index import BM25Field, tokenize
-from retriever.negation_pairs import flip_polarity, sentence_pairs
+from retriever.negation_pairs import flip_polarity, real_sentence_pairs, sentence_pairs
 from retriever.report import Report
+
+#: Name of the training set of (query term, affirmed sentence, negated sentence) triplets.
+NEGATION_TERMS = "negation-terms"
 
 
 class TrainingError(ValueError):
@@ -137,8 +140,10 @@ def training_sets(
     Rows are grouped by how many hard negatives they got (a dataset needs the same columns in every row), so a
     report whose impression no rule can negate still trains as a plain pair. With `negation`, a findings text also
     gets its impression with the main finding's polarity flipped, and query-term triplets from the train reports'
-    sentences ("pleural effusion" -> "Small left pleural effusion.", not "No pleural effusion.") teach the model
-    what a resident's short query means. A group too small to fill a batch (`min_rows`) joins the largest one.
+    sentences ("pleural effusion" -> "Small left pleural effusion.", not "No pleural effusion.", the other polarity
+    made by rule) and real-sentence pairs of them ("pleural effusion" -> "Left mild pleural effusion.", not another
+    report's "No pleural effusion was detected on the left.") teach the model what a resident's short query
+    means. A group too small to fill a batch (`min_rows`) joins the largest one.
     """
     mined = bm25_negatives(pairs) if bm25 else [None] * len(pairs)
     groups: dict[int, dict[str, list[str]]] = {}
@@ -153,8 +158,9 @@ def training_sets(
     if negation:
         texts = (text for r in reports for text in (r.findings, r.impression))
         triplets = sentence_pairs(texts, "train", per_term=terms_per_finding)
+        triplets += real_sentence_pairs(reports, "train-real")
         if triplets:
-            sets["negation-terms"] = {
+            sets[NEGATION_TERMS] = {
                 "anchor": [t.query for t in triplets],
                 "positive": [t.affirmed for t in triplets],
                 "negative_1": [t.negated for t in triplets],

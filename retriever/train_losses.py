@@ -19,6 +19,8 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.losses import (
     CachedMultipleNegativesRankingLoss,
     MultipleNegativesRankingLoss,
+    TripletDistanceMetric,
+    TripletLoss,
 )
 from sentence_transformers.util import cos_sim
 from torch import Tensor, nn
@@ -98,3 +100,28 @@ def make_loss(
             partition_mode=partition,
         )
     return MultipleNegativesRankingLoss(model, scale=SCALE, directions=directions, partition_mode=partition)
+
+
+class MarginTermLoss(nn.Module):
+    """MNRL plus a cosine triplet margin, for (query term, affirmed sentence, negated sentence) triplets.
+
+    MNRL keeps a term near sentences about it and away from other terms' sentences; at scale 20 it stops separating
+    the affirmed from the negated sentence once they are ~0.2 apart in cosine (the negated one's softmax weight is
+    then e^-4 of the affirmed one's). The margin term asks for cos(term, affirmed) - cos(term, negated) >= margin
+    on every triplet, which is the gap a negation-aware search needs.
+    """
+
+    def __init__(self, model: SentenceTransformer, margin: float) -> None:
+        super().__init__()
+        if not 0.0 < margin <= 2.0:
+            raise ValueError(f"negation margin must be a cosine gap in (0, 2], got {margin}")
+        self.model = model
+        self.margin = margin
+        self.ranking = MultipleNegativesRankingLoss(model, scale=SCALE)
+        self.triplet = TripletLoss(model, distance_metric=TripletDistanceMetric.COSINE, triplet_margin=margin)
+
+    def forward(self, sentence_features: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
+        return self.ranking(sentence_features, labels) + self.triplet(sentence_features, labels)
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {"scale": SCALE, "triplet_margin": self.margin, "distance": "cosine"}

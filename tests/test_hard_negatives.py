@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from retriever.negation_pairs import flip_polarity, sentence_pairs
+from retriever.negation_pairs import flip_polarity, polarity, real_sentence_pairs, sentence_pairs
 from retriever.report import Report
 from retriever.train_data import PairSet, bm25_negatives, build_pairs, training_sets
 
@@ -65,3 +65,28 @@ def test_training_sets_group_rows_by_negatives_and_keep_every_pair() -> None:
     assert list(merged) == ["reports+1neg"] and len(merged["reports+1neg"]["anchor"]) == 80
     padded = merged["reports+1neg"]["negative_1"][-1]
     assert padded != merged["reports+1neg"]["positive"][-1]
+
+
+def _report(n: int, findings: str, impression: str = "Impression text here.") -> Report:
+    return Report(f"r:{n}", findings=findings, impression=impression, source="t")
+
+
+def test_real_sentence_pairs_take_both_halves_from_different_reports_as_written() -> None:
+    reports = [
+        _report(1, "Small left pleural effusion. Heart size is normal."),
+        _report(2, "No pleural effusion was seen on either side."),
+        _report(3, "Possible small pleural effusion."),  # hedged: never an affirmed half
+        _report(4, "Pleural effusion and pneumothorax on the right."),  # two findings: not used
+        _report(5, "Large right pneumothorax. No pneumothorax on the left."),  # same report: no pair of its own
+    ]
+    pairs = real_sentence_pairs(reports, "t")
+    assert [(p.query, p.affirmed, p.negated) for p in pairs] == [
+        ("pleural effusion", "Small left pleural effusion.", "No pleural effusion was seen on either side.")
+    ]
+
+
+def test_polarity_is_negated_affirmed_or_in_doubt() -> None:
+    assert polarity("No pleural effusion.", "pleural effusion") is True
+    assert polarity("Small left pleural effusion.", "pleural effusion") is False
+    assert polarity("Pleural effusion cannot be excluded.", "pleural effusion") is None
+    assert polarity("Pleural effusion is normal, not pneumothorax.", "pleural effusion") is None

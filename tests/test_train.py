@@ -222,6 +222,7 @@ def test_training_with_bm25_and_negation_negatives_runs_and_is_recorded(base: st
     assert card["loss"] == "MNRL + BM25 hard negatives + negation hard negatives"
     assert sum(card["data"]["training_sets"].values()) >= card["data"]["pairs"]["train"]
     assert card["steps"]["total"] == 2
+    assert set(card["loss_per_set"].values()) == {"MultipleNegativesRankingLoss"}  # no margin asked
 
 
 def test_near_duplicate_mask_with_hard_negatives_is_refused(base: str, tmp_path: Path) -> None:
@@ -240,3 +241,16 @@ def test_train_refuses_a_missing_corpus_before_reading_anything(tmp_path: Path) 
     result = CliRunner().invoke(app, ["train", str(real), str(tmp_path / "typo.csv"), "--out", "never-made"])
     assert result.exit_code == 2, result.output
     assert "typo.csv" in result.output and "records read" not in result.output
+
+
+def test_negation_margin_trains_the_term_triplets_with_the_margin_loss(base: str, tmp_path: Path) -> None:
+    config = TrainConfig(
+        **{**FAST.__dict__, "base": base, "max_steps": 2, "negation_negatives": True, "negation_margin": 0.5}
+    )
+    result = train_encoder(tiny_corpus(), "tiny-margin", config, models_root=tmp_path, progress=False)
+    assert result.card["loss"] == "MNRL + negation hard negatives (term triplets: cosine margin 0.5)"
+    assert result.card["data"]["training_sets"]["negation-terms"] > 0
+    assert result.card["hyperparameters"]["negation_margin"] == 0.5
+    losses = result.card["loss_per_set"]
+    assert losses.pop("negation-terms") == "MarginTermLoss"
+    assert set(losses.values()) == {"MultipleNegativesRankingLoss"}

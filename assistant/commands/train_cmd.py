@@ -48,6 +48,10 @@ def train(
         bool, typer.Option(help="Add the impression with its finding negated (or affirmed) as a hard negative, "
                            "and query-term -> affirmed/negated sentence triplets.")
     ] = DEFAULTS.negation_negatives,
+    negation_margin: Annotated[
+        float, typer.Option(min=0.0, max=2.0, help="With --negation-negatives: also require cos(term, affirmed "
+                            "sentence) - cos(term, negated sentence) >= this margin (0: ranking loss only).")
+    ] = DEFAULTS.negation_margin,
     checkpoint_steps: Annotated[
         int, typer.Option(min=1, help="Save a resumable checkpoint every N steps.")
     ] = DEFAULTS.checkpoint_steps,
@@ -78,7 +82,7 @@ def train(
         base=base, epochs=epochs, batch_size=batch_size, lr=lr, max_seq_length=max_seq_length, seed=seed,
         mask_near_duplicates=mask_near_duplicates, duplicate_threshold=duplicate_threshold, cached=cached,
         mini_batch_size=mini_batch_size, symmetric=symmetric, bm25_negatives=bm25_negatives,
-        negation_negatives=negation_negatives, checkpoint_steps=checkpoint_steps,
+        negation_negatives=negation_negatives, negation_margin=negation_margin, checkpoint_steps=checkpoint_steps,
     )
     try:
         trained = train_encoder(result.reports, out, config, skipped=result.reasons(), overwrite=overwrite,
