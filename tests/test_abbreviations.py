@@ -153,3 +153,7 @@ def test_benchmark_rankers_name_their_expansion() -> None:
     assert expander("off").expand("PTX") == "PTX" and expander("expand").expand("PTX") == "PTX (pneumothorax)"
     with pytest.raises(ValueError, match="unknown expansion"):
         RankerSpec.parse("bm25+expand-everything")
+
+
+def test_codes_with_digits_are_left_as_written() -> None:
+    assert expand("wedging at the T11 level, T2 hyperintense") == "wedging at the T11 level, T2 hyperintense"
