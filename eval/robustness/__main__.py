@@ -3,6 +3,12 @@
     python -m eval.robustness                                    # every part, the default rankers
     python -m eval.robustness --rankers mpnet --parts icd        # add one ranker to one part
     python -m eval.robustness --write-sample                     # rewrite the ICD rephrasing sample for checking
+    python -m eval.robustness --parts queries --rankers $D,$D+expand,$D+expand-shared
+        # with D=hybrid-weighted:radsearch-minilm-hardneg-2ep: query expansion off / built-in / shared table
+
+A ranker may end with `+EXPANDER` (eval/robustness/search.py, EXPANDERS): the query-side abbreviation expansion it
+searches with; a bare ranker searches the query as typed. The expansion rules were chosen on the dev split
+(python -m eval.robustness.expansion_dev).
 
 Parts: `icd` (ICD-10-CM rephrasing retrieval), `queries` (abbreviated / typo'd / British findings queries) and
 `errors` (4-way error discrimination); see eval/robustness/__init__.py. Writes <name>.json and <name>.md to

