@@ -40,6 +40,10 @@ INSTALL_HINT = (
 )
 
 
+#: System prompts whose prefix tokens a loaded model remembers (the prompts of prompts/ and a few custom ones).
+MAX_PREFIXES = 8
+
+
 @dataclass
 class _Loaded:
     """A loaded model shared by every caller; `lock` is held for a whole generation."""
@@ -50,6 +54,24 @@ class _Loaded:
     lock: threading.Lock
     prompt_deadline: float = math.inf  # monotonic time at which llama.cpp abandons the prompt it is reading
     _abort_callback: Any = field(default=None, repr=False)  # kept referenced while llama.cpp may call it
+    #: (system message, next role) -> its shared prefix tokens, and folder -> saved states: the chat template is
+    #: rendered and tokenized twice per prefix, so once per system prompt, not once per question.
+    _prefixes: dict[tuple[str, ...], list[int]] = field(default_factory=dict, repr=False)
+    _states: dict[Path, PrefixStates] = field(default_factory=dict, repr=False)
+
+    def prefix_state(self, folder: Path, messages: Sequence[Message]) -> PrefixSource:
+        """Leave the context holding the messages' shared system-prompt prefix (see assistant.llamacpp_prefix).
+        Called under `lock`."""
+        key = tuple(str(v) for m in messages[:1] for v in (m["role"], m["content"])) + tuple(
+            m["role"] for m in messages[1:2]
+        )
+        if key not in self._prefixes:
+            if len(self._prefixes) >= MAX_PREFIXES:
+                self._prefixes.clear()
+            self._prefixes[key] = shared_prefix(self.llm, messages)
+        if folder not in self._states:
+            self._states[folder] = PrefixStates(folder, self.path)
+        return self._states[folder].prepare(self.llm, self._prefixes[key])
 
     def interrupt_prompt_at(self, deadline: float | None) -> None:
         """Let llama.cpp abort the prompt evaluation (`llama_decode` then fails) once `deadline` passes; None
@@ -164,8 +186,7 @@ class LlamaCppBackend:
         try:
             loaded.interrupt_prompt_at(deadline.end)
             if self.prefix_dir is not None:
-                states = PrefixStates(self.prefix_dir, loaded.path)
-                self.last_prefix = states.prepare(loaded.llm, shared_prefix(loaded.llm, messages))
+                self.last_prefix = loaded.prefix_state(self.prefix_dir, messages)
             chunks = loaded.llm.create_chat_completion(**kwargs)
             for chunk in chunks:
                 loaded.interrupt_prompt_at(None)  # the prompt is read once the first piece is out

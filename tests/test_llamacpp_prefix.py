@@ -67,3 +67,19 @@ def test_without_a_folder_nothing_is_written(tmp_path: Path, monkeypatch: pytest
     backend = _fresh(None)
     backend.complete(MESSAGES, max_tokens=4)
     assert backend.last_prefix == "none" and not list(tmp_path.rglob("*.kv"))
+
+
+def test_the_prefix_tokens_are_computed_once_per_system_prompt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+
+    def counted(llm, messages):  # the real function, counted
+        calls.append(1)
+        return shared_prefix(llm, messages)
+
+    monkeypatch.setattr(llamacpp_backend, "shared_prefix", counted)
+    backend = _fresh(tmp_path)
+    for finding in ("Cardiomegaly.", "Pneumothorax.", "Pleural effusion."):
+        backend.complete([MESSAGES[0], {"role": "user", "content": finding}], max_tokens=2)
+    assert len(calls) == 1 and backend.last_prefix == "memory"
+    backend.complete([{"role": "system", "content": "Answer briefly."}, MESSAGES[1]], max_tokens=2)
+    assert len(calls) == 2  # another system prompt: its own prefix
