@@ -55,7 +55,7 @@ RIVALS = ("bm25", "mpnet")
 #: Sources whose finding labels the default must also retrieve better (label P@10).
 LABEL_TARGET_SOURCES = ("openi", "ctrate")
 #: The fine-tuned model the training benchmark builds with the product's default recipe (eval.train_benchmark).
-DEFAULT_MODEL = "radsearch-minilm-hardneg-2ep"
+DEFAULT_MODEL = "radsearch-minilm-negmargin-2ep"
 DEFAULT_RANKERS = ",".join(
     [
         "bm25",

@@ -34,6 +34,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "bm25neg": {"bm25_negatives": True},
     "negation": {"negation_negatives": True},
     "hardneg-2ep": {"bm25_negatives": True, "negation_negatives": True, "epochs": 2},
+    "negmargin-2ep": {"bm25_negatives": True, "negation_negatives": True, "epochs": 2, "negation_margin": 0.5},
 }
 
 
