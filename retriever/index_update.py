@@ -11,6 +11,8 @@ sees the old index or the new one, never a mix. What each part costs (measured i
   field is re-indexed: from the kept documents' saved term ids plus the new texts (only those are tokenized), or,
   for an index saved without term ids, from the final store's texts (streaming_build.bm25_of_store);
 - the manifest: counts, the corpus hash (a pass over the store) and every file's checksum.
+An IVF-PQ field whose new vectors sit far from the trained centroids gets a notice with the rebuild command that
+retrains (retriever/quantizer_drift.py); the update is kept.
 The exclusions are a full build's: duplicate findings are checked against the index too (a pass over its findings).
 """
 
@@ -39,7 +41,8 @@ from retriever.index import (
 )
 from retriever.index_swap import one_writer, replacing
 from retriever.ingest import Exclusions, findings_key
-from retriever.manifest import EncoderInfo
+from retriever.manifest import EncoderInfo, Manifest
+from retriever.quantizer_drift import drift_ratio, drift_warning, is_ivf, stored_baseline
 from retriever.report import Report
 from retriever.report_store import ReportStore, change_store
 from retriever.sources import Rejection
@@ -89,7 +92,10 @@ def update_index(
                 return summary
             model = _encoder(manifest.encoder, encoder, device)
             for field_name in manifest.fields:
-                _update_vectors(vectors, field_name, upserts, gone, model, batch_size, progress)
+                _record_baseline(manifest, vectors[field_name], field_name)
+                added = _update_vectors(vectors, field_name, upserts, gone, model, batch_size, progress)
+                if notice := _drift(manifest, vectors[field_name], field_name, added, folder):
+                    summary.notices.append(notice)
         finally:
             store.close()
         with replacing(folder) as tmp:
@@ -188,8 +194,8 @@ def _update_vectors(
     model: Encoder,
     batch_size: int,
     progress: bool,
-) -> None:
-    """Drop the field's vectors of removed and replaced reports, then add the new texts' vectors."""
+) -> np.ndarray | None:
+    """Drop the field's vectors of removed and replaced reports, then add the new texts' vectors (returned)."""
     stale = np.array([*gone, *(rowid for rowid, _ in upserts)], dtype=np.int64)
     if len(stale):
         vectors[field_name] = remove_vectors(vectors[field_name], stale)
@@ -199,7 +205,27 @@ def _update_vectors(
         if progress:
             print(f"encoding {len(texts)} {field_name} texts with {model.name}")
         embedded = model.encode(texts, batch_size=batch_size, progress=progress)
-        vectors[field_name].add_with_ids(np.ascontiguousarray(embedded, dtype=np.float32), rowids)
+        embedded = np.ascontiguousarray(embedded, dtype=np.float32)
+        vectors[field_name].add_with_ids(embedded, rowids)
+        return embedded
+    return None
+
+
+def _record_baseline(manifest: Manifest, index: faiss.Index, field_name: str) -> None:
+    """An IVF-PQ index built without a recorded drift baseline gets one from its stored vectors, before any are
+    added, kept in the manifest from now on (retriever/quantizer_drift.py)."""
+    if field_name not in manifest.quantizer_fit and is_ivf(index) and index.ntotal:
+        manifest.quantizer_fit[field_name] = round(stored_baseline(index), 6)
+
+
+def _drift(
+    manifest: Manifest, index: faiss.Index, field_name: str, added: np.ndarray | None, folder: Path
+) -> str | None:
+    """The warning for new IVF-PQ vectors far from the trained centroids (retriever/quantizer_drift.py), or None."""
+    if added is None or field_name not in manifest.quantizer_fit:
+        return None
+    ratio = drift_ratio(index, added, manifest.quantizer_fit[field_name])
+    return drift_warning(ratio, len(added), field_name, f"`assistant index CORPUS... --out {folder}` (a rebuild)")
 
 
 def _bm25(

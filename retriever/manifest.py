@@ -51,6 +51,8 @@ class Manifest:
     created: str
     index_type: str
     updated: str = ""  # when `assistant update` last changed the index ("" for never)
+    #: IVF-PQ fields: mean residual of the build's vectors to their centroids (retriever/quantizer_drift.py)
+    quantizer_fit: dict[str, float] = field(default_factory=dict)
     files: dict[str, FileInfo] = field(default_factory=dict)
     version: int = FORMAT_VERSION
 

@@ -39,6 +39,7 @@ from retriever.index_swap import discard, replacing, restore_interrupted
 from retriever.ingest import Exclusions, IngestResult, iter_ingest
 from retriever.manifest import Manifest
 from retriever.output_paths import check_replaceable
+from retriever.quantizer_drift import SAMPLE, mean_residual
 from retriever.report import FIELDS, Report
 from retriever.report_store import ReportStore, StoreWriter
 from retriever.sources import ColumnMap
@@ -85,15 +86,18 @@ def encode_and_write(
     try:
         if source.count() == 0:
             raise ValueError("no reports to index (all were rejected or the corpus is empty)")
-        chunks = _encode_chunks(work, source, encoder, fields, chunk_size, batch_size, progress)
+        chunks = encode_chunks(work, source, encoder, fields, chunk_size, batch_size, progress)
         restore_interrupted(out)
         check_replaceable(out, overwrite=overwrite)
         with replacing(out) as tmp:
             shutil.copyfile(work / STORE_FILE, tmp / STORE_FILE)
             counts = {}
+            fit = {}
             for field_name in fields:
-                vectors = _vector_index(chunks, field_name, encoder.dims)
+                vectors, residual = _vector_index(chunks, field_name, encoder.dims)
                 counts[field_name] = int(vectors.ntotal)
+                if residual is not None:
+                    fit[field_name] = residual
                 write_field(tmp, field_name, vectors, bm25_of_store(source, field_name))
                 del vectors
             manifest = Manifest(
@@ -103,6 +107,7 @@ def encode_and_write(
                 corpus_sha256=corpus_hash(report for _, report in source.iter_reports()),
                 created=now(),
                 index_type=index_kind(max(counts.values())),
+                quantizer_fit=fit,
             )
             write_manifest(tmp, manifest)
     finally:
@@ -111,7 +116,7 @@ def encode_and_write(
     return manifest
 
 
-def _encode_chunks(
+def encode_chunks(
     work: Path,
     store: ReportStore,
     encoder: Encoder,
@@ -123,10 +128,10 @@ def _encode_chunks(
     """Pass 2: the chunk files, in row id order; chunks already encoded by a killed run are kept."""
     paths = []
     with tqdm(total=store.count(), unit="reports", desc=f"encoding with {encoder.name}", disable=not progress) as bar:
-        for number, chunk in enumerate(_chunks(store.iter_reports(), chunk_size)):
+        for number, chunk in enumerate(chunked(store.iter_reports(), chunk_size)):
             path = work / f"chunk-{number:06d}.npz"
-            digest = _digest(encoder, fields, chunk)
-            if not _holds(path, digest):
+            digest = chunk_digest(encoder, fields, chunk)
+            if not chunk_holds(path, digest):
                 partial = path.with_name(f"{path.stem}.partial.npz")
                 np.savez(partial, digest=np.array(digest), **_encoded(chunk, encoder, fields, batch_size))
                 os.replace(partial, path)
@@ -150,7 +155,7 @@ def _encoded(
     return arrays
 
 
-def _chunks(rows: Iterator[tuple[int, Report]], size: int) -> Iterator[list[tuple[int, Report]]]:
+def chunked(rows: Iterator[tuple[int, Report]], size: int) -> Iterator[list[tuple[int, Report]]]:
     chunk: list[tuple[int, Report]] = []
     for row in rows:
         chunk.append(row)
@@ -161,7 +166,7 @@ def _chunks(rows: Iterator[tuple[int, Report]], size: int) -> Iterator[list[tupl
         yield chunk
 
 
-def _digest(encoder: Encoder, fields: tuple[str, ...], chunk: list[tuple[int, Report]]) -> str:
+def chunk_digest(encoder: Encoder, fields: tuple[str, ...], chunk: list[tuple[int, Report]]) -> str:
     """What a chunk file's vectors depend on: the encoder's weights and backend, the fields, row ids and texts."""
     built_by = [encoder.fingerprint, encoder.backend, encoder.backend_version, fields]
     digest = hashlib.sha256(json.dumps(built_by).encode())
@@ -170,7 +175,7 @@ def _digest(encoder: Encoder, fields: tuple[str, ...], chunk: list[tuple[int, Re
     return digest.hexdigest()
 
 
-def _holds(path: Path, digest: str) -> bool:
+def chunk_holds(path: Path, digest: str) -> bool:
     """Whether `path` is a whole chunk file encoded from exactly these reports."""
     try:
         with np.load(path) as saved:
@@ -179,22 +184,27 @@ def _holds(path: Path, digest: str) -> bool:
         return False
 
 
-def _vector_index(chunks: list[Path], field_name: str, dims: int) -> faiss.Index:
+def _vector_index(chunks: list[Path], field_name: str, dims: int) -> tuple[faiss.Index, float | None]:
     """One field's vector index from the chunk files: trained (IVF-PQ) on the rows an in-memory build of the same
-    vectors would train on, then filled a chunk at a time."""
+    vectors would train on, then filled a chunk at a time. With it, for IVF-PQ, the mean residual of vectors left out
+    of training (the baseline `assistant update` compares new vectors with: retriever/quantizer_drift.py)."""
     sizes = []
     for path in chunks:
         with np.load(path) as saved:
             sizes.append(len(saved[f"{field_name}_rowids"]))
     index = new_vector_index(dims, sum(sizes))
     rows = training_rows(index, sum(sizes))
+    residual = None
     if len(rows):
         index.train(_gather(chunks, field_name, sizes, rows))
+        held_out = np.setdiff1d(np.arange(sum(sizes)), rows) if len(rows) < sum(sizes) else rows
+        sample = np.random.default_rng(1).choice(held_out, size=min(SAMPLE, len(held_out)), replace=False)
+        residual = round(mean_residual(index, _gather(chunks, field_name, sizes, np.sort(sample))), 6)
     for path in chunks:
         with np.load(path) as saved:
             if len(saved[f"{field_name}_rowids"]):
                 index.add_with_ids(saved[f"{field_name}_vectors"], saved[f"{field_name}_rowids"])
-    return index
+    return index, residual
 
 
 def _gather(chunks: list[Path], field_name: str, sizes: list[int], rows: np.ndarray) -> np.ndarray:
