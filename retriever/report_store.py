@@ -43,9 +43,10 @@ class StoreWriter:
         self._db.executescript(_SCHEMA)
         self.count = 0
 
-    def add(self, report: Report) -> int:
-        """Insert `report`; its row id."""
-        rowid = self.count
+    def add(self, report: Report, rowid: int | None = None) -> int:
+        """Insert `report` under `rowid` (default: the number of reports added before it); its row id. Why a given
+        row id: a shard of a corpus keeps the row ids a build of the whole corpus gives its reports."""
+        rowid = self.count if rowid is None else rowid
         _insert(self._db, rowid, report)
         self.count += 1
         if self.count % _BATCH == 0:

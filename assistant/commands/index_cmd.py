@@ -3,6 +3,9 @@
 Reports are read into a store and encoded a chunk at a time (retriever/streaming_build.py): memory stays bounded
 for millions of reports, and a build that was killed resumes where it stopped when run again with the same --out.
 
+`--shard I/N` encodes one shard of the corpus into a shard folder (on another worker or machine) and
+`--merge-shards SHARD_FOLDER...` merges them into the index a single process builds (assistant/commands/shard_cmd.py).
+
 Exit codes: 0 indexed, 1 nothing to index or encoder unavailable, 2 bad input (an output that would replace an input
 or a folder that is not an index, a bad option value, another build or update of the folder running).
 """
@@ -47,12 +50,19 @@ def index(
     overwrite: Annotated[
         bool, typer.Option(help="Replace --out even if it holds something other than an index (never an input).")
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(help="Encode only shard I of N (e.g. 0/4) into the shard folder --out, for --merge-shards."),
+    ] = None,
+    merge_shards: Annotated[
+        bool, typer.Option(help="The arguments are shard folders (--shard I/N): merge them into the index --out.")
+    ] = False,
 ) -> None:
     """Build an index over report files: counts in / indexed / rejected by reason are printed and add up."""
     from rich.console import Console
 
     from assistant.commands.ingest_summary import exclusions
-    from assistant.commands.output import literal, print_error
+    from assistant.commands.output import print_error
     from assistant.commands.shared import checked_corpus, read_settings
     from retriever.index_swap import IndexBusy, one_writer
     from retriever.output_paths import UnsafeOutput, check_outputs
@@ -60,8 +70,12 @@ def index(
 
     console = Console(stderr=True)
     settings = read_settings(console)
-    mapping = checked_corpus(console, corpus, column_map)
     target = out or settings.paths.default_index
+    if shard is not None or merge_shards:
+        _sharded(console, settings, corpus, column_map, out, shard, merge_shards, encoder, rejects, batch_size,
+                 overwrite, exclusions(keep_incomplete, keep_duplicate_findings))
+        return
+    mapping = checked_corpus(console, corpus, column_map)
     inputs = [Path(spec) for spec in corpus if spec not in DEMO_NAMES]
     try:  # before reading a single report: a wrong --out or --rejects costs nothing
         check_outputs(inputs, target, rejects, overwrite=overwrite)
@@ -75,6 +89,32 @@ def index(
     except IndexBusy as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
+    _print_indexed(console, manifest, target)
+
+
+def _sharded(console: Console, settings: Settings, corpus: list[str], column_map: str | None, out: Path | None,
+             shard: str | None, merge_shards: bool, encoder: str, rejects: Path | None, batch_size: int,
+             overwrite: bool, rules: Exclusions) -> None:
+    """--shard and --merge-shards (assistant/commands/shard_cmd.py); both need an explicit --out."""
+    from assistant.commands import shard_cmd
+    from assistant.commands.output import print_error
+    from assistant.commands.shared import checked_corpus
+
+    if (shard is not None and merge_shards) or out is None:
+        print_error(console, "--shard I/N encodes one shard into the folder --out, --merge-shards merges shard "
+                             "folders into the index --out: give one of them, and --out")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    if shard is not None:
+        mapping = checked_corpus(console, corpus, column_map)
+        shard_cmd.encode_shard(console, settings, corpus, mapping, shard, out, encoder, rejects, batch_size,
+                               overwrite, rules)
+        return
+    _print_indexed(console, shard_cmd.merge(console, corpus, out, rejects, overwrite), out)
+
+
+def _print_indexed(console: Console, manifest: Manifest, target: Path) -> None:
+    from assistant.commands.output import literal
+
     fields = ", ".join(f"{f}: {n}" for f, n in manifest.fields.items())
     console.print(literal(f"indexed {manifest.reports} reports with {manifest.encoder.name} -> {target}",
                           style="green"), literal(f" ({fields})"))
