@@ -23,3 +23,14 @@ def test_the_whole_pipeline_counts_encoding_for_three_fields() -> None:
     }
     costs = whole_pipeline(data, 1000)
     assert costs == {"update_s": 3 * (1.0 + 1.0) + 6.0, "rebuild_s": 3 * (101.0 + 5.0) + 6.0, "update_share": 0.037}
+
+
+def test_the_drift_measurement_separates_a_drifted_batch() -> None:
+    from eval.perf.ingest import drift_section
+    from retriever.quantizer_drift import DRIFT_WARN
+
+    real = normalize(np.random.default_rng(0).standard_normal((300, 32)).astype(np.float32))
+    row = drift_section(real, 3000, 0.05, 20, [0.0, 1.0])
+    same, drifted = row["levels"]
+    assert row["batch"] == 150 and abs(same["ratio"] - 1) < 0.15 and drifted["ratio"] > DRIFT_WARN
+    assert 0 <= drifted["recall@10_after_add_scaled_nprobe"] <= 1

@@ -36,14 +36,16 @@ import numpy as np
 from eval.perf import results
 from eval.perf.data import NoData, shared_reports
 from eval.perf.machine import load_average
-from eval.perf.synthetic import synthetic_vectors
+from eval.perf.synthetic import normalize, synthetic_vectors
 from eval.shared_data import RESULTS
 
 RESULTS_JSON = RESULTS / "ingest.json"
 ENCODER = "minilm"
 K = 10
 FIELDS = 3  # findings, impression, report: each has its own vectors and BM25
-PARTS = ("vectors", "bm25", "streaming_build")
+PARTS = ("vectors", "bm25", "streaming_build", "drift")
+#: Drift levels measured (eval/perf/ingest.py `rotated`): 0 is an in-distribution batch.
+DRIFT_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
 
 
 def _timed(action: Any, *args: Any) -> tuple[Any, float]:
@@ -52,8 +54,9 @@ def _timed(action: Any, *args: Any) -> tuple[Any, float]:
     return value, time.perf_counter() - start
 
 
-def recall(index: Any, data: np.ndarray, queries: np.ndarray) -> float:
-    """Mean share of the exact top-10 (inner product over `data`, ids = row numbers) that `index` returns."""
+def recall(index: Any, data: np.ndarray, queries: np.ndarray, **tuning: int) -> float:
+    """Mean share of the exact top-10 (inner product over `data`, ids = row numbers) that `index` returns
+    (`tuning`: search settings other than the product's, see retriever.faiss_index.search_params)."""
     import faiss
 
     from retriever.faiss_index import search_vectors
@@ -61,7 +64,7 @@ def recall(index: Any, data: np.ndarray, queries: np.ndarray) -> float:
     exact = faiss.IndexFlatIP(data.shape[1])
     exact.add(data)
     truth = exact.search(queries, K)[1]
-    found = [{i for i, _ in search_vectors(index, q, K)} for q in queries]
+    found = [{i for i, _ in search_vectors(index, q, K, **tuning)} for q in queries]
     return round(float(np.mean([len(f & set(t)) / K for f, t in zip(found, truth, strict=True)])), 4)
 
 
@@ -92,6 +95,57 @@ def vectors_section(real: np.ndarray, size: int, share: float, queries: int) -> 
         "recall@10_after_add": updated_recall,
         "recall@10_rebuilt": recall(rebuilt, data, probe),
     }
+
+
+def rotated(real: np.ndarray, level: float, *, seed: int = 7) -> np.ndarray:
+    """The real embeddings moved `level` of the way to a random rotation of themselves (0: unchanged, 1: all of it):
+    a corpus of the same shape (clustered, anisotropic) in another region of the space, as a new site's templates,
+    another language or a new modality would be. Synthetic vectors around these are a drifted batch."""
+    rng = np.random.default_rng(seed)
+    rotation, _ = np.linalg.qr(rng.standard_normal((real.shape[1], real.shape[1])))
+    return normalize((1 - level) * real + level * (real @ rotation.astype(np.float32)))
+
+
+def drift_section(real: np.ndarray, size: int, share: float, queries: int, levels: list[float]) -> dict[str, Any]:
+    """An IVF-PQ index of `size` vectors grown by a batch of `share` of it, in distribution (level 0) or drifted
+    (`rotated`): the drift statistic of retriever/quantizer_drift.py for the batch, and recall@10 of queries near the
+    batch's vectors against exact search, after the add and for an index retrained on everything."""
+    import faiss
+
+    from retriever.faiss_index import IVF_NPROBE, build_vector_index, ivf_lists
+    from retriever.quantizer_drift import SAMPLE, drift_ratio, mean_residual
+
+    batch = max(1, int(size * share))
+    base = synthetic_vectors(real, size + SAMPLE, seed=11)
+    held_out, base = base[size:], base[:size]
+    ids = np.arange(size + batch, dtype=np.int64)
+    index, build_s = _timed(build_vector_index, base, ids[:size], "ivfpq")
+    baseline = mean_residual(index, held_out)
+    # The share of inverted lists a query probes at 1M (IVF_NPROBE of ivf_lists(1M) = 1/8): below ~130k vectors
+    # nprobe 256 probes half or all of the lists, which hides what drift does to the lists a query reaches.
+    nprobe = max(1, IVF_NPROBE * ivf_lists(size) // ivf_lists(1_000_000))
+    rows = []
+    for level in levels:
+        moved = rotated(real, level)
+        new = synthetic_vectors(moved, len(moved) + batch + queries, seed=12)[len(moved) :]
+        new, probe = new[:batch], new[batch:]
+        grown = faiss.clone_index(index)
+        grown.add_with_ids(new, ids[size:])
+        data = np.concatenate([base, new])
+        ratio, check_s = _timed(drift_ratio, index, new, baseline)
+        retrained = build_vector_index(data, ids, "ivfpq")
+        rows.append({
+            "level": level,
+            "ratio": round(ratio, 4),
+            "check_s": round(check_s, 3),
+            "recall@10_after_add": recall(grown, data, probe),
+            "recall@10_retrained": recall(retrained, data, probe),
+            "recall@10_after_add_scaled_nprobe": recall(grown, data, probe, nprobe=nprobe),
+            "recall@10_retrained_scaled_nprobe": recall(retrained, data, probe, nprobe=nprobe),
+        })
+        print("drift", rows[-1], flush=True)
+    return {"vectors": size, "batch": batch, "lists": ivf_lists(size), "scaled_nprobe": nprobe,
+            "build_s": round(build_s, 2), "baseline": round(baseline, 6), "levels": rows}
 
 
 def report_texts(count: int) -> list[str]:
@@ -193,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(PARTS),
         help="parts to measure; the others are kept from the stored run of the same --size",
     )
+    parser.add_argument("--drift-size", type=int, default=50_000, help="IVF-PQ vectors of the drift measurement")
+    parser.add_argument("--drift-share", type=float, default=0.05, help="share of --drift-size added per batch")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)  # internal: the streaming-build process
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
     args = results.parse_args(parser, argv)
@@ -206,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--parts: unknown {sorted(unknown)}; choose from {', '.join(PARTS)}")
     data: dict[str, Any] = {"load_average_at_start": load_average()}
     real = np.empty(0)
-    if chosen & {"vectors", "streaming_build"} or not reuse:
+    if chosen & {"vectors", "streaming_build", "drift"} or not reuse:
         from assistant.settings import EncoderSettings
         from retriever.encoder import load_encoder
 
@@ -220,12 +276,16 @@ def main(argv: list[str] | None = None) -> int:
         real, seconds_per_text = encoded(encoder, texts)
         data["encoder"] = f"{ENCODER} ({encoder.backend})"
         data["encode_ms_per_text"] = round(seconds_per_text * 1000, 2)
-    else:  # no part needs the encoder: its rate is the earlier run's
+    if reuse and not chosen & {"vectors", "streaming_build"}:  # the encoding rate of the parts kept
         data["encoder"], data["encode_ms_per_text"] = earlier["encoder"], earlier["encode_ms_per_text"]
     parts = {
         "vectors": lambda: vectors_section(real, args.size, args.share, args.queries),
         "bm25": lambda: bm25_section(args.size, args.share),
         "streaming_build": lambda: streaming_section(args.size, real),
+        "drift": lambda: {
+            "real": len(real),
+            **drift_section(real, args.drift_size, args.drift_share, args.queries, list(DRIFT_LEVELS)),
+        },
     }
     for name, measure in parts.items():
         if name in chosen:
@@ -235,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
                 "load_average": load_average(),
             }
             print(name, data[name], flush=True)
-        else:  # kept from the earlier run of the same size, with its own time and load stamps
+        elif name in earlier:  # kept from the earlier run of the same size, with its own time and load stamps
             data[name] = earlier[name]
     data["whole_update"] = whole_pipeline(data, args.size)
     results.store_run("ingest", data, args, "eval.perf.ingest", argv)
@@ -271,7 +331,7 @@ def write_markdown(sections: dict[str, Any], path: Path) -> None:
             f"`{run['command']}`, {run['threads']} thread(s), load average {run['load_average_at_start']} at start, "
             f"{run['load_average_at_end']} at end; encoder {run['encoder']}: {run['encode_ms_per_text']} ms per text.",
             "",
-            "Per part (measured, load average): " + "; ".join(f"{p} {_stamp(run[p])}" for p in PARTS) + ".",
+            "Per part (measured, load average): " + "; ".join(f"{p} {_stamp(run[p])}" for p in PARTS if p in run) + ".",
             "",
             "| measure | value |",
             "|---|---|",
@@ -288,8 +348,56 @@ def write_markdown(sections: dict[str, Any], path: Path) -> None:
             f"| streaming build of {s['reports']:,} reports: peak RSS | {s['peak_rss_mb']:,} MB ({s['total_s']} s, "
             f"synthetic encoder) |",
             "",
+            *_bm25_cost(b),
+            *_drift_table(run.get("drift")),
         ]
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def _bm25_cost(b: dict[str, Any]) -> list[str]:
+    """What a BM25 update costs, in words, from the measured part."""
+    if "update_s" not in b:
+        return []
+    return [
+        f"BM25 update cost: a rebuild per field, not incremental (bm25s cannot add documents, and every added "
+        f"document changes the IDF and average length every score uses). An update re-indexes each field from the "
+        f"kept documents' stored term ids plus the new texts, and only the new texts are tokenized: "
+        f"{b['update_s']} s per field to add {b['added']:,} texts to {b['texts']:,}, "
+        f"{b['update_s'] / b['build_s']:.0%} of the {b['build_s']} s full BM25 build. It grows linearly with the "
+        f"index ({b['update_s'] / b['texts'] * 1e6:.0f} us per indexed document per field), so at 1M reports about "
+        f"{b['update_s'] / b['texts'] * 1e6:.0f} s per field by extrapolation.",
+        "",
+    ]
+
+
+def _drift_table(drift: dict[str, Any] | None) -> list[str]:
+    """The drift measurement: the statistic and recall@10 per drift level, and the threshold it justifies."""
+    if not drift:
+        return []
+    from retriever.quantizer_drift import DRIFT_WARN
+
+    lines = [
+        f"### Drift of a growing IVF-PQ index ({_stamp(drift)})",
+        "",
+        f"{drift['vectors']:,} synthetic vectors (basis: {drift['real']:,} real report embeddings) in IVF-PQ "
+        f"({drift['lists']} lists), then a batch of {drift['batch']:,} added to the trained quantizer: in "
+        "distribution (level 0) or drifted (the basis moved that far towards a random rotation of itself: the same "
+        "clustered shape in another region, as a new site's templates or another language would be). Ratio: the "
+        "batch's mean squared distance to its IVF centroids over that of build vectors left out of training "
+        "(retriever/quantizer_drift.py). recall@10 against exact search of queries near the batch's vectors, "
+        f"with the product's nprobe 256 and with nprobe {drift['scaled_nprobe']}, the share of lists 256 is at "
+        "1M (1/8; at this size 256 probes half of them, which hides what drift does).",
+        "",
+        "| drift level | ratio | recall@10 after add | retrained | after add, nprobe "
+        f"{drift['scaled_nprobe']} | retrained, nprobe {drift['scaled_nprobe']} |",
+        "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in drift["levels"]:
+        lines.append(
+            f"| {row['level']} | {row['ratio']} | {row['recall@10_after_add']} | {row['recall@10_retrained']} | "
+            f"{row['recall@10_after_add_scaled_nprobe']} | {row['recall@10_retrained_scaled_nprobe']} |"
+        )
+    return [*lines, "", f"`assistant update` warns above a ratio of {DRIFT_WARN} (see the README).", ""]
 
 
 if __name__ == "__main__":
