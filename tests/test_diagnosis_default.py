@@ -50,8 +50,8 @@ def test_ask_and_chat_answer_with_the_screened_choice() -> None:
     if not SCREEN_RESULTS.is_file():
         pytest.skip(f"{SCREEN_RESULTS} not committed yet (screening run in progress)")
     choice = read_choice()
-    assert (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT) == (
-        choice["k"], choice["field"], choice["prompt"]
-    ), "run `python -m eval.diagnosis_default` and copy its choice into assistant/answer_defaults.py"
+    product = (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT)
+    screened = (choice["k"], choice["field"], choice["prompt"])
+    assert product == screened, "copy `python -m eval.diagnosis_default`'s choice into assistant/answer_defaults.py"
     assert (Request().k, Request().field, ChatConfig().default_k) == (choice["k"], choice["field"], choice["k"])
     assert ReportRetriever.model_fields["k"].default == choice["k"]
