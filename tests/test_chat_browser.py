@@ -21,6 +21,7 @@ import pytest
 from chat_fixtures import EFFUSION_QUERY, build_chat_index, served
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
+from assistant import answer_defaults
 from assistant.chat.render import score_label
 from assistant.chat.service import ChatConfig
 from assistant.settings import Settings
@@ -102,7 +103,7 @@ def test_resident_types_a_finding_and_sees_answer_and_reports(page, tmp_path: Pa
     chat = page.inner_text(CHAT)
     assert EFFUSION_QUERY in chat and "Most likely diagnosis" in chat
     cards = page.locator("#rs-reports .rs-card")
-    assert cards.count() == 3
+    assert cards.count() == answer_defaults.K  # the chat's default number of reports
     first = cards.first
     text = first.inner_text().lower()  # the label is upper-cased by CSS
     label = score_label(DEFAULT_METHOD)  # the chat searches with the product's default method

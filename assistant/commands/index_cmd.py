@@ -126,8 +126,7 @@ def _build(console: Console, settings: Settings, corpus: list[str], mapping: Col
     where it stopped); the written manifest, or typer.Exit with the error printed."""
     from assistant.commands.ingest_summary import print_ingestion, write_rejects
     from assistant.commands.output import literal, print_error
-    from models.resolve import ModelNotAvailable
-    from retriever.encoder import load_encoder
+    from assistant.commands.shared import load_index_encoder
     from retriever.index_swap import discard
     from retriever.output_paths import UnsafeOutput
     from retriever.streaming_build import encode_and_write, read_reports, work_folder
@@ -143,11 +142,7 @@ def _build(console: Console, settings: Settings, corpus: list[str], mapping: Col
         discard(work_folder(target))
         print_error(console, "nothing to index: every record was rejected (see the reasons above)")
         raise typer.Exit(1)
-    try:
-        model = load_encoder(encoder, backend=settings.encoder.backend, device=settings.encoder.device)
-    except ModelNotAvailable as exc:
-        print_error(console, exc)
-        raise typer.Exit(1) from exc
+    model = load_index_encoder(console, settings, encoder)
     try:
         return encode_and_write(target, model, batch_size=batch_size, progress=True, overwrite=overwrite)
     except UnsafeOutput as exc:  # the folder changed while encoding

@@ -34,8 +34,7 @@ def encode_shard(console: Console, settings: Settings, corpus: list[str], mappin
     """Read the whole corpus, print its counts, encode this shard's reports into `folder` (resumable)."""
     from assistant.commands.ingest_summary import print_ingestion, write_rejects
     from assistant.commands.output import literal, print_error
-    from models.resolve import ModelNotAvailable
-    from retriever.encoder import load_encoder
+    from assistant.commands.shared import load_index_encoder
     from retriever.index_swap import IndexBusy, one_writer
     from retriever.output_paths import UnsafeOutput, check_outputs
     from retriever.shards import Shard, ShardError, prepare_folder, read_shard
@@ -59,11 +58,7 @@ def encode_shard(console: Console, settings: Settings, corpus: list[str], mappin
             if not read.result.kept:
                 print_error(console, "nothing to index: every record was rejected (see the reasons above)")
                 raise typer.Exit(1)
-            try:
-                model = load_encoder(encoder, backend=settings.encoder.backend, device=settings.encoder.device)
-            except ModelNotAvailable as exc:
-                print_error(console, exc)
-                raise typer.Exit(1) from exc
+            model = load_index_encoder(console, settings, encoder)
             encode(folder, shard, read, model, batch_size=batch_size, progress=True)
     except IndexBusy as exc:
         print_error(console, exc)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from assistant.settings import Settings
+    from retriever.encoder import Encoder
     from retriever.sources import ColumnMap
 
 #: Bad input: an empty query, a missing or mismatched index, a bad option value or environment variable.
@@ -70,3 +71,17 @@ def checked_corpus(err: Console, corpus: list[str], column_map: str | None) -> C
         return ColumnMap.parse(column_map)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--map") from exc
+
+
+def load_index_encoder(err: Console, settings: Settings, ref: str) -> Encoder:
+    """The encoder a build indexes with (the settings' backend and device); a model that is not installed is an
+    error message and exit 1, after the corpus was read and its counts printed."""
+    from assistant.commands.output import print_error
+    from models.resolve import ModelNotAvailable
+    from retriever.encoder import load_encoder
+
+    try:
+        return load_encoder(ref, backend=settings.encoder.backend, device=settings.encoder.device)
+    except ModelNotAvailable as exc:
+        print_error(err, exc)
+        raise typer.Exit(1) from exc

@@ -32,7 +32,7 @@ from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.report import render
 from eval.robustness.search import RankerSpec
 from eval.robustness.variants import VARIANTS
-from eval.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, load_shared
+from eval.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, load_shared, write_results
 from retriever.splits import split_of
 
 PARTS = ("icd", "queries", "errors")
@@ -107,9 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                 section["rankers"][spec.ref] = queries.evaluate(spec, reports, variants)
             else:
                 section["rankers"][spec.ref] = errors.evaluate(spec, items)
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-            (args.out / f"{args.name}.md").write_text(render(results), encoding="utf-8")
+            write_results(args.out / args.name, results, render)
     print(f"wrote {args.out / args.name}.json and .md")
     return 0
 

@@ -21,7 +21,7 @@ from eval.retrieval_benchmark import product_default
 from eval.robustness import queries
 from eval.robustness.search import EXPANDERS, RankerSpec
 from eval.robustness.variants import VARIANTS
-from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, load_shared
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, load_shared, write_results
 from retriever.splits import split_of
 
 NAME = "abbreviation_expansion_dev"
@@ -84,9 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         spec = RankerSpec.parse(args.ranker if name == "off" else f"{args.ranker}+{name}")
         print(f"dev: {spec.ref}", flush=True)
         results["expanders"][name] = queries.evaluate(spec, reports, variants)
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / f"{NAME}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-        (args.out / f"{NAME}.md").write_text(render(results), encoding="utf-8")
+        write_results(args.out / NAME, results, render)
     print(f"wrote {args.out / NAME}.json and .md")
     return 0
 
