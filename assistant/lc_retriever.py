@@ -66,7 +66,6 @@ def document_to_report(doc: Document, rank: int) -> RetrievedReport:
     )
 
 
-
 class ReportRetriever(BaseRetriever):
     """Top-`k` reports from a `retriever.index.ReportIndex` matched on one `field` (findings, impression,
     report), with optional `SearchFilters` and a `method` of `retriever.index.METHODS` (dense, bm25, hybrid...)."""

@@ -62,9 +62,7 @@ class _Loaded:
     def prefix_state(self, folder: Path, messages: Sequence[Message]) -> PrefixSource:
         """Leave the context holding the messages' shared system-prompt prefix (see assistant.llamacpp_prefix).
         Called under `lock`."""
-        key = tuple(str(v) for m in messages[:1] for v in (m["role"], m["content"])) + tuple(
-            m["role"] for m in messages[1:2]
-        )
+        key = tuple(m["role"] for m in messages[:2]) + tuple(m["content"] for m in messages[:1])
         if key not in self._prefixes:
             if len(self._prefixes) >= MAX_PREFIXES:
                 self._prefixes.clear()

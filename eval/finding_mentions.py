@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from retriever.negation_pairs import sentences, term_spans
+from retriever.negation_pairs import mention_spans, sentences, term_spans
 
 #: (text, concept) -> whether the concept's first whole-word occurrence in the text is negated.
 Detector = Callable[[str, str], bool]
@@ -111,15 +111,7 @@ def mentions(text: str, terms: Iterable[str]) -> list[tuple[str, str]]:
     """(text to judge, term) per mention: the mention is the term's first occurrence in the text to judge."""
     found: list[tuple[str, str]] = []
     for sentence in sentences(text, shortest=1, longest=len(text)):
-        spans = sorted(
-            ((start, end, term) for term in terms for start, end in term_spans(sentence, term)),
-            key=lambda s: (s[0], -(s[1] - s[0])),
-        )
-        kept_end = -1
-        for start, end, term in spans:
-            if start < kept_end:  # inside a longer mention already kept
-                continue
-            kept_end = end
+        for start, _end, term in mention_spans(sentence, terms):
             earlier = [e for s, e in term_spans(sentence, term) if s < start]
             found.append((sentence[max(earlier, default=0):], term))
     return found

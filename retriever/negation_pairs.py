@@ -211,15 +211,20 @@ def match(found: Found, origin: str = "real", seed: int = PAIR_SEED) -> list[Neg
     return pairs
 
 
-def _only_term(sentence: str, terms: Iterable[str]) -> str | None:
-    """The one finding term the sentence mentions (a term inside a longer one's mention does not count), else
-    None."""
+def mention_spans(sentence: str, terms: Iterable[str]) -> list[tuple[int, int, str]]:
+    """(start, end, term) of each term mention in reading order; a term inside a longer mention already kept
+    ("effusion" in "pleural effusion") does not count."""
     spans = sorted(((s, e, t) for t in terms for s, e in term_spans(sentence, t)), key=lambda x: (x[0], x[0] - x[1]))
-    kept_end, found = -1, set()
+    kept: list[tuple[int, int, str]] = []
     for start, end, term in spans:
-        if start >= kept_end:
-            kept_end = end
-            found.add(term)
+        if not kept or start >= kept[-1][1]:
+            kept.append((start, end, term))
+    return kept
+
+
+def _only_term(sentence: str, terms: Iterable[str]) -> str | None:
+    """The one finding term the sentence mentions (possibly more than once), else None."""
+    found = {term for *_, term in mention_spans(sentence, terms)}
     return found.pop() if len(found) == 1 else None
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from sentence_transformers import SentenceTransformer
+from sentence_transformers.base.losses.merged_forward import embed_columns
 from sentence_transformers.sentence_transformer.losses import (
     CachedMultipleNegativesRankingLoss,
     MultipleNegativesRankingLoss,
@@ -121,7 +122,10 @@ class MarginTermLoss(nn.Module):
         self.triplet = TripletLoss(model, distance_metric=TripletDistanceMetric.COSINE, triplet_margin=margin)
 
     def forward(self, sentence_features: list[dict[str, Tensor]], labels: Tensor | None) -> Tensor:
-        return self.ranking(sentence_features, labels) + self.triplet(sentence_features, labels)
+        embeddings = embed_columns(self.model, sentence_features)  # once, for both terms
+        return self.ranking.compute_loss_from_embeddings(
+            embeddings, labels
+        ) + self.triplet.compute_loss_from_embeddings(embeddings, labels)
 
     def get_config_dict(self) -> dict[str, Any]:
         return {"scale": SCALE, "triplet_margin": self.margin, "distance": "cosine"}

@@ -254,3 +254,18 @@ def test_negation_margin_trains_the_term_triplets_with_the_margin_loss(base: str
     losses = result.card["loss_per_set"]
     assert losses.pop("negation-terms") == "MarginTermLoss"
     assert set(losses.values()) == {"MultipleNegativesRankingLoss"}
+
+
+def test_margin_term_loss_is_ranking_plus_triplet_margin(base: str) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    from retriever.train_losses import MarginTermLoss
+
+    model = SentenceTransformer(base, device="cpu").eval()  # no dropout: one pass and two passes agree
+    columns = [["pleural effusion", "pneumothorax"], ["Small left pleural effusion.", "Large right pneumothorax."],
+               ["No pleural effusion.", "No pneumothorax."]]
+    features = [model.tokenize(texts) for texts in columns]
+    loss = MarginTermLoss(model, margin=0.5)
+    expected = loss.ranking(features, None) + loss.triplet(features, None)
+    assert float(loss(features, None)) == pytest.approx(float(expected), abs=1e-5)
+    assert float(loss.triplet(features, None)) > 0  # untuned MiniLM: the negated sentence is not 0.5 further
