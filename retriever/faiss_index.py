@@ -116,6 +116,25 @@ def remove_vectors(index: faiss.Index, ids: np.ndarray) -> faiss.Index:
     return rebuilt
 
 
+def retrain_vector_index(index: faiss.Index, *, seed: int = 0) -> tuple[faiss.Index, np.ndarray]:
+    """The same vectors under the same ids in a new index of the kind their count now calls for (`index_kind`), an
+    IVF-PQ quantizer trained anew on a sample of them; with the positions (in stored order) it trained on.
+
+    Why: `assistant update` adds to the quantizer trained at build time, which fits reports unlike the indexed ones
+    poorly (retriever/quantizer_drift.py), and an exact index that grew past EXACT_LIMIT stays exact. The vectors
+    are read back from the index itself (exact storage, SQ8 re-ranking codes, HNSW storage), so nothing is encoded
+    again; they are trained on and added a batch at a time, never held whole."""
+    stored = faiss.vector_to_array(index.id_map)
+    rebuilt = new_vector_index(index.d, len(stored))
+    rows = training_rows(rebuilt, len(stored), seed=seed)
+    if len(rows):
+        rebuilt.train(index.index.reconstruct_batch(rows))
+    for start in range(0, len(stored), _READD_BATCH):
+        batch = np.arange(start, min(start + _READD_BATCH, len(stored)))
+        rebuilt.add_with_ids(index.index.reconstruct_batch(batch), stored[batch])
+    return rebuilt, rows
+
+
 def kind_of(index: faiss.Index) -> str:
     """`flat`, `hnsw` or `ivfpq` for an index made by `build_vector_index` (or read from disk)."""
     inner = faiss.downcast_index(index.index if isinstance(index, faiss.IndexIDMap2) else index)

@@ -11,8 +11,10 @@ sees the old index or the new one, never a mix. What each part costs (measured i
   field is re-indexed: from the kept documents' saved term ids plus the new texts (only those are tokenized), or,
   for an index saved without term ids, from the final store's texts (streaming_build.bm25_of_store);
 - the manifest: counts, the corpus hash (a pass over the store) and every file's checksum.
-An IVF-PQ field whose new vectors sit far from the trained centroids gets a notice with the rebuild command that
-retrains (retriever/quantizer_drift.py); the update is kept.
+An IVF-PQ field whose new vectors sit far from the trained centroids gets a notice with the command that retrains
+(retriever/quantizer_drift.py); the update is kept. `retrain=True` (`assistant update --retrain`) trains every
+field's quantizer anew on the vectors the index holds, read back from it (faiss_index.retrain_vector_index): no
+report is encoded again, and an exact index that grew past EXACT_LIMIT becomes IVF-PQ.
 The exclusions are a full build's: duplicate findings are checked against the index too (a pass over its findings).
 """
 
@@ -28,7 +30,7 @@ import numpy as np
 
 from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder, load_encoder
-from retriever.faiss_index import EXACT_LIMIT, remove_vectors
+from retriever.faiss_index import EXACT_LIMIT, index_kind, remove_vectors, retrain_vector_index
 from retriever.index import (
     STORE_FILE,
     IndexLoadError,
@@ -42,7 +44,7 @@ from retriever.index import (
 from retriever.index_swap import one_writer, replacing
 from retriever.ingest import Exclusions, findings_key
 from retriever.manifest import EncoderInfo, Manifest
-from retriever.quantizer_drift import drift_ratio, drift_warning, is_ivf, stored_baseline
+from retriever.quantizer_drift import drift_ratio, drift_warning, held_out_baseline, is_ivf, stored_baseline
 from retriever.report import Report
 from retriever.report_store import ReportStore, change_store
 from retriever.sources import Rejection
@@ -57,12 +59,13 @@ class UpdateSummary:
     replaced: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    retrained: list[str] = field(default_factory=list)  # fields whose vector index was trained anew
     not_found: list[str] = field(default_factory=list)  # ids asked to be removed that the index does not hold
     rejections: list[Rejection] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
     def changed(self) -> bool:
-        return bool(self.added or self.replaced or self.removed)
+        return bool(self.added or self.replaced or self.removed or self.retrained)
 
 
 def update_index(
@@ -75,11 +78,12 @@ def update_index(
     batch_size: int = 32,
     progress: bool = False,
     device: str | None = None,
+    retrain: bool = False,
 ) -> UpdateSummary:
     """Remove the reports `removals`, then add `reports` (already through `ingest`): an id the index holds is
     replaced if its content changed and skipped if not. `encoder` must be the one that built the index
     (IndexLoadError otherwise); None loads that one. `exclusions`: a full build's defaults unless given. Nothing is
-    written when nothing changes."""
+    written when nothing changes. `retrain`: then train each field's vector index anew (see the module docstring)."""
     folder = Path(folder)
     exclusions = exclusions or Exclusions()
     if not folder.parent.is_dir():
@@ -88,13 +92,16 @@ def update_index(
         manifest, vectors, old_bm25, store = open_parts(folder)
         try:
             summary, upserts, gone = _plan(store, list(reports), set(removals), exclusions)
-            if not summary.changed():
+            if not summary.changed() and not retrain:
                 return summary
-            model = _encoder(manifest.encoder, encoder, device)
+            model = _encoder(manifest.encoder, encoder, device) if summary.changed() else None
             for field_name in manifest.fields:
                 _record_baseline(manifest, vectors[field_name], field_name)
                 added = _update_vectors(vectors, field_name, upserts, gone, model, batch_size, progress)
-                if notice := _drift(manifest, vectors[field_name], field_name, added, folder):
+                if retrain:
+                    _retrain(manifest, vectors, field_name, progress)
+                    summary.retrained.append(field_name)
+                elif notice := _drift(manifest, vectors[field_name], field_name, added, folder):
                     summary.notices.append(notice)
         finally:
             store.close()
@@ -109,12 +116,14 @@ def update_index(
             finally:
                 new_store.close()
             manifest.fields = {f: int(vectors[f].ntotal) for f in manifest.fields}
+            if retrain:
+                manifest.index_type = index_kind(max(manifest.fields.values()))
             manifest.updated = now()
             write_parts(tmp, manifest, vectors, bm25)
     if manifest.index_type == "flat" and max(manifest.fields.values()) > EXACT_LIMIT:
         summary.notices.append(
             f"the index now holds {max(manifest.fields.values()):,} vectors in a field, more than exact search "
-            f"serves quickly ({EXACT_LIMIT:,}); rebuild it (`assistant index CORPUS... --out {folder}`) to get IVF-PQ"
+            f"serves quickly ({EXACT_LIMIT:,}); `assistant update --retrain --index {folder}` turns it into IVF-PQ"
         )
     return summary
 
@@ -191,7 +200,7 @@ def _update_vectors(
     field_name: str,
     upserts: list[tuple[int, Report]],
     gone: list[int],
-    model: Encoder,
+    model: Encoder | None,
     batch_size: int,
     progress: bool,
 ) -> np.ndarray | None:
@@ -201,7 +210,7 @@ def _update_vectors(
         vectors[field_name] = remove_vectors(vectors[field_name], stale)
     rowids = np.array([rowid for rowid, r in upserts if r.text_of(field_name)], dtype=np.int64)
     texts = [r.text_of(field_name) for _, r in upserts if r.text_of(field_name)]
-    if texts:
+    if texts and model is not None:
         if progress:
             print(f"encoding {len(texts)} {field_name} texts with {model.name}")
         embedded = model.encode(texts, batch_size=batch_size, progress=progress)
@@ -225,14 +234,29 @@ def _drift(
     if added is None or field_name not in manifest.quantizer_fit:
         return None
     ratio = drift_ratio(index, added, manifest.quantizer_fit[field_name])
-    return drift_warning(ratio, len(added), field_name, f"`assistant index CORPUS... --out {folder}` (a rebuild)")
+    return drift_warning(ratio, len(added), field_name, f"`assistant update --retrain --index {folder}`")
+
+
+def _retrain(manifest: Manifest, vectors: dict[str, faiss.Index], field_name: str, progress: bool) -> None:
+    """Train the field's vector index anew on its stored vectors; an IVF-PQ result gets a new drift baseline."""
+    old = vectors[field_name]
+    if progress:
+        print(f"retraining the {field_name} index on its {old.ntotal:,} vectors")
+    vectors[field_name], rows = retrain_vector_index(old)
+    manifest.quantizer_fit.pop(field_name, None)
+    if is_ivf(vectors[field_name]):
+        manifest.quantizer_fit[field_name] = held_out_baseline(
+            vectors[field_name], int(old.ntotal), rows, old.index.reconstruct_batch
+        )
 
 
 def _bm25(
     old: BM25Field, store: ReportStore, field_name: str, upserts: list[tuple[int, Report]], gone: list[int]
 ) -> BM25Field:
     """The field's BM25 after the update: re-indexed from the kept documents' term ids plus the new texts, or, for
-    an index saved without term ids, built from the final store's texts."""
+    an index saved without term ids, built from the final store's texts. Unchanged when no report is."""
+    if not upserts and not gone:
+        return old
     rows = [(rowid, text) for rowid, report in upserts if (text := report.text_of(field_name))]
     stale = np.array([*gone, *(rowid for rowid, _ in upserts)], dtype=np.int64)
     updated = old.updated(stale, [rowid for rowid, _ in rows], [text for _, text in rows])

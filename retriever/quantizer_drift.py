@@ -13,6 +13,8 @@ DRIFT_WARN is where eval/perf/ingest.py measured recall@10 of the grown index st
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import faiss
 import numpy as np
 
@@ -42,6 +44,16 @@ def mean_residual(index: faiss.Index, vectors: np.ndarray) -> float:
     _, lists = ivf.quantizer.search(vectors, 1)
     centroids = ivf.quantizer.reconstruct_batch(lists[:, 0])
     return float(np.mean(np.sum((vectors - centroids) ** 2, axis=1)))
+
+
+def held_out_baseline(
+    index: faiss.Index, count: int, training: np.ndarray, vectors_at: Callable[[np.ndarray], np.ndarray]
+) -> float:
+    """The baseline of a freshly trained index: the mean residual of a sample of its `count` vectors that were not
+    among the `training` positions (all of them if every vector trained); `vectors_at(sorted positions)` reads them."""
+    held_out = np.setdiff1d(np.arange(count), training) if len(training) < count else training
+    sample = np.random.default_rng(1).choice(held_out, size=min(SAMPLE, len(held_out)), replace=False)
+    return round(mean_residual(index, vectors_at(np.sort(sample))), 6)
 
 
 def stored_baseline(index: faiss.Index, *, seed: int = 0) -> float:

@@ -39,7 +39,7 @@ from retriever.index_swap import discard, replacing, restore_interrupted
 from retriever.ingest import Exclusions, IngestResult, iter_ingest
 from retriever.manifest import Manifest
 from retriever.output_paths import check_replaceable
-from retriever.quantizer_drift import SAMPLE, mean_residual
+from retriever.quantizer_drift import held_out_baseline
 from retriever.report import FIELDS, Report
 from retriever.report_store import ReportStore, StoreWriter
 from retriever.sources import ColumnMap
@@ -197,9 +197,7 @@ def _vector_index(chunks: list[Path], field_name: str, dims: int) -> tuple[faiss
     residual = None
     if len(rows):
         index.train(_gather(chunks, field_name, sizes, rows))
-        held_out = np.setdiff1d(np.arange(sum(sizes)), rows) if len(rows) < sum(sizes) else rows
-        sample = np.random.default_rng(1).choice(held_out, size=min(SAMPLE, len(held_out)), replace=False)
-        residual = round(mean_residual(index, _gather(chunks, field_name, sizes, np.sort(sample))), 6)
+        residual = held_out_baseline(index, sum(sizes), rows, lambda at: _gather(chunks, field_name, sizes, at))
     for path in chunks:
         with np.load(path) as saved:
             if len(saved[f"{field_name}_rowids"]):

@@ -61,3 +61,14 @@ def test_update_refuses_what_it_cannot_do(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "assistant index CORPUS" in missing.stderr
     unreadable = run("update", "--index", str(tmp_path / "index"), "--remove", str(tmp_path / "absent.txt"))
     assert unreadable.returncode == 2 and "absent.txt" in unreadable.stderr
+
+
+def test_update_retrains_without_reports_and_keeps_the_index(tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    assert run("index", str(_write(tmp_path / "monday", YESTERDAY)), "--out", str(out)).returncode == 0
+    result = run("update", "--index", str(out), "--retrain")
+    assert result.returncode == 0, result.stderr
+    assert "retrained the findings, impression, report vector indexes" in result.stderr
+    index = ReportIndex.load(out)
+    assert index.manifest.reports == 3 and index.manifest.index_type == "flat"  # 3 vectors: exact again
+    assert index.search("left lower lobe pneumonia", k=1)[0].report.id == "site:2"

@@ -1,7 +1,9 @@
 """`assistant update`: add today's reports to an index, replace corrected ones, remove some, without a rebuild.
 
 Reports whose id the index holds replace the indexed ones if their text or metadata changed and are skipped (and
-counted) if not; `--remove` names ids to delete. The exclusions, rejects log and counts are `assistant index`'s.
+counted) if not; `--remove` names ids to delete; `--retrain` trains each field's IVF-PQ quantizer anew on the vectors
+the index holds (no report is encoded again), as the drift notice of an update advises. The exclusions, rejects
+log and counts are `assistant index`'s.
 The new version is swapped in whole (retriever/index_update.py), so a chat searching the index keeps working.
 
 Exit codes: 0 updated (or nothing to change), 1 encoder unavailable or the index could not be written, 2 bad input
@@ -42,6 +44,14 @@ def update(
     keep_duplicate_findings: KeepDuplicateFindingsOption = False,
     rejects: RejectsOption = None,
     batch_size: BatchSizeOption = 32,
+    retrain: Annotated[
+        bool,
+        typer.Option(
+            "--retrain",
+            help="Train each field's vector index anew on the vectors it holds (after a drift notice, or when an "
+            "exact index grew past the IVF-PQ threshold); nothing is encoded again.",
+        ),
+    ] = False,
 ) -> None:
     """Add, replace or remove reports in an existing index; counts of each are printed."""
     from rich.console import Console
@@ -60,8 +70,8 @@ def update(
     console = Console(stderr=True)
     settings = read_settings(console)
     corpus = corpus or []
-    if not corpus and remove is None:
-        print_error(console, "nothing to do: give report files to add or replace, or --remove IDS_FILE")
+    if not corpus and remove is None and not retrain:
+        print_error(console, "nothing to do: give report files to add or replace, --remove IDS_FILE or --retrain")
         raise typer.Exit(EXIT_BAD_INPUT)
     mapping = checked_corpus(console, corpus, column_map)
     target = index or settings.paths.default_index
@@ -87,6 +97,7 @@ def update(
             batch_size=batch_size,
             progress=True,
             device=settings.encoder.device,
+            retrain=retrain,
         )
     except (IndexLoadError, IndexBusy) as exc:
         print_error(console, exc)
@@ -110,6 +121,8 @@ def update(
         f"added {len(summary.added)}, replaced {len(summary.replaced)}, unchanged {len(summary.unchanged)} "
         f"(skipped), removed {len(summary.removed)}"
     )
+    if summary.retrained:
+        counts += f"; retrained the {', '.join(summary.retrained)} vector indexes"
     verdict = f"updated {target}" if summary.changed() else f"{target} unchanged"
     console.print(literal(f"{verdict}: {counts}", style="green"))
 
