@@ -34,3 +34,20 @@ def test_the_drift_measurement_separates_a_drifted_batch() -> None:
     same, drifted = row["levels"]
     assert row["batch"] == 150 and abs(same["ratio"] - 1) < 0.15 and drifted["ratio"] > DRIFT_WARN
     assert 0 <= drifted["recall@10_after_add_scaled_nprobe"] <= 1
+
+
+def test_the_streaming_part_kills_a_build_and_checks_the_resumed_one() -> None:
+    import pytest
+
+    from eval.perf.data import NoData
+    from eval.perf.ingest import report_texts, streaming_section
+
+    try:
+        report_texts(1)  # the reports are the shared data's, cycled
+    except NoData as exc:
+        pytest.skip(str(exc))
+    real = normalize(np.random.default_rng(0).standard_normal((300, 32)).astype(np.float32))
+    row = streaming_section(3000, real)  # 3 chunks of 1,024 reports
+    assert row["reports"] == 3000 and row["peak_rss_mb"] > 0
+    assert row["resumed_equals_uninterrupted"] is True
+    assert row["resumed_chunks_encoded"] == 3 - row["killed_with_chunks"]  # done chunks are not encoded again

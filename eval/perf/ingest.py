@@ -14,7 +14,12 @@ whole pipeline's ratio is computed from measured parts. In one run, at `--size` 
 - BM25 rebuilt over `--size` report texts (what an update pays per field: bm25s cannot add documents);
 - peak RSS of `assistant index`'s streaming build of `--size` reports (retriever/streaming_build.py) in a child
   process, with a stand-in encoder returning synthetic vectors (reading, store, chunk files, IVF-PQ, BM25, manifest:
-  all real).
+  all real); then a second build of the same reports, killed (SIGKILL) once about half of its chunks are written and
+  run again: it must finish with the same files (checksums) as the uninterrupted build, re-encoding only what was
+  not done.
+Each `--size` is its own section of eval/results/ingest.json (`ingest` for the default 1M, `ingest_N` otherwise);
+`--parts` re-measures some parts of a stored section, or, for a new size, measures only those (vectors and bm25 are
+always needed).
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ import argparse
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,6 +51,7 @@ ENCODER = "minilm"
 K = 10
 FIELDS = 3  # findings, impression, report: each has its own vectors and BM25
 PARTS = ("vectors", "bm25", "streaming_build", "drift")
+DEFAULT_SIZE = 1_000_000
 #: Drift levels measured (eval/perf/ingest.py `rotated`): 0 is an in-distribution batch.
 DRIFT_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0)
 
@@ -192,53 +200,91 @@ class SyntheticEncoder:
     def __init__(self, real: np.ndarray) -> None:
         self._real = real
         self.dims = int(real.shape[1])
-        self._calls = 0
+        self.calls = 0
 
     def encode(self, texts: list[str], *, batch_size: int = 32, progress: bool = False) -> np.ndarray:
-        self._calls += 1
+        """Vectors that depend only on `texts`, so a resumed build encodes a chunk exactly as the first run did."""
+        self.calls += 1
         count = len(self._real) + len(texts)
-        return synthetic_vectors(self._real, count, seed=self._calls)[len(self._real) :]
+        seed = zlib.crc32("\n".join(texts).encode("utf-8"))
+        return synthetic_vectors(self._real, count, seed=seed)[len(self._real) :]
 
 
-def streaming_child(size: int, real_path: Path, work: Path) -> dict[str, Any]:
-    """Build an index of `size` reports the way `assistant index` does; peak RSS of this process."""
+def streaming_child(size: int, real_path: Path, work: Path, index: str) -> dict[str, Any]:
+    """Build (or resume) the index `work/index` of `size` reports the way `assistant index` does; peak RSS of this
+    process and the encoder calls it made."""
     from retriever.streaming_build import encode_and_write, read_reports
 
     corpus = work / "reports.jsonl"
-    with corpus.open("w", encoding="utf-8") as out:
-        for i, text in enumerate(report_texts(size)):
-            findings, impression = text.split("\n", 1)
-            out.write(json.dumps({"id": str(i), "findings": f"{findings} Study {i}.", "impression": impression}) + "\n")
+    if not corpus.is_file():
+        with corpus.open("w", encoding="utf-8") as out:
+            for i, text in enumerate(report_texts(size)):
+                findings, impression = text.split("\n", 1)
+                row = {"id": str(i), "findings": f"{findings} Study {i}.", "impression": impression}
+                out.write(json.dumps(row) + "\n")
     start = time.perf_counter()
-    result = read_reports([str(corpus)], work / "index")
+    result = read_reports([str(corpus)], work / index)
     read_s = time.perf_counter() - start
-    manifest = encode_and_write(work / "index", SyntheticEncoder(np.load(real_path)))
+    encoder = SyntheticEncoder(np.load(real_path))
+    manifest = encode_and_write(work / index, encoder)
     return {
         "reports": result.kept,
         "index_type": manifest.index_type,
         "read_s": round(read_s, 1),
         "total_s": round(time.perf_counter() - start, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "encoder_calls": encoder.calls,
     }
 
 
+def _child(size: int, folder: str, index: str) -> list[str]:
+    return [sys.executable, "-m", "eval.perf.ingest", "--child", str(size), "--work", folder, "--index", index]
+
+
+def _checksums(index: Path) -> dict[str, str]:
+    return {name: f["sha256"] for name, f in json.loads((index / "manifest.json").read_text())["files"].items()}
+
+
+def _killed_at_half(size: int, folder: str) -> int:
+    """Start a build of `folder/resumed`, SIGKILL it once half of its chunk files are written; the chunks it left."""
+    from retriever.streaming_build import CHUNK, work_folder
+
+    chunks = work_folder(Path(folder) / "resumed")
+    half = max(1, -(-size // CHUNK) // 2)
+    child = subprocess.Popen(_child(size, folder, "resumed"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while child.poll() is None and len(list(chunks.glob("chunk-*.npz"))) < half:
+        time.sleep(0.1)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    return len(list(chunks.glob("chunk-*.npz")))
+
+
 def streaming_section(size: int, real: np.ndarray) -> dict[str, Any]:
-    """The streaming build's peak memory, measured in a fresh process (this one holds the benchmark's vectors)."""
+    """The streaming build's peak memory, measured in a fresh process (this one holds the benchmark's vectors), then
+    a build killed at about half and resumed, compared file by file with the uninterrupted one."""
     with tempfile.TemporaryDirectory() as folder:
         np.save(Path(folder) / "real.npy", real)
-        child = subprocess.run(
-            [sys.executable, "-m", "eval.perf.ingest", "--child", str(size), "--work", folder],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    return json.loads(child.stdout.strip().splitlines()[-1])
+        whole = subprocess.run(_child(size, folder, "whole"), capture_output=True, text=True, check=True)
+        measured = json.loads(whole.stdout.strip().splitlines()[-1])
+        left = _killed_at_half(size, folder)
+        resumed = subprocess.run(_child(size, folder, "resumed"), capture_output=True, text=True, check=True)
+        second = json.loads(resumed.stdout.strip().splitlines()[-1])
+        same = _checksums(Path(folder) / "whole") == _checksums(Path(folder) / "resumed")
+    return {
+        **measured,
+        "killed_with_chunks": left,
+        "resumed_encoder_calls": second["encoder_calls"],
+        "resumed_chunks_encoded": second["encoder_calls"] // FIELDS,
+        "resumed_total_s": second["total_s"],
+        "resumed_peak_rss_mb": second["peak_rss_mb"],
+        "resumed_equals_uninterrupted": same,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = results.parser(__doc__)
     parser.set_defaults(results=RESULTS_JSON)
-    parser.add_argument("--size", type=int, default=1_000_000, help="vectors (and reports) per field")
+    parser.add_argument("--size", type=int, default=DEFAULT_SIZE, help="vectors (and reports) per field")
     parser.add_argument("--share", type=float, default=0.01, help="share of --size added")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--real", type=int, default=3000, help="real report texts encoded as the synthetic basis")
@@ -251,15 +297,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drift-share", type=float, default=0.05, help="share of --drift-size added per batch")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)  # internal: the streaming-build process
     parser.add_argument("--work", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--index", default="index", help=argparse.SUPPRESS)
     args = results.parse_args(parser, argv)
     if args.child:
-        print(json.dumps(streaming_child(args.child, args.work / "real.npy", args.work)))
+        print(json.dumps(streaming_child(args.child, args.work / "real.npy", args.work, args.index)))
         return 0
-    earlier = results.read(args.results)["sections"].get("ingest_quick" if args.quick else "ingest", {})
+    section = "ingest" if args.size == DEFAULT_SIZE else f"ingest_{args.size}"
+    earlier = results.read(args.results)["sections"].get(f"{section}_quick" if args.quick else section, {})
     reuse = earlier.get("vectors", {}).get("vectors") == args.size
-    chosen = set(args.parts.split(",")) if reuse else set(PARTS)
+    chosen = set(args.parts.split(","))
     if unknown := chosen - set(PARTS):
         parser.error(f"--parts: unknown {sorted(unknown)}; choose from {', '.join(PARTS)}")
+    if not reuse and not {"vectors", "bm25"} <= chosen:
+        parser.error(f"--parts: no stored run of --size {args.size}, so vectors and bm25 must be measured")
     data: dict[str, Any] = {"load_average_at_start": load_average()}
     real = np.empty(0)
     if chosen & {"vectors", "streaming_build", "drift"} or not reuse:
@@ -298,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         elif name in earlier:  # kept from the earlier run of the same size, with its own time and load stamps
             data[name] = earlier[name]
     data["whole_update"] = whole_pipeline(data, args.size)
-    results.store_run("ingest", data, args, "eval.perf.ingest", argv)
+    results.store_run(section, data, args, "eval.perf.ingest", argv)
     write_markdown(results.read(args.results)["sections"], args.results.with_suffix(".md"))
     print(json.dumps(data, indent=2))
     return 0
@@ -347,11 +397,28 @@ def write_markdown(sections: dict[str, Any], path: Path) -> None:
             f"= {w['update_share']:.2%} |",
             f"| streaming build of {s['reports']:,} reports: peak RSS | {s['peak_rss_mb']:,} MB ({s['total_s']} s, "
             f"synthetic encoder) |",
+            *_resume_row(s),
             "",
             *_bm25_cost(b),
             *_drift_table(run.get("drift")),
         ]
     path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def _resume_row(s: dict[str, Any]) -> list[str]:
+    """The kill-and-resume check of the streaming build, when the run made it."""
+    if "resumed_equals_uninterrupted" not in s:
+        return []
+    from retriever.streaming_build import CHUNK
+
+    total = -(-s["reports"] // CHUNK)
+    same = "the same files (checksums) as" if s["resumed_equals_uninterrupted"] else "**files that differ from**"
+    return [
+        f"| the same build SIGKILLed at about half, then run again | killed with {s['killed_with_chunks']:,} of "
+        f"{total:,} chunks written; the second run encoded {s['resumed_chunks_encoded']:,} chunks in "
+        f"{s['resumed_total_s']} s (peak RSS {s['resumed_peak_rss_mb']:,} MB) and finished with {same} the "
+        "uninterrupted build |"
+    ]
 
 
 def _bm25_cost(b: dict[str, Any]) -> list[str]:
