@@ -35,6 +35,13 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "negation": {"negation_negatives": True},
     "hardneg-2ep": {"bm25_negatives": True, "negation_negatives": True, "epochs": 2},
     "negmargin-2ep": {"bm25_negatives": True, "negation_negatives": True, "epochs": 2, "negation_margin": 0.5},
+    "detail-2ep": {
+        "bm25_negatives": True,
+        "negation_negatives": True,
+        "epochs": 2,
+        "negation_margin": 0.5,
+        "detail_negatives": True,
+    },
 }
 
 

@@ -94,13 +94,14 @@ def train_encoder(
             config.batch_size,
             batch_size,
         )
-    if config.mask_near_duplicates and (config.bm25_negatives or config.negation_negatives):
+    if config.mask_near_duplicates and (config.bm25_negatives or config.negation_negatives or config.detail_negatives):
         raise TrainingError("--mask-near-duplicates works on plain pairs: it cannot be combined with hard negatives")
     sets = training_sets(
         train_pairs,
         groups["train"],
         bm25=config.bm25_negatives,
         negation=config.negation_negatives,
+        detail=config.detail_negatives,
         min_rows=batch_size,
     )
     checkpoints = root / _CHECKPOINTS / out_name

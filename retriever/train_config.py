@@ -33,6 +33,9 @@ class TrainConfig:
     #: at scale 20 stops pushing once the negated sentence is ~0.2 below the affirmed one (its softmax weight is then
     #: e^-4); a margin asks for cos(query, affirmed) - cos(query, negated) >= margin.
     negation_margin: float = 0.0
+    #: The impression with one side, severity word or measurement changed as a hard negative
+    #: (retriever/detail_negatives.py).
+    detail_negatives: bool = False
     checkpoint_steps: int = 50
     log_steps: int = 10
     max_steps: int = -1  # > 0 stops early (tests, smoke runs)
@@ -49,6 +52,8 @@ class TrainConfig:
         if self.negation_negatives:
             name += " + negation hard negatives"
             name += f" (term triplets: cosine margin {self.negation_margin})" if self.negation_margin > 0 else ""
+        if self.detail_negatives:
+            name += " + side/severity/size hard negatives"
         return name
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from retriever.bm25_index import BM25Field, tokenize
+from retriever.detail_negatives import detail_negative
 from retriever.negation_pairs import flip_polarity, real_sentence_pairs, sentence_pairs
 from retriever.report import Report
 
@@ -132,6 +133,7 @@ def training_sets(
     *,
     bm25: bool = False,
     negation: bool = False,
+    detail: bool = False,
     terms_per_finding: int = 25,
     min_rows: int = 32,
 ) -> dict[str, dict[str, list[str]]]:
@@ -143,12 +145,14 @@ def training_sets(
     sentences ("pleural effusion" -> "Small left pleural effusion.", not "No pleural effusion.", the other polarity
     made by rule) and real-sentence pairs of them ("pleural effusion" -> "Left mild pleural effusion.", not another
     report's "No pleural effusion was detected on the left.") teach the model what a resident's short query
-    means. A group too small to fill a batch (`min_rows`) joins the largest one.
+    means. With `detail`, the impression with one side, severity word or measurement changed is another hard
+    negative (retriever/detail_negatives.py). A group too small to fill a batch (`min_rows`) joins the largest one.
     """
     mined = bm25_negatives(pairs) if bm25 else [None] * len(pairs)
     groups: dict[int, dict[str, list[str]]] = {}
     for anchor, positive, lexical in zip(pairs.anchors, pairs.positives, mined, strict=True):
-        negatives = [n for n in (lexical, flip_polarity(positive) if negation else None) if n and n != positive]
+        made = (lexical, flip_polarity(positive) if negation else None, detail_negative(positive) if detail else None)
+        negatives = list(dict.fromkeys(n for n in made if n and n != positive))
         row = {"anchor": anchor, "positive": positive} | {f"negative_{i + 1}": n for i, n in enumerate(negatives)}
         group = groups.setdefault(len(negatives), {column: [] for column in row})
         for column, value in row.items():

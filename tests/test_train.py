@@ -225,6 +225,13 @@ def test_training_with_bm25_and_negation_negatives_runs_and_is_recorded(base: st
     assert set(card["loss_per_set"].values()) == {"MultipleNegativesRankingLoss"}  # no margin asked
 
 
+def test_detail_negatives_train_and_are_recorded(base: str, tmp_path: Path) -> None:
+    config = TrainConfig(**{**FAST.__dict__, "base": base, "max_steps": 2, "detail_negatives": True})
+    result = train_encoder(tiny_corpus(), "tiny-detail", config, models_root=tmp_path, progress=False)
+    assert result.card["loss"] == "MNRL + side/severity/size hard negatives"
+    assert result.card["data"]["training_sets"] == {"reports+1neg": result.card["data"]["pairs"]["train"]}
+
+
 def test_near_duplicate_mask_with_hard_negatives_is_refused(base: str, tmp_path: Path) -> None:
     config = TrainConfig(**{**FAST.__dict__, "base": base, "mask_near_duplicates": True, "bm25_negatives": True})
     with pytest.raises(TrainingError, match="cannot be combined with hard negatives"):

@@ -52,6 +52,10 @@ def train(
         float, typer.Option(min=0.0, max=2.0, help="With --negation-negatives: also require cos(term, affirmed "
                             "sentence) - cos(term, negated sentence) >= this margin (0: ranking loss only).")
     ] = DEFAULTS.negation_margin,
+    detail_negatives: Annotated[
+        bool, typer.Option(help="Add the impression with one side (left/right), severity word or measurement "
+                           "changed as a hard negative.")
+    ] = DEFAULTS.detail_negatives,
     checkpoint_steps: Annotated[
         int, typer.Option(min=1, help="Save a resumable checkpoint every N steps.")
     ] = DEFAULTS.checkpoint_steps,
@@ -82,7 +86,8 @@ def train(
         base=base, epochs=epochs, batch_size=batch_size, lr=lr, max_seq_length=max_seq_length, seed=seed,
         mask_near_duplicates=mask_near_duplicates, duplicate_threshold=duplicate_threshold, cached=cached,
         mini_batch_size=mini_batch_size, symmetric=symmetric, bm25_negatives=bm25_negatives,
-        negation_negatives=negation_negatives, negation_margin=negation_margin, checkpoint_steps=checkpoint_steps,
+        negation_negatives=negation_negatives, negation_margin=negation_margin, detail_negatives=detail_negatives,
+        checkpoint_steps=checkpoint_steps,
     )
     try:
         trained = train_encoder(result.reports, out, config, skipped=result.reasons(), overwrite=overwrite,
