@@ -70,8 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.diagnosis_default", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, default=SCREEN_RESULTS, help="a diagnosis result JSON")
+    parser.add_argument("--condition", action="store_true", help="print only the chosen condition's name")
     args = parser.parse_args(argv)
-    print(json.dumps(read_choice(args.results), indent=2))
+    choice = read_choice(args.results)
+    print(choice["condition"] if args.condition else json.dumps(choice, indent=2))
     return 0
 
 

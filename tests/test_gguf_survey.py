@@ -60,3 +60,26 @@ def test_the_table_lists_every_package_and_leaves_benchmark_columns_pending(not_
     for candidate in candidates():
         assert f"`{candidate['packages']}`" in markdown
     assert "| `qwen0.5b` |" in markdown and "not installed here" in markdown and "| pending | pending |" in markdown
+
+
+def test_a_models_diagnosis_run_fills_its_accuracy_columns(not_installed: Path, monkeypatch) -> None:
+    import eval.diagnosis_default
+
+    chosen = "hybrid-weighted:enc[report,k=3,prompt=diagnosis_candidates]"
+    monkeypatch.setattr(eval.diagnosis_default, "read_choice", lambda: {"condition": chosen})
+    run = {
+        "n_cases": 44,
+        "summary": {"accuracy": {
+            "none": {"overall": {"accuracy": 0.2}, "mean_seconds_per_case": 4.0},
+            chosen: {"overall": {"accuracy": 0.3}, "mean_seconds_per_case": 7.5},
+        }},
+    }
+    (not_installed.parent / "diagnosis_model_qwen0.5b.json").write_text(json.dumps(run))
+    models = {e.get("name"): e for e in llm_survey.build(speed=False)["models"]}
+    assert models["qwen0.5b"]["diagnosis"]["condition"] == chosen and models["qwen0.5b"]["diagnosis"]["cases"] == 44
+    markdown = llm_survey.render_markdown({**llm_survey.build(speed=False)})
+    assert "| 0.3 (alone 0.2) | 7.5 |" in markdown
+    del run["summary"]["accuracy"]["none"]
+    (not_installed.parent / "diagnosis_model_qwen0.5b.json").write_text(json.dumps(run))
+    with pytest.raises(SystemExit, match="runs no `none`"):
+        llm_survey.build(speed=False)
