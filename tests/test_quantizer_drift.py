@@ -15,6 +15,7 @@ from retriever.encoder import Encoder
 from retriever.faiss_index import build_vector_index
 from retriever.index import open_parts
 from retriever.index_update import update_index
+from retriever.manifest import Manifest
 from retriever.quantizer_drift import DRIFT_WARN, drift_ratio, drift_warning, mean_residual, stored_baseline
 from retriever.report import Report
 from retriever.streaming_build import encode_and_write, read_reports
@@ -80,16 +81,21 @@ def _reports(first: int, count: int, prefix: str = "area") -> list[Report]:
 def ivf_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Encoder]:
     """An IVF-PQ index of 1,500 reports built as `assistant index` builds (IVF-PQ above 100 vectors here)."""
     monkeypatch.setattr(faiss_index, "EXACT_LIMIT", 100)
+    folder, encoder, manifest = _built(tmp_path, 1500, monkeypatch)
+    assert manifest.index_type == "ivfpq" and set(manifest.quantizer_fit) == {"findings", "impression", "report"}
+    return folder, encoder
+
+
+def _built(tmp_path: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Encoder, Manifest]:
+    """`count` area reports indexed as `assistant index` does, at the EXACT_LIMIT the test set."""
     monkeypatch.setattr(faiss_index, "TRAIN_PER_LIST", 8)  # leaves vectors out of training for the baseline
     corpus = tmp_path / "site.jsonl"
-    rows = [{"id": r.id, "findings": r.findings, "impression": r.impression} for r in _reports(0, 1500)]
+    rows = [{"id": r.id, "findings": r.findings, "impression": r.impression} for r in _reports(0, count)]
     corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     encoder = Encoder("areas", str(tmp_path / "no-weights"), _AreaEngine())
     folder = tmp_path / "index"
     read_reports([str(corpus)], folder)
-    manifest = encode_and_write(folder, encoder)
-    assert manifest.index_type == "ivfpq" and set(manifest.quantizer_fit) == {"findings", "impression", "report"}
-    return folder, encoder
+    return folder, encoder, encode_and_write(folder, encoder)
 
 
 def _added(first: int, count: int, prefix: str = "area") -> list[Report]:
@@ -160,34 +166,25 @@ def test_an_exact_index_grown_past_the_limit_is_told_to_retrain_and_becomes_ivfp
 ) -> None:
     monkeypatch.setattr(faiss_index, "EXACT_LIMIT", 1000)
     monkeypatch.setattr("retriever.index_update.EXACT_LIMIT", 1000)
-    monkeypatch.setattr(faiss_index, "TRAIN_PER_LIST", 8)
-    corpus = tmp_path / "site.jsonl"
-    rows = [{"id": r.id, "findings": r.findings, "impression": r.impression} for r in _reports(0, 900)]
-    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    encoder = Encoder("areas", str(tmp_path / "no-weights"), _AreaEngine())
-    folder = tmp_path / "index"
-    read_reports([str(corpus)], folder)
-    assert encode_and_write(folder, encoder).index_type == "flat"
+    folder, encoder, manifest = _built(tmp_path, 900, monkeypatch)
+    assert manifest.index_type == "flat"
     grown = update_index(folder, _added(5000, 300), encoder=encoder)
     assert any(f"assistant update --retrain --index {folder}" in n for n in grown.notices)
     query = encoder.encode(["area 7 case 5007 impression"])[0]
-    exact_hits = ReportIndexProbe.top(folder, query)
+    exact_hits = _top(folder, query)
 
     update_index(folder, [], retrain=True)
     manifest, vectors, _, store = open_parts(folder)
     store.close()
     assert manifest.index_type == "ivfpq" and faiss_index.kind_of(vectors["impression"]) == "ivfpq"
     assert manifest.reports == 1200 and set(manifest.quantizer_fit) == {"findings", "impression", "report"}
-    assert ReportIndexProbe.top(folder, query)[0] == exact_hits[0]  # the report itself, found again
+    assert _top(folder, query)[0] == exact_hits[0]  # the report itself, found again
 
 
-class ReportIndexProbe:
+def _top(folder: Path, query: np.ndarray) -> list[int]:
     """Top impression ids of a query vector in a saved index."""
+    from retriever.faiss_index import search_vectors
 
-    @staticmethod
-    def top(folder: Path, query: np.ndarray) -> list[int]:
-        from retriever.faiss_index import search_vectors
-
-        _, vectors, _, store = open_parts(folder)
-        store.close()
-        return [i for i, _ in search_vectors(vectors["impression"], query, 5)]
+    _, vectors, _, store = open_parts(folder)
+    store.close()
+    return [i for i, _ in search_vectors(vectors["impression"], query, 5)]
