@@ -117,8 +117,8 @@ def compare(pipeline: Any, recorder: RecordingLLM, raw: Any, queries: list[str])
     return summary
 
 
-def build_index(folder: Path, threads: int, limit: int | None = None) -> Any:
-    """A saved impression index over the shared train/dev reports (the test split supplies the queries)."""
+def build_index(folder: Path, threads: int, limit: int | None = None, fields: tuple[str, ...] = ("impression",)) -> Any:
+    """A saved index of `fields` over the shared train/dev reports (the test split supplies the queries)."""
     from eval.shared_data import index_backend
     from retriever.encoder import load_encoder
     from retriever.index import ReportIndex
@@ -127,7 +127,7 @@ def build_index(folder: Path, threads: int, limit: int | None = None) -> Any:
     held_out = {r.id for r in test_split(reports)}
     encoder = load_encoder(ENCODER, backend=index_backend(), threads=threads)
     corpus = [r for r in reports if r.id not in held_out][:limit]
-    ReportIndex.build(corpus, encoder, ("impression",)).save(folder)
+    ReportIndex.build(corpus, encoder, fields).save(folder)
     return ReportIndex.load(folder, encoder)
 
 

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from assistant import answer_defaults
 from eval.perf import results
 from eval.perf.answer import EMBEDDED_MODEL, build_index, timed_stream
 from eval.perf.data import held_out_findings
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     if queries is None:
         return 0
     with tempfile.TemporaryDirectory(prefix="radsearch-ask-") as tmp:
-        index = build_index(Path(tmp) / "index", args.threads, 200 if args.quick else None)
+        index = build_index(Path(tmp) / "index", args.threads, 200 if args.quick else None, (answer_defaults.FIELD,))
         data = {"queries": len(queries)} | measure(index, queries, args.model, args.threads, Path(tmp) / "states")
     results.store_run("ask_latency", data, args, "eval.perf.ask_latency", argv)
     return 0
