@@ -11,6 +11,7 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
+from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
 from bm25s.stopwords import STOPWORDS_EN
 
 from retriever.negation_scope import NEGATED_PREFIX, scoped_words
@@ -22,6 +23,54 @@ def tokenize(text: str) -> list[str]:
     """Lowercased alphanumeric terms without English stopwords; words under a negation carry NEGATED_PREFIX (the
     negation triggers themselves are dropped: the prefix says what they said)."""
     return [w for w in scoped_words(text) if w.removeprefix(NEGATED_PREFIX) not in STOPWORDS]
+
+
+class LeanBM25(bm25s.BM25):
+    """bm25s' BM25 with its index matrix built in two passes straight into CSC form.
+
+    Why: bm25s builds (score, document, term) triplets for every non-zero entry and then has scipy convert them, so
+    at a million reports one field's build peaks above 4 GB (eval/results/ingest.md). Here a first pass counts the
+    documents per term (the column sizes), a second writes each document's scores into its terms' columns: the
+    matrix's own arrays and one document at a time are all that is held. Scores are bm25s' own (its idf and tf
+    scorers, same dtype), and documents are written in order, so the arrays equal what bm25s builds (tested). Only
+    the methods without a non-occurrence term (bm25s' default `lucene`, `robertson`, `atire`) are built this way."""
+
+    def build_index_from_ids(
+        self,
+        unique_token_ids: list[int],
+        corpus_token_ids: list[np.ndarray],
+        show_progress: bool = True,
+        leave_progress: bool = False,
+    ) -> dict:
+        if self.method in self.methods_requiring_nonoccurrence:
+            return super().build_index_from_ids(unique_token_ids, corpus_token_ids, show_progress, leave_progress)
+        self.nonoccurrence_array = None
+        n_docs, n_vocab = len(corpus_token_ids), len(unique_token_ids)
+        doc_freqs = np.zeros(n_vocab, dtype=np.int64)
+        total_len = 0
+        for ids in corpus_token_ids:
+            doc_freqs[np.unique(ids)] += 1
+            total_len += len(ids)
+        avg_doc_len = np.float64(total_len / n_docs)  # a numpy float, as bm25s has: the same dtype promotion
+        idf_score = _select_idf_scorer(self.idf_method)
+        idf = np.zeros(n_vocab, dtype=self.dtype)
+        seen = np.flatnonzero(doc_freqs)
+        idf[seen] = [idf_score(int(df), N=n_docs) for df in doc_freqs[seen]]
+        indptr = np.zeros(n_vocab + 1, dtype=np.int64)
+        np.cumsum(doc_freqs, out=indptr[1:])
+        data = np.empty(indptr[-1], dtype=self.dtype)
+        indices = np.empty(indptr[-1], dtype=self.int_dtype)
+        fill = indptr[:-1].copy()
+        tfc_score = _select_tfc_scorer(self.method)
+        for doc, ids in enumerate(corpus_token_ids):
+            terms, counts = np.unique(ids, return_counts=True)
+            tfc = tfc_score(tf_array=counts.astype(self.dtype), l_d=len(ids), l_avg=avg_doc_len, k1=self.k1, b=self.b,
+                            delta=self.delta)
+            at = fill[terms]
+            data[at] = idf[terms] * tfc
+            indices[at] = doc
+            fill[terms] += 1
+        return {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
 
 
 class BM25Field:
@@ -47,7 +96,7 @@ class BM25Field:
 
     @classmethod
     def _indexed(cls, ids: list[np.ndarray], vocab: dict[str, int], rowids: Sequence[int] | np.ndarray) -> BM25Field:
-        model = bm25s.BM25()
+        model = LeanBM25()
         model.index((ids, vocab), show_progress=False)
         return cls(model, np.asarray(rowids, dtype=np.int64), ids)
 
@@ -69,7 +118,7 @@ class BM25Field:
             lengths = [len(ids) for ids in self._token_ids]
             np.save(folder / "token_offsets.npy", np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
             flat = np.concatenate(self._token_ids) if self._token_ids else np.empty(0, dtype=np.int32)
-            np.save(folder / "token_ids.npy", flat.astype(np.int32))
+            np.save(folder / "token_ids.npy", flat.astype(np.int32, copy=False))
 
     @classmethod
     def load(cls, folder: Path) -> BM25Field:

@@ -178,8 +178,17 @@ def write_parts(folder: Path, manifest: Manifest, vectors: dict[str, faiss.Index
 
 
 def write_field(folder: Path, field_name: str, vectors: faiss.Index, bm25: BM25Field) -> None:
-    """One field's vectors and BM25 (a streaming build writes a field at a time, to hold one in memory)."""
+    """One field's vectors and BM25."""
+    write_vectors(folder, field_name, vectors)
+    write_bm25(folder, field_name, bm25)
+
+
+def write_vectors(folder: Path, field_name: str, vectors: faiss.Index) -> None:
+    """A field's vector file (a streaming build writes and frees it before building the field's BM25)."""
     write_vector_index(vectors, folder / f"{field_name}.faiss")
+
+
+def write_bm25(folder: Path, field_name: str, bm25: BM25Field) -> None:
     bm25.save(folder / f"bm25_{field_name}")
 
 

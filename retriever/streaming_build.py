@@ -34,7 +34,7 @@ from tqdm import tqdm
 from retriever.bm25_index import BM25Field
 from retriever.encoder import Encoder
 from retriever.faiss_index import index_kind, new_vector_index, training_rows
-from retriever.index import STORE_FILE, corpus_hash, encoder_info, now, write_field, write_manifest
+from retriever.index import STORE_FILE, corpus_hash, encoder_info, now, write_bm25, write_manifest, write_vectors
 from retriever.index_swap import discard, replacing, restore_interrupted
 from retriever.ingest import Exclusions, IngestResult, iter_ingest
 from retriever.manifest import Manifest
@@ -98,8 +98,9 @@ def encode_and_write(
                 counts[field_name] = int(vectors.ntotal)
                 if residual is not None:
                     fit[field_name] = residual
-                write_field(tmp, field_name, vectors, bm25_of_store(source, field_name))
-                del vectors
+                write_vectors(tmp, field_name, vectors)
+                del vectors  # one field's vectors or its BM25 in memory, never both
+                write_bm25(tmp, field_name, bm25_of_store(source, field_name))
             manifest = Manifest(
                 encoder=encoder_info(encoder),
                 fields=counts,
