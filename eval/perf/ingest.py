@@ -431,8 +431,12 @@ def _bm25_cost(b: dict[str, Any]) -> list[str]:
         f"kept documents' stored term ids plus the new texts, and only the new texts are tokenized: "
         f"{b['update_s']} s per field to add {b['added']:,} texts to {b['texts']:,}, "
         f"{b['update_s'] / b['build_s']:.0%} of the {b['build_s']} s full BM25 build. It grows linearly with the "
-        f"index ({b['update_s'] / b['texts'] * 1e6:.0f} us per indexed document per field), so at 1M reports about "
-        f"{b['update_s'] / b['texts'] * 1e6:.0f} s per field by extrapolation.",
+        f"index ({b['update_s'] / b['texts'] * 1e6:.0f} us per indexed document per field)"
+        + (
+            f", so at 1M reports about {b['update_s'] / b['texts'] * 1e6:.0f} s per field by extrapolation."
+            if b["texts"] < DEFAULT_SIZE
+            else "."
+        ),
         "",
     ]
 
