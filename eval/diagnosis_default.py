@@ -17,7 +17,15 @@ accuracy on the screening cases wins; ties go to the cheaper prompt (fewer refer
 whole reports as references, then matching on the impression, the product's default field). The choice sets how
 many reports the model is shown (k), the field the finding is matched against and the prompt; tests keep
 assistant/answer_defaults.py equal to it, as the search method follows eval/results/retrieval.json. The held-out
-confirmation run (eval.diagnosis on the test cases) then measures the chosen configuration once.
+confirmation run (eval.diagnosis on the 306 held-out cases) then measures the chosen configuration once, against no
+retrieval, BM25 and mpnet (the generalist stand-in), with the product's default encoder; resumable, its cache is
+committed:
+
+    O="[report]"   # the chosen configuration's options (python -m eval.diagnosis_default --condition)
+    H=hybrid-weighted:radsearch-minilm-negmargin-2ep
+    RADSEARCH_LLM_THREADS=1 RADSEARCH_LLM_STRUCTURED=off RADSEARCH_LLM_TIMEOUT=600 python -m eval.diagnosis \
+      --conditions "none,bm25$O,mpnet$O,$H$O,tophit:$H$O" \
+      --cache eval/results/predictions/diagnosis_heldout_qwen1.5b.jsonl --name diagnosis
 """
 
 from __future__ import annotations
