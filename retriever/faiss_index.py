@@ -106,14 +106,19 @@ def remove_vectors(index: faiss.Index, ids: np.ndarray) -> faiss.Index:
         index.remove_ids(faiss.IDSelectorBatch(ids))
         return index
     stored = faiss.vector_to_array(index.id_map)
-    keep = np.flatnonzero(~np.isin(stored, ids))
     empty = faiss.clone_index(index.index)
     empty.reset()
     rebuilt = faiss.IndexIDMap2(empty)
-    for start in range(0, len(keep), _READD_BATCH):
-        rows = keep[start : start + _READD_BATCH]
-        rebuilt.add_with_ids(index.index.reconstruct_batch(rows), stored[rows])
+    _readd(index, rebuilt, np.flatnonzero(~np.isin(stored, ids)), stored)
     return rebuilt
+
+
+def _readd(source: faiss.Index, target: faiss.Index, rows: np.ndarray, stored: np.ndarray) -> None:
+    """Add the vectors at positions `rows` of `source` (read back from its own storage) to `target` under their ids
+    (`stored`: source's ids in position order), a batch at a time."""
+    for start in range(0, len(rows), _READD_BATCH):
+        batch = rows[start : start + _READD_BATCH]
+        target.add_with_ids(source.index.reconstruct_batch(batch), stored[batch])
 
 
 def retrain_vector_index(index: faiss.Index, *, seed: int = 0) -> tuple[faiss.Index, np.ndarray]:
@@ -129,9 +134,7 @@ def retrain_vector_index(index: faiss.Index, *, seed: int = 0) -> tuple[faiss.In
     rows = training_rows(rebuilt, len(stored), seed=seed)
     if len(rows):
         rebuilt.train(index.index.reconstruct_batch(rows))
-    for start in range(0, len(stored), _READD_BATCH):
-        batch = np.arange(start, min(start + _READD_BATCH, len(stored)))
-        rebuilt.add_with_ids(index.index.reconstruct_batch(batch), stored[batch])
+    _readd(index, rebuilt, np.arange(len(stored)), stored)
     return rebuilt, rows
 
 

@@ -96,7 +96,8 @@ def update_index(
                 return summary
             model = _encoder(manifest.encoder, encoder, device) if summary.changed() else None
             for field_name in manifest.fields:
-                _record_baseline(manifest, vectors[field_name], field_name)
+                if not retrain:  # a retrained field gets a new baseline (_retrain)
+                    _record_baseline(manifest, vectors[field_name], field_name)
                 added = _update_vectors(vectors, field_name, upserts, gone, model, batch_size, progress)
                 if retrain:
                     _retrain(manifest, vectors, field_name, progress)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
-import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,7 +34,16 @@ from retriever.ingest import IngestResult
 from retriever.manifest import EncoderInfo, Manifest
 from retriever.report_store import ReportStore, StoreWriter
 from retriever.shards import FORMAT, REJECTS_FILE, SHARD_FILE, ShardError, read_rejections, shard_of
-from retriever.streaming_build import CHUNK, chunk_digest, chunk_holds, chunked, encode_and_write, work_folder
+from retriever.streaming_build import (
+    CHUNK,
+    chunk_digest,
+    chunk_holds,
+    chunk_path,
+    chunked,
+    encode_and_write,
+    work_folder,
+    write_chunk,
+)
 
 
 class RecordedEncoder:
@@ -167,7 +175,7 @@ def _check_chunks(shards: ShardSet, folder: Path, record: dict, store: ReportSto
     """Each chunk file of a shard holds the vectors of exactly its reports, by this encoder (the digest)."""
     chunks = list(chunked(store.iter_reports(), record["chunk_size"]))
     for number, chunk in enumerate(chunks):
-        path = folder / f"chunk-{number:06d}.npz"
+        path = chunk_path(folder, number)
         if not chunk_holds(path, chunk_digest(shards.encoder, shards.fields, chunk)):
             raise ShardError(
                 f"{path} does not hold the vectors of shard {record['shard']}/{record['shards']}'s reports "
@@ -211,16 +219,13 @@ def _recut(shards: ShardSet, merged: ReportStore, work: Path, chunk_size: int, p
                         raise ShardError(f"shard {shard}/{count} has no {field_name} vector for row {rowid}")
                 arrays[f"{field_name}_rowids"] = np.array([rowid for rowid, _ in rows], dtype=np.int64)
                 arrays[f"{field_name}_vectors"] = vectors
-            path = work / f"chunk-{number:06d}.npz"
-            partial = path.with_name(f"{path.stem}.partial.npz")
-            np.savez(partial, digest=np.array(chunk_digest(shards.encoder, shards.fields, chunk)), **arrays)
-            os.replace(partial, path)
+            write_chunk(chunk_path(work, number), chunk_digest(shards.encoder, shards.fields, chunk), arrays)
             bar.update(len(chunk))
 
 
 def _vectors(folder: Path, field_name: str, chunks: int) -> Iterator[tuple[int, np.ndarray]]:
     """(row id, vector) of one field of a shard, in row id order, one chunk file in memory at a time."""
     for number in range(chunks):
-        with np.load(folder / f"chunk-{number:06d}.npz") as saved:
+        with np.load(chunk_path(folder, number)) as saved:
             rowids, vectors = saved[f"{field_name}_rowids"], saved[f"{field_name}_vectors"]
         yield from zip(rowids.tolist(), vectors, strict=True)

@@ -130,15 +130,25 @@ def encode_chunks(
     paths = []
     with tqdm(total=store.count(), unit="reports", desc=f"encoding with {encoder.name}", disable=not progress) as bar:
         for number, chunk in enumerate(chunked(store.iter_reports(), chunk_size)):
-            path = work / f"chunk-{number:06d}.npz"
+            path = chunk_path(work, number)
             digest = chunk_digest(encoder, fields, chunk)
             if not chunk_holds(path, digest):
-                partial = path.with_name(f"{path.stem}.partial.npz")
-                np.savez(partial, digest=np.array(digest), **_encoded(chunk, encoder, fields, batch_size))
-                os.replace(partial, path)
+                write_chunk(path, digest, _encoded(chunk, encoder, fields, batch_size))
             paths.append(path)
             bar.update(len(chunk))
     return paths
+
+
+def chunk_path(folder: Path, number: int) -> Path:
+    """Chunk file `number` (from 0) of a build's or a shard's work folder."""
+    return folder / f"chunk-{number:06d}.npz"
+
+
+def write_chunk(path: Path, digest: str, arrays: dict[str, np.ndarray]) -> None:
+    """Write a chunk file under a temp name and rename it: a chunk file is whole or absent."""
+    partial = path.with_name(f"{path.stem}.partial.npz")
+    np.savez(partial, digest=np.array(digest), **arrays)
+    os.replace(partial, path)
 
 
 def _encoded(
