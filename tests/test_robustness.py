@@ -116,3 +116,30 @@ def test_character_error_rate_and_code_agreement_by_hand() -> None:
     assert scores["exact@1"]["value"] == pytest.approx(1 / 3, abs=1e-3)
     assert scores["category@1"]["value"] == pytest.approx(1 / 3, abs=1e-3)
     assert scores["cer"] == 0.5
+
+
+def test_dev_split_results_never_merge_into_a_test_split_file(tmp_path: Path) -> None:
+    """Candidates are compared on dev; merging dev rows into the test file would report them as test results."""
+    import json
+
+    from eval.robustness.__main__ import main
+
+    (tmp_path / "robustness.json").write_text(json.dumps({"name": "robustness", "icd": {"rankers": {}}}))
+    with pytest.raises(SystemExit) as stopped:
+        main(["--split", "dev", "--out", str(tmp_path), "--data", str(NO_SHARED), "--parts", "queries"])
+    assert stopped.value.code == 2
+
+
+def test_the_report_names_the_split_its_queries_came_from() -> None:
+    from eval.robustness.report import render
+
+    row = {"match@5": 0.5, "drop@5": 0.0, "p_vs_clean@5": 1.0, "match@1": 0.3}
+    part = {
+        "set": {"queries": 2, "changed": {v: 1 for v in variants.VARIANTS}},
+        "rankers": {"bm25": {v: row for v in variants.VARIANTS}},
+        "command": "c",
+        "load": "0",
+    }
+    results = {"created": "now", "queries": part}
+    assert "shared test split" in render(results)
+    assert "shared dev split" in render(results | {"split": "dev"})

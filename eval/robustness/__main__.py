@@ -32,16 +32,11 @@ from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.report import render
 from eval.robustness.search import RankerSpec
 from eval.robustness.variants import VARIANTS
-from eval.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, load_shared, write_results
-from retriever.splits import split_of
+from eval.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, write_results
 
 PARTS = ("icd", "queries", "errors")
 DEFAULT_RANKERS = f"bm25,minilm,mpnet,{DEFAULT_MODEL},hybrid-weighted:{DEFAULT_MODEL}"
 SAMPLE_FILE = DATASETS / "icd_rephrasings_sample.jsonl"
-
-
-def _test_reports(data: Path) -> list:
-    return queries.usable([r for r in load_shared(data).reports if split_of(r.id) == "test"])
 
 
 def _previous(path: Path) -> dict[str, Any]:
@@ -54,6 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated, of {', '.join(PARTS)}")
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder")
     parser.add_argument("--name", default="robustness")
+    parser.add_argument(
+        "--split",
+        default="test",
+        choices=("dev", "test"),
+        help="reports of the queries and errors parts: dev to compare candidates on (e.g. --name robustness_dev), "
+        "test to report once (the icd part has no split)",
+    )
     parser.add_argument("--write-sample", action="store_true", help=f"write the ICD sample to {SAMPLE_FILE.name}")
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
@@ -61,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    results = _previous(args.out / f"{args.name}.json")
+    if results and results.get("split", "test") != args.split:  # files before the option were all test
+        parser.error(f"{args.name}.json holds {results.get('split', 'test')}-split results: pass another --name")
     specs = [RankerSpec.parse(r.strip()) for r in args.rankers.split(",") if r.strip()]
     corpus = icd.descriptions()
     icd_queries = icd.query_set(corpus, args.data)
@@ -68,18 +73,18 @@ def main(argv: list[str] | None = None) -> int:
         icd.write_sample(icd.sample(icd_queries, corpus), SAMPLE_FILE)
         print(f"wrote {SAMPLE_FILE}")
         return 0
-    results = _previous(args.out / f"{args.name}.json")
     results |= {
         "name": args.name,
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m eval.robustness", *(argv if argv is not None else sys.argv[1:])]),
         "load": "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()),
+        "split": args.split,
     }
     shared = args.data.is_dir()
     if not shared and parts != ["icd"]:
         print(f"shared data folder {args.data} is absent: only the icd part runs")
         parts = [p for p in parts if p == "icd"]
-    reports = _test_reports(args.data) if shared else []
+    reports = queries.split_reports(args.data, args.split) if shared else []
     sets: dict[str, dict[str, Any]] = {}
     if "icd" in parts:
         sets["icd"] = icd.describe_set(icd_queries, corpus)

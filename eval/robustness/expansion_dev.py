@@ -21,14 +21,9 @@ from eval.retrieval_benchmark import product_default
 from eval.robustness import queries
 from eval.robustness.search import EXPANDERS, RankerSpec
 from eval.robustness.variants import VARIANTS
-from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, load_shared, write_results
-from retriever.splits import split_of
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
 
 NAME = "abbreviation_expansion_dev"
-
-
-def dev_reports(data: Path) -> list:
-    return queries.usable([r for r in load_shared(data).reports if split_of(r.id) == "dev"])
 
 
 def render(results: dict) -> str:
@@ -62,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder")
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
-    reports = dev_reports(args.data)
+    reports = queries.split_reports(args.data, "dev")
     variants = queries.query_variants(reports, args.data)
     results: dict = {
         "name": NAME,

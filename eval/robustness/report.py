@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from eval.retrieval_benchmark import product_default
@@ -39,12 +40,12 @@ def _icd(part: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _queries(part: dict[str, Any]) -> list[str]:
+def _queries(part: dict[str, Any], split: str) -> list[str]:
     s = part["set"]
     names = [v for v in VARIANTS if v != "clean"]
     changed = ", ".join(f"{v} {s['changed'][v]}" for v in names)
     lines = [
-        "## Query robustness (findings -> impression, shared test split)",
+        f"## Query robustness (findings -> impression, shared {split} split)",
         "",
         f"{s['queries']} findings queries; queries the variant changed: {changed}. Typos: one edit per letter with "
         f"probability {TYPO_RATE}. match@5 (drop from clean; McNemar p of hit@5 vs clean); the last column is "
@@ -69,13 +70,13 @@ def _queries(part: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _errors(part: dict[str, Any]) -> list[str]:
+def _errors(part: dict[str, Any], split: str) -> list[str]:
     s = part["set"]
     header = " | ".join(f"{t} ({s['items'][t]})" for t in ERROR_TYPES)
     lines = [
         "## Error discrimination (4-way: original impression vs 3 corruptions, findings as query)",
         "",
-        f"Held-out test reports; chance {CHANCE}; LLM2VEC4CXR's best: {PUBLISHED_BEST} (their reports and "
+        f"Held-out {split}-split reports; chance {CHANCE}; LLM2VEC4CXR's best: {PUBLISHED_BEST} (their reports and "
         "corruptions). Items per error type in the header; a tie with a corruption counts as wrong.",
         "",
         f"| ranker | all ({sum(s['items'].values())}) | {header} |",
@@ -133,14 +134,15 @@ def _targets(results: dict[str, Any], default: str) -> list[str]:
 
 def render(results: dict[str, Any]) -> str:
     """The whole report: one section per part that has results."""
+    split = results.get("split", "test")  # runs before the option was added were all on test
     lines = [
         "# Robustness benchmarks (issue 20)",
         "",
-        f"Last run {results['created']}. "
+        f"Last run {results['created']}; queries and errors parts on the shared data's {split} split. "
         "Every ranker searched through the product's `ReportIndex` (methods as in `retriever.methods`; "
         "`bm25` is the product's BM25). Rules and tables: `eval/robustness/`.",
     ]
-    sections = {"icd": _icd, "queries": _queries, "errors": _errors}
+    sections = {"icd": _icd, "queries": partial(_queries, split=split), "errors": partial(_errors, split=split)}
     for part, render_part in sections.items():
         if results.get(part, {}).get("rankers"):
             section = results[part]
