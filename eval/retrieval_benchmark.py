@@ -154,11 +154,11 @@ def render(results: RetrievalResults) -> str:
     return "\n".join(lines)
 
 
-def product_default() -> str:
-    """The ranker the product uses by default: its default search method over the default-recipe model."""
+def product_default(model: str = DEFAULT_MODEL) -> str:
+    """The ranker the product uses by default: its default search method over `model` (the default-recipe one)."""
     from retriever.methods import DEFAULT_METHOD
 
-    return DEFAULT_MODEL if DEFAULT_METHOD == "dense" else f"{DEFAULT_METHOD}:{DEFAULT_MODEL}"
+    return model if DEFAULT_METHOD == "dense" else f"{DEFAULT_METHOD}:{model}"
 
 
 def check_targets(rankers: dict[str, RankerResult], default: str) -> Targets:
