@@ -3,13 +3,16 @@
     python -m eval.diagnosis_default                      # reads eval/results/diagnosis_screen.json, prints the choice
 
 The screening run that writes it (the 44 dev cases `python -m eval.build_cases` marks; resumable, its prediction
-cache is committed):
+cache is committed; query abbreviation expansion, added to the product after the screen started, stays off so
+every condition searched alike; `$D[report,$P]`, the top report's impression alone, was added later as the
+cheapest prompt, whose short question would meet the time-to-first-token target):
 
     D=hybrid-weighted:radsearch-minilm-hardneg-2ep P=prompt=diagnosis_candidates
-    RADSEARCH_LLM_THREADS=1 RADSEARCH_LLM_STRUCTURED=off RADSEARCH_LLM_TIMEOUT=600 python -m eval.diagnosis \
+    RADSEARCH_ABBREVIATION_EXPANSION=off RADSEARCH_LLM_THREADS=1 RADSEARCH_LLM_STRUCTURED=off \
+    RADSEARCH_LLM_TIMEOUT=600 python -m eval.diagnosis \
       --cases ~/.local/share/radsearch/eval/cases/shared_screen.jsonl \
       --conditions "none,$D,$D[report],$D[k=3,$P],$D[findings,k=3,$P],$D[report,k=3,$P],$D[k=5,$P],$D[report,k=5,$P],\
-    tophit:$D,tophit:$D[findings],tophit:$D[report]" \
+    $D[report,$P],tophit:$D,tophit:$D[findings],tophit:$D[report]" \
       --cache eval/results/predictions/diagnosis_qwen1.5b.jsonl --name diagnosis_screen --icd off
 
 Rule: among the screened conditions that ask the LLM with the product's default search method, the highest overall
