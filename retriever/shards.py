@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from retriever.atomic import write_atomic
 from retriever.encoder import Encoder
 from retriever.index import STORE_FILE, encoder_info, now
 from retriever.ingest import Exclusions, IngestResult, iter_ingest
@@ -39,7 +40,11 @@ SHARD_FILE = "shard.json"
 REJECTS_FILE = "rejections.jsonl"
 FORMAT = 1
 #: What a shard folder holds; anything else means the folder is something else (refused without --overwrite).
-_SHARD_ENTRY = re.compile(r"(reports\.sqlite|shard\.json(\.partial)?|rejections\.jsonl|chunk-\d{6}(\.partial)?\.npz)")
+#: A killed write can leave shard.json's temporary (retriever/atomic.py's name; `.partial` from older versions).
+_SHARD_ENTRY = re.compile(
+    r"(reports\.sqlite|shard\.json(\.partial)?|\.shard\.json\.tmp-\d+-[0-9a-f]{8}|rejections\.jsonl"
+    r"|chunk-\d{6}(\.partial)?\.npz)"
+)
 
 
 class ShardError(ValueError):
@@ -168,9 +173,7 @@ def encode_shard(
         },
         "created": now(),
     }
-    partial = folder / f"{SHARD_FILE}.partial"
-    partial.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    partial.replace(folder / SHARD_FILE)
+    write_atomic(folder / SHARD_FILE, json.dumps(record, indent=2) + "\n")
     return record
 
 

@@ -173,3 +173,21 @@ def test_a_shard_folder_is_never_written_over_something_else(tmp_path: Path) -> 
     assert result.exit_code == 2 and "not" in result.output and (busy / "notes.txt").exists()
     result = CliRunner().invoke(app, ["index", corpus, "--shard", "0/2", "--merge-shards", "--out", str(busy)])
     assert result.exit_code == 2
+
+
+def test_a_killed_write_s_leftover_keeps_the_folder_a_shard_folder_but_a_stranger_s_file_does_not(
+    tmp_path: Path,
+) -> None:
+    """shard.json is written through retriever/atomic.py: its temporary, left by a SIGKILL, must not make a rerun
+    refuse its own shard, while a file a shard never holds still does."""
+    from retriever.output_paths import UnsafeOutput
+    from retriever.shards import prepare_folder
+
+    folder = tmp_path / "shard"
+    folder.mkdir()
+    for name in (SHARD_FILE, f".{SHARD_FILE}.tmp-4242-0a1b2c3d", "chunk-000000.npz", "reports.sqlite"):
+        (folder / name).write_text("x")
+    prepare_folder(folder, overwrite=False)
+    (folder / "notes.txt").write_text("mine")
+    with pytest.raises(UnsafeOutput, match="notes.txt"):
+        prepare_folder(folder, overwrite=False)
