@@ -89,8 +89,8 @@ def score(model: str, retrieval: RetrievalResults, robustness: dict[str, Any], n
     )
     if negation_row is None:
         raise KeyError(f"{model} has no {NEGATION_DEV_PAIRS!r} negation pairs result: run eval.negation_real_pairs")
-    queries = _robustness_row(robustness["queries"], model)
-    errors = _robustness_row(robustness["errors"], model)
+    queries = _robustness_row(robustness.get("queries", {}), model)
+    errors = _robustness_row(robustness.get("errors", {}), model)
     return Scored(
         model=model,
         retrieval_rows_passed=sum(r.passed for r in rows),

@@ -41,3 +41,17 @@ def test_the_benchmarks_default_encoder_is_the_one_the_committed_dev_results_cho
     rescored = [score(c["model"], retrieval, robustness, negation) for c in committed["candidates"]]
     assert [s.__dict__ for s in rescored] == committed["candidates"]
     assert choose(rescored).model == committed["chosen"] == DEFAULT_MODEL
+
+
+def test_a_candidate_missing_from_a_dev_results_file_is_named_with_the_command_to_run(tmp_path, capsys) -> None:
+    import pytest
+
+    from eval.encoder_choice import main
+
+    robustness = tmp_path / "robustness_dev.json"
+    robustness.write_text(json.dumps({"split": "dev", "errors": {"rankers": {}}}))
+    with pytest.raises(SystemExit) as stopped:
+        main(["--candidates", DEFAULT_MODEL, "--robustness", str(robustness), "--out", str(tmp_path)])
+    assert stopped.value.code == 2
+    assert "run eval.robustness --split dev" in capsys.readouterr().err
+    assert not (tmp_path / "encoder_choice_dev.json").exists()
