@@ -13,7 +13,10 @@ searches with; a bare ranker searches the query as typed. The expansion rules we
 Parts: `icd` (ICD-10-CM rephrasing retrieval), `queries` (abbreviated / typo'd / British findings queries) and
 `errors` (4-way error discrimination); see eval/robustness/__init__.py. Writes <name>.json and <name>.md to
 eval/results/ unless --out. The ICD descriptions ship with `simple-icd-10-cm`; the other two parts read the shared
-data's held-out test split and are skipped when it is absent.
+data's held-out test split and are skipped when it is absent. To compare candidates (an encoder recipe, a rule),
+run them on the dev split into a file of their own and keep test for the one chosen (eval/encoder_choice.py):
+
+    python -m eval.robustness --split dev --name robustness_dev --parts queries,errors --rankers $D+expand,...
 """
 
 from __future__ import annotations
