@@ -48,6 +48,8 @@ class RunConfig:
     workers: int = 4
     cache_path: Path = field(default_factory=lambda: eval_home() / "predictions.jsonl")
     index_cache: Path = field(default_factory=lambda: eval_home() / "indexes")
+    #: (i, n): ask only the cases at positions i, i + n, i + 2n, ... (n processes share one cache; see --shard).
+    shard: tuple[int, int] = (0, 1)
     #: Filled by `predict`: condition -> encoder name and weights fingerprint of the index it searched.
     encoders: dict[str, str] = field(default_factory=dict)
 
@@ -139,9 +141,12 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
         if c.uses_llm
     }
     todo: list[tuple[Case, Condition]] = []
+    index, count = config.shard
     for start in range(0, len(config.cases), BLOCK):
         for condition in (c for c in config.conditions if c.uses_llm):
-            for case in config.cases[start : start + BLOCK]:
+            for position, case in enumerate(config.cases[start : start + BLOCK], start=start):
+                if position % count != index:
+                    continue
                 key = cache_key(case.id, condition.name, model_id, pipelines[condition.name].prompt.id)
                 if (row := cache.get(key)) is not None:
                     rows[(case.id, condition.name)] = row
@@ -192,6 +197,14 @@ def _within(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def _shard(text: str) -> tuple[int, int]:
+    """`I/N` with 0 <= I < N, for --shard."""
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and int(index) < int(count)):
+        raise argparse.ArgumentTypeError(f"expected I/N with 0 <= I < N, e.g. 0/2, not {text!r}")
+    return int(index), int(count)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m eval.diagnosis", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -209,6 +222,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=_within(8), default=BENCHMARK_MAX_TOKENS)
     parser.add_argument("--workers", type=_within(1), default=4, help="concurrent requests (server backends only)")
     parser.add_argument("--limit", type=_within(0), default=0, help="only the first N cases (0 = all)")
+    parser.add_argument(
+        "--shard",
+        type=_shard,
+        default=(0, 1),
+        help="I/N: ask only every N-th case from the I-th (0-based), filling --cache without writing results; run N "
+        "such processes on one cache (e.g. two 1-thread llama.cpp processes on 2 cores), then once without --shard "
+        "to write the results from the cache",
+    )
     parser.add_argument("--cache", type=Path, default=eval_home() / "predictions.jsonl")
     add_out_option(parser, RESULTS)
     parser.add_argument("--name", default="diagnosis", help="stem of the result files in --out")
@@ -235,9 +256,12 @@ def run(args: argparse.Namespace, command: str) -> int:
     if args.limit:
         cases = cases[: args.limit]
     settings = LLMSettings.from_env(os.environ).with_flags(backend=args.backend, model=args.model)
-    config = RunConfig(cases, conditions, corpus, args.max_tokens, args.workers, args.cache)
+    config = RunConfig(cases, conditions, corpus, args.max_tokens, args.workers, args.cache, shard=args.shard)
     started = time.monotonic()
     rows = predict(config, make_llm(settings, DataPaths.from_env(os.environ)), concurrent=settings.backend == "openai")
+    if args.shard[1] > 1:
+        print(f"shard {args.shard[0]}/{args.shard[1]} answered; results are written by a run without --shard")
+        return 0
     from eval.diagnosis_report import write_report
     from eval.grading import Grader
 

@@ -8,6 +8,7 @@ partly written last line (the run was killed mid-write) is ignored on reading.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,8 @@ def cache_key(case_id: str, condition: str, model_id: str, prompt_id: str) -> Ke
 
 
 class PredictionCache:
-    """Thread-safe: server backends answer from a pool of threads."""
+    """Thread-safe (server backends answer from a pool of threads), and several processes may append to one file
+    (`eval.diagnosis --shard`); each reads the others' lines when it starts."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -46,8 +48,13 @@ class PredictionCache:
         with self._lock:
             self._rows[self._key(row)] = row
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            line = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+            # One write() on an O_APPEND descriptor: processes sharing the cache (--shard) never interleave lines.
+            handle = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(handle, line)
+            finally:
+                os.close(handle)
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -61,6 +61,28 @@ def test_prediction_cache_resumes_and_ignores_a_torn_last_line(tmp_path) -> None
     assert reopened.get(cache_key("c1", "none", "m", "p@2")) is None  # a new prompt version is a new prediction
 
 
+def _append_rows(path: str, worker: int) -> None:
+    cache = PredictionCache(path)
+    for n in range(300):
+        cache.put({"case_id": f"w{worker}-{n}", "condition": "none", "model_id": "m", "prompt_id": "p@1",
+                   "diagnosis": "x" * (n * 37 % 5000)})
+
+
+def test_processes_appending_to_one_cache_never_tear_each_other_s_lines(tmp_path) -> None:
+    """`eval.diagnosis --shard` runs several processes on one cache file."""
+    import multiprocessing
+
+    path = tmp_path / "predictions.jsonl"
+    workers = [multiprocessing.get_context("spawn").Process(target=_append_rows, args=(str(path), w)) for w in (0, 1)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    lines = path.read_text().splitlines()
+    assert len(lines) == 600 and all(json.loads(line)["model_id"] == "m" for line in lines)
+    assert len(PredictionCache(path)) == 600
+
+
 def test_conditions_parse_and_name() -> None:
     none, bm25, mpnet = parse_conditions("None, bm25 ,mpnet,mpnet")
     assert (none.retrieval, bm25.method, bm25.encoder, mpnet.method) == (False, "bm25", "minilm", "dense")

@@ -82,3 +82,37 @@ def test_tiny_benchmark_end_to_end_and_resume(tmp_path, monkeypatch, minilm) -> 
     assert rerun.exit_code == 0, rerun.output
     assert "12 predictions cached, 0 to ask" in rerun.output
     assert cache.read_text().splitlines() == lines
+
+
+@pytest.mark.integration
+def test_shards_fill_one_cache_and_the_run_without_shard_asks_nothing(tmp_path, monkeypatch) -> None:
+    """Two `--shard` processes split the cases (every other one each) and write no results; the plain run then
+    finds every answer in the cache."""
+    require_embedded_smollm2()
+    monkeypatch.setenv("RADSEARCH_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("RADSEARCH_LLM_CONTEXT", "2048")
+    monkeypatch.setenv("RADSEARCH_LLM_STRUCTURED", "off")
+    cases = tmp_path / "cases.jsonl"
+    write_cases(CASES, cases)
+    cache = tmp_path / "predictions.jsonl"
+    out = tmp_path / "results"
+    common = ["--cases", str(cases), "--conditions", "none", "--backend", "embedded", "--model", "smollm2",
+              "--max-tokens", "8", "--cache", str(cache), "--out", str(out), "--name", "sharded", "--icd", "off"]
+
+    assert main([*common, "--shard", "1/2"]) == 0
+    assert [json.loads(line)["case_id"] for line in cache.read_text().splitlines()] == [CASES[1].id]
+    assert not out.exists()
+    assert main([*common, "--shard", "0/2"]) == 0
+    assert sorted(json.loads(line)["case_id"] for line in cache.read_text().splitlines()) == sorted(c.id for c in CASES)
+    lines = cache.read_text().splitlines()
+
+    assert main(common) == 0
+    assert cache.read_text().splitlines() == lines
+    assert json.loads((out / "sharded.json").read_text())["n_cases"] == 3
+
+
+@pytest.mark.parametrize("bad", ["2/2", "1", "a/2", "-1/2"])
+def test_a_shard_outside_its_count_is_refused(bad: str) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["--shard", bad])
+    assert stopped.value.code == 2
