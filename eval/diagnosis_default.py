@@ -26,11 +26,11 @@ committed:
 
     O="[report]"   # the chosen configuration's options (python -m eval.diagnosis_default --condition)
     H=hybrid-weighted:radsearch-minilm-negmargin-2ep
-    RUN="RADSEARCH_LLM_THREADS=1 RADSEARCH_LLM_STRUCTURED=off RADSEARCH_LLM_TIMEOUT=600 python -m eval.diagnosis \
-      --conditions none,bm25$O,mpnet$O,$H$O,tophit:$H$O \
-      --cache eval/results/predictions/diagnosis_heldout_qwen1.5b.jsonl --name diagnosis"
-    (eval $RUN --shard 0/2 &); (eval $RUN --shard 1/2 &)   # one 1-thread process per core fill the cache
-    eval $RUN                                              # then: answers everything from the cache, writes results
+    run() { RADSEARCH_LLM_THREADS=1 RADSEARCH_LLM_STRUCTURED=off RADSEARCH_LLM_TIMEOUT=600 python -m eval.diagnosis \
+      --conditions "none,bm25$O,mpnet$O,$H$O,tophit:$H$O" \
+      --cache eval/results/predictions/diagnosis_heldout_qwen1.5b.jsonl --name diagnosis "$@"; }
+    run --shard 0/2 & run --shard 1/2 & wait   # one 1-thread process per core fill the cache
+    run                                         # then every answer comes from the cache: writes the results
 """
 
 from __future__ import annotations
