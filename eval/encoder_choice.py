@@ -29,6 +29,7 @@ from typing import Any
 
 from eval.retrieval_benchmark import CHOICE_RESULTS, DEFAULT_MODEL, check_targets, product_default
 from eval.retrieval_results import RetrievalResults
+from eval.robustness.report import results_split, shipped
 from eval.shared_data import RESULTS, add_out_option, write_results
 
 NEGATION_TARGET = 0.45  # issue 17 (eval.negation_real_pairs.TARGET)
@@ -71,11 +72,11 @@ class Scored:
 
 
 def _robustness_row(part: dict[str, Any], model: str) -> dict[str, Any]:
-    rankers = part.get("rankers", {})
-    for ref in (f"{product_default(model)}+expand", product_default(model)):
-        if ref in rankers:
-            return rankers[ref]
-    raise KeyError(f"{product_default(model)} has no dev robustness results: run eval.robustness --split dev")
+    """The model's row as users search (with the shipped query expansion where measured)."""
+    _, row = shipped(part, product_default(model))
+    if row is None:
+        raise KeyError(f"{product_default(model)} has no dev robustness results: run eval.robustness --split dev")
+    return row
 
 
 def score(model: str, retrieval: RetrievalResults, robustness: dict[str, Any], negation: dict[str, Any]) -> Scored:
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     retrieval = RetrievalResults.read(args.retrieval)
     robustness = json.loads(args.robustness.read_text(encoding="utf-8"))
     negation = json.loads(args.negation.read_text(encoding="utf-8"))
-    for name, split in (("retrieval", retrieval.split), ("robustness", robustness.get("split", "test"))):
+    for name, split in (("retrieval", retrieval.split), ("robustness", results_split(robustness))):
         if split != "dev":
             parser.error(f"the {name} results are of the {split} split: the choice is made on dev only")
     models = [m.strip() for m in args.candidates.split(",") if m.strip()]

@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     reports = load_shared(SHARED_DATA).reports
     found = {name: collect(held_out(reports, VARIANTS[name])) for name in args.pair_sets if name in VARIANTS}
     pair_sets = {name: match(sentences_of, name, args.seed) for name, sentences_of in found.items()}
-    synthetic = {"synthetic openi (test)": openi_pairs, "synthetic negex": negex_pairs}
+    synthetic = dict(zip(SYNTHETIC, (openi_pairs, negex_pairs), strict=True))
     pair_sets |= {name: synthetic[name](args.limit) for name in args.pair_sets if name in synthetic}
     rows = measure(args.encoders, pair_sets)
     payload = {

@@ -32,7 +32,7 @@ from typing import Any
 from eval.retrieval_benchmark import DEFAULT_MODEL
 from eval.robustness import errors, icd, queries
 from eval.robustness.corrupt import ERROR_TYPES
-from eval.robustness.report import render
+from eval.robustness.report import render, results_split
 from eval.robustness.search import RankerSpec
 from eval.robustness.variants import VARIANTS
 from eval.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, write_results
@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
     results = _previous(args.out / f"{args.name}.json")
-    if results and results.get("split", "test") != args.split:  # files before the option were all test
-        parser.error(f"{args.name}.json holds {results.get('split', 'test')}-split results: pass another --name")
+    if results and results_split(results) != args.split:
+        parser.error(f"{args.name}.json holds {results_split(results)}-split results: pass another --name")
     specs = [RankerSpec.parse(r.strip()) for r in args.rankers.split(",") if r.strip()]
     corpus = icd.descriptions()
     icd_queries = icd.query_set(corpus, args.data)

@@ -88,7 +88,7 @@ def _errors(part: dict[str, Any], split: str) -> list[str]:
     return lines
 
 
-def _shipped(part: dict[str, Any], default: str) -> tuple[str, dict[str, Any] | None]:
+def shipped(part: dict[str, Any], default: str) -> tuple[str, dict[str, Any] | None]:
     """The product as shipped (query expansion on) when measured, else the default ranker without it."""
     rankers = part.get("rankers", {})
     for ref in (f"{default}+expand", default):
@@ -100,11 +100,11 @@ def _shipped(part: dict[str, Any], default: str) -> tuple[str, dict[str, Any] | 
 def _targets(results: dict[str, Any], default: str) -> list[str]:
     """The default ranker (with query expansion where measured) against each bar it has a result for."""
     rows = []
-    ref, icd = _shipped(results.get("icd", {}), default)
+    ref, icd = shipped(results.get("icd", {}), default)
     if icd:
         value = icd["exact@1"]["value"]
         rows.append(f"| ICD-10-CM exact@1 >= 0.85 (`{ref}`) | {value:.3f} | {'met' if value >= 0.85 else 'not met'} |")
-    ref, queries = _shipped(results.get("queries", {}), default)
+    ref, queries = shipped(results.get("queries", {}), default)
     if queries:
         drop = queries["abbreviated"]["drop@5"]
         met = "met" if drop <= 0.02 else "not met"
@@ -116,7 +116,7 @@ def _targets(results: dict[str, Any], default: str) -> list[str]:
                 f"| clean match@5 with expansion no lower than without | {clean:.3f} vs {today:.3f} | "
                 f"{'met' if clean >= today else 'not met'} |"
             )
-    ref, found = _shipped(results.get("errors", {}), default)
+    ref, found = shipped(results.get("errors", {}), default)
     if found:
         value = found["all"]["value"]
         met = "met" if value >= 0.85 else "not met"
@@ -132,9 +132,14 @@ def _targets(results: dict[str, Any], default: str) -> list[str]:
     ]
 
 
+def results_split(results: dict[str, Any]) -> str:
+    """The split a results file's queries and errors parts were run on (files before --split were all test)."""
+    return results.get("split", "test")
+
+
 def render(results: dict[str, Any]) -> str:
     """The whole report: one section per part that has results."""
-    split = results.get("split", "test")  # runs before the option was added were all on test
+    split = results_split(results)
     lines = [
         "# Robustness benchmarks (issue 20)",
         "",
