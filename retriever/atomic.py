@@ -13,6 +13,10 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+#: Regular expression of the temporary names write_atomic uses for a file named NAME (a killed write leaves one):
+#: `TEMPORARY_NAME.format(name=re.escape(NAME))`.
+TEMPORARY_NAME = r"\.{name}\.tmp-\d+-[0-9a-f]{{8}}"
+
 
 def write_atomic(path: Path, content: str | bytes | Callable[[Path], None]) -> None:
     """Make `path` hold `content`: text (UTF-8), bytes, or a callback that writes the file or folder at the temporary
@@ -21,7 +25,7 @@ def write_atomic(path: Path, content: str | bytes | Callable[[Path], None]) -> N
     one itself, last."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")  # TEMPORARY_NAME matches it
     try:
         if isinstance(content, str):
             tmp.write_text(content, encoding="utf-8")

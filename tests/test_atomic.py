@@ -57,3 +57,20 @@ def test_a_failing_callback_removes_its_half_written_folder(tmp_path: Path) -> N
     with pytest.raises(RuntimeError):
         write_atomic(tmp_path / "model", half_then_fail)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_temporary_name_is_the_one_temporary_name_describes(tmp_path: Path) -> None:
+    """Folders that tolerate a killed write's leftover (retriever/shards.py) recognise it by TEMPORARY_NAME."""
+    import re
+
+    from retriever.atomic import TEMPORARY_NAME
+
+    seen: list[Path] = []
+
+    def write(tmp: Path) -> None:
+        seen.append(tmp)
+        tmp.write_text("{}")
+
+    write_atomic(tmp_path / "shard.json", write)
+    assert re.fullmatch(TEMPORARY_NAME.format(name=re.escape("shard.json")), seen[0].name)
+    assert seen[0].parent == tmp_path
