@@ -43,6 +43,10 @@ RADIOLOGY: dict[str, str] = {
     "bilat": "bilateral",
     "lt": "left",
     "rt": "right",
+    # a lone R or L before a body part ("R hip", "L eye"): the side, the only reading in a finding; added after the
+    # ICD-10-CM dev codes' rephrasings (eval/robustness/rephrase.py), where "R eye" retrieved the left eye's code
+    "r": "right",
+    "l": "left",
     # lung findings and diseases
     "ptx": "pneumothorax",
     "pnx": "pneumothorax",

@@ -32,6 +32,13 @@ def test_radiology_shorthand_is_expanded_and_capitals_kept_beside_it() -> None:
     assert expand("(CHF), LLL opacity") == "(CHF (congestive heart failure)), LLL (left lower lobe) opacity"
 
 
+def test_a_lone_r_or_l_is_the_side_but_a_vertebral_level_is_not() -> None:
+    assert expand("R hip effusion") == "R (right) hip effusion"
+    assert expand("fx of l 5th rib") == "fracture of left 5th rib"
+    assert expand("L4 compression fx") == "L4 compression fracture"
+    assert expand("r/o PE") == "rule out PE (pulmonary embolism)"
+
+
 def test_keep_modes() -> None:
     assert make_expander(keep="always").expand("ptx") == "ptx (pneumothorax)"
     assert make_expander(keep="never").expand("PTX") == "pneumothorax"

@@ -22,6 +22,17 @@ def test_code_selection_is_seeded_billable_and_spread_over_every_chapter() -> No
     assert rephrase.select_codes(codes, seed=1) != chosen
 
 
+def test_dev_codes_are_as_many_as_test_spread_over_the_chapters_left_and_disjoint_from_them() -> None:
+    codes = rephrase.billable_codes()
+    test, dev = rephrase.split_codes(codes, "test"), rephrase.split_codes(codes, "dev")
+    assert test == rephrase.select_codes(codes)
+    assert len(dev) == 100 and not set(dev) & set(test)
+    # chapter 22's three billable codes are all in the test set
+    assert {rephrase.chapter_of(c) for c in dev} == {rephrase.chapter_of(c) for c in codes} - {"22"}
+    with pytest.raises(ValueError, match="unknown split"):
+        rephrase.split_codes(codes, "train")
+
+
 @pytest.mark.parametrize(
     ("code", "description"),
     [

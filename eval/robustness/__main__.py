@@ -56,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         "--split",
         default="test",
         choices=("dev", "test"),
-        help="reports of the queries and errors parts: dev to compare candidates on (e.g. --name robustness_dev), "
-        "test to report once (the icd part has no split)",
+        help="codes of the icd part, reports of the queries and errors parts: dev to compare candidates on "
+        "(e.g. --name robustness_dev), test to report once",
     )
     parser.add_argument("--write-sample", action="store_true", help=f"write the ICD sample to {SAMPLE_FILE.name}")
     add_out_option(parser, RESULTS)
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.name}.json holds {results_split(results)}-split results: pass another --name")
     specs = [RankerSpec.parse(r.strip()) for r in args.rankers.split(",") if r.strip()]
     corpus = icd.descriptions()
-    icd_queries = icd.query_set(corpus, args.data)
+    icd_queries = icd.query_set(corpus, args.data, args.split)
     if args.write_sample:
         icd.write_sample(icd.sample(icd_queries, corpus), SAMPLE_FILE)
         print(f"wrote {SAMPLE_FILE}")

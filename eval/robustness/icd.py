@@ -12,7 +12,7 @@ import random
 from pathlib import Path
 
 from eval.robustness.metrics import cer, code_scores
-from eval.robustness.rephrase import PER_CODE, Rephrasing, billable_codes, rephrasings, select_codes
+from eval.robustness.rephrase import PER_CODE, Rephrasing, billable_codes, rephrasings, split_codes
 from eval.robustness.search import RankerSpec, cached_index, encoder_for, search, text_reports
 from retriever.index import ReportIndex
 
@@ -33,9 +33,9 @@ def descriptions() -> dict[str, str]:
     return {code: icd.get_description(code) for code in billable_codes()}
 
 
-def query_set(corpus: dict[str, str], data: Path) -> list[Rephrasing]:
-    """The benchmark's 100 x 10 rephrasings (deterministic: `rephrase.SEED`)."""
-    return [r for code in select_codes(list(corpus)) for r in rephrasings(code, corpus[code], data)]
+def query_set(corpus: dict[str, str], data: Path, split: str = "test") -> list[Rephrasing]:
+    """The benchmark's 100 x 10 rephrasings of a split's codes (deterministic: `rephrase.split_codes`)."""
+    return [r for code in split_codes(list(corpus), split) for r in rephrasings(code, corpus[code], data)]
 
 
 def sample(queries: list[Rephrasing], corpus: dict[str, str], size: int = SAMPLE_SIZE, seed: int = 0) -> list[dict]:

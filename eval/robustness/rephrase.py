@@ -2,7 +2,9 @@
 
 Code selection (`select_codes`): billable (leaf) codes of `simple-icd-10-cm`, grouped by chapter; with a fixed seed
 each chapter's codes are shuffled and one code is taken from each chapter in turn until 100 are chosen, so every
-chapter is represented (about 4-5 codes each; chapter 22 has only 3 billable codes) instead of 55% injuries.
+chapter is represented (about 4-5 codes each; chapter 22 has only 3 billable codes) instead of 55% injuries. The
+dev set (`split_codes(..., "dev")`) is 100 other codes chosen the same way with `DEV_SEED` (every chapter but 22,
+whose codes are all in test): rules and rankers are compared on it, the test codes are for reporting once.
 
 Rephrasing (`rephrasings`): each rule below rewrites the description; RECIPES combine them; the first ten results
 whose words differ from the description and from each other are kept (ties in a table resolved the same way on every
@@ -41,6 +43,7 @@ from eval.robustness.tables import (
 from eval.synonyms import SYNONYM_GROUPS
 
 SEED = 20
+DEV_SEED = 21
 CODES = 100
 PER_CODE = 10
 TEMPLATES: tuple[str, ...] = (
@@ -74,10 +77,13 @@ def chapter_of(code: str) -> str:
     return icd.get_ancestors(code)[-1]
 
 
-def select_codes(codes: list[str], n: int = CODES, seed: int = SEED) -> list[str]:
-    """`n` codes spread over chapters: per chapter a seeded shuffle, then one code per chapter in turn."""
+def select_codes(
+    codes: list[str], n: int = CODES, seed: int = SEED, exclude: frozenset[str] = frozenset()
+) -> list[str]:
+    """`n` codes spread over chapters: per chapter a seeded shuffle, then one code per chapter in turn (codes in
+    `exclude` are never chosen)."""
     by_chapter: dict[str, list[str]] = {}
-    for code in codes:
+    for code in (c for c in codes if c not in exclude):
         by_chapter.setdefault(chapter_of(code), []).append(code)
     rng = random.Random(seed)
     queues = []
@@ -91,6 +97,16 @@ def select_codes(codes: list[str], n: int = CODES, seed: int = SEED) -> list[str
             if queue and len(chosen) < n:
                 chosen.append(queue.pop())
     return sorted(chosen)
+
+
+def split_codes(codes: list[str], split: str) -> list[str]:
+    """The benchmark's codes of a split: "test" (the reported set) or "dev" (disjoint from test, for choosing)."""
+    test = select_codes(codes)
+    if split == "test":
+        return test
+    if split == "dev":
+        return select_codes(codes, seed=DEV_SEED, exclude=frozenset(test))
+    raise ValueError(f"unknown split {split!r}: dev or test")
 
 
 def _tidy(text: str) -> str:

@@ -17,14 +17,14 @@ def _pct(share: dict[str, Any]) -> str:
     return f"{share['value']:.3f} [{low:.3f}, {high:.3f}]"
 
 
-def _icd(part: dict[str, Any]) -> list[str]:
+def _icd(part: dict[str, Any], split: str) -> list[str]:
     s = part["set"]
     lines = [
         "## ICD-10-CM rephrasing retrieval",
         "",
-        f"{s['codes']} billable codes x {s['per_code']} rephrasings = {s['queries']} queries ({s['rules_only']} made "
-        f"by rules alone, the rest wrapped in a resident's phrase), top-1 among {s['corpus']:,} billable "
-        "descriptions. Exact@1 and category@1 with 95% Wilson intervals; CER = character error rate of the "
+        f"{s['codes']} billable codes ({split} set) x {s['per_code']} rephrasings = {s['queries']} queries "
+        f"({s['rules_only']} made by rules alone, the rest wrapped in a resident's phrase), top-1 among "
+        f"{s['corpus']:,} billable descriptions. Exact@1 and category@1 with 95% Wilson intervals; CER = character error rate of the "
         "retrieved description against the true one (lower is better).",
         "",
         "| ranker | exact@1 | category@1 | CER | exact@1, rules only |",
@@ -133,8 +133,11 @@ def _targets(results: dict[str, Any], default: str) -> list[str]:
 
 
 def results_split(results: dict[str, Any]) -> str:
-    """The split a results file's queries and errors parts were run on (files before --split were all test)."""
+    """The split a results file's parts were run on (files before --split were all test)."""
     return results.get("split", "test")
+
+
+PARTS = {"icd": _icd, "queries": _queries, "errors": _errors}
 
 
 def render(results: dict[str, Any]) -> str:
@@ -143,11 +146,11 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# Robustness benchmarks (issue 20)",
         "",
-        f"Last run {results['created']}; queries and errors parts on the shared data's {split} split. "
+        f"Last run {results['created']}; {split} split (ICD-10-CM codes; the shared data's reports). "
         "Every ranker searched through the product's `ReportIndex` (methods as in `retriever.methods`; "
         "`bm25` is the product's BM25). Rules and tables: `eval/robustness/`.",
     ]
-    sections = {"icd": _icd, "queries": partial(_queries, split=split), "errors": partial(_errors, split=split)}
+    sections = {part: partial(render_part, split=split) for part, render_part in PARTS.items()}
     for part, render_part in sections.items():
         if results.get(part, {}).get("rankers"):
             section = results[part]
