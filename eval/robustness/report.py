@@ -24,8 +24,8 @@ def _icd(part: dict[str, Any], split: str) -> list[str]:
         "",
         f"{s['codes']} billable codes ({split} set) x {s['per_code']} rephrasings = {s['queries']} queries "
         f"({s['rules_only']} made by rules alone, the rest wrapped in a resident's phrase), top-1 among "
-        f"{s['corpus']:,} billable descriptions. Exact@1 and category@1 with 95% Wilson intervals; CER = character error rate of the "
-        "retrieved description against the true one (lower is better).",
+        f"{s['corpus']:,} billable descriptions. Exact@1 and category@1 with 95% Wilson intervals; CER = character "
+        "error rate of the retrieved description against the true one (lower is better).",
         "",
         "| ranker | exact@1 | category@1 | CER | exact@1, rules only |",
         "|---|---|---|---:|---|",
