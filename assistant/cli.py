@@ -8,7 +8,16 @@ from __future__ import annotations
 
 import typer
 
-from assistant.commands import ask_cmd, bench_cmd, chat_cmd, index_cmd, search_cmd, train_cmd, update_cmd
+from assistant.commands import (
+    ask_cmd,
+    bench_cmd,
+    chat_cmd,
+    index_cmd,
+    search_cmd,
+    train_cmd,
+    train_reranker_cmd,
+    update_cmd,
+)
 from models.offline import lock_down
 
 app = typer.Typer(
@@ -31,6 +40,7 @@ app.command("index")(index_cmd.index)
 app.command("update")(update_cmd.update)
 app.command("search")(search_cmd.search)
 app.command("train")(train_cmd.train)
+app.command("train-reranker")(train_reranker_cmd.train_reranker)
 app.command("chat")(chat_cmd.chat)
 app.command("ask")(ask_cmd.ask)
 app.command("bench", context_settings=bench_cmd.CONTEXT_SETTINGS)(bench_cmd.bench)

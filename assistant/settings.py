@@ -18,7 +18,8 @@ Environment:
   cost 3x generation speed with Qwen's 151k vocabulary here), RADSEARCH_LLM_CONTEXT (tokens), RADSEARCH_LLM_THREADS;
 - chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list);
 - search: RADSEARCH_ABBREVIATIONS (a CSV with columns abbr,expansion merged over the built-in shorthand tables),
-  RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/abbreviations.py).
+  RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/abbreviations.py), RADSEARCH_RERANKER (a re-ranker trained by
+  `assistant train-reranker`, by name or folder, that re-scores the top hits of every search; off by default).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from models.paths import DataPaths
 
 if TYPE_CHECKING:
     from retriever.abbreviations import QueryExpander
+    from retriever.rerank import Reranker
 
 Backend = Literal["embedded", "openai"]
 
@@ -139,13 +141,21 @@ class ChatSettings:
         return cls(auth=env.get("RADSEARCH_CHAT_AUTH") or None)
 
 
+def reranker_setting(value: str | None) -> str | None:
+    """A re-ranker name or folder as given, None for unset, empty or `off`."""
+    value = (value or "").strip()
+    return None if value.lower() in ("", "off") else value
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     """Query-side abbreviation expansion: on with the built-in tables unless switched off; `abbreviations` is a
-    user table (CSV abbr,expansion) whose rows win over the built-in ones."""
+    user table (CSV abbr,expansion) whose rows win over the built-in ones. `reranker`: a second stage's name or
+    folder (None: none)."""
 
     expand_abbreviations: bool = True
     abbreviations: Path | None = None
+    reranker: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> SearchSettings:
@@ -153,7 +163,21 @@ class SearchSettings:
         if switch not in ("on", "off"):
             raise ValueError(f"RADSEARCH_ABBREVIATION_EXPANSION must be on or off, not {switch!r}")
         table = env.get("RADSEARCH_ABBREVIATIONS") or None
-        return cls(expand_abbreviations=switch == "on", abbreviations=Path(table) if table else None)
+        return cls(
+            expand_abbreviations=switch == "on",
+            abbreviations=Path(table) if table else None,
+            reranker=reranker_setting(env.get("RADSEARCH_RERANKER")),
+        )
+
+    def load_reranker(self, flag: str | None = None) -> Reranker | None:
+        """The re-ranker `--reranker` (`flag`, which wins; "off": none) or these settings name, loaded; None when
+        neither names one. ModelNotAvailable when the name is not a trained re-ranker."""
+        name = reranker_setting(flag) if flag is not None else self.reranker
+        if name is None:
+            return None
+        from retriever.rerank import Reranker
+
+        return Reranker(name)
 
     def expander(self) -> QueryExpander:
         """The expander these settings ask for (AbbreviationTableError, a ValueError, for a malformed table)."""

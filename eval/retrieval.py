@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -26,8 +27,11 @@ from retriever.report import Report
 if TYPE_CHECKING:
     from retriever.encoder import Encoder
     from retriever.index import ReportIndex
+    from retriever.rerank import Reranker
 
 K_VALUES = (1, 5, 10)
+#: What a ranker reference ends with to name a re-ranker: `hybrid-weighted:ENCODER+rerank=NAME`.
+RERANK_SUFFIX = "+rerank="
 MRR_K = 10
 #: How many of the most frequent impressions the "rare" subset leaves out (as in the issue and the paper's spirit).
 FREQUENT = 20
@@ -118,6 +122,8 @@ class IndexRanker:
     method: str = "dense"
     encoder: Encoder | None = None
     dense_weight: float | None = None
+    #: A second stage (retriever/rerank.py) the index re-scores its top hits with, as `--reranker` does.
+    reranker: Reranker | None = None
 
     def __post_init__(self) -> None:
         from retriever.encoder import Encoder
@@ -138,7 +144,9 @@ class IndexRanker:
 
         key = "full_text" if field == "report" else field
         reports = [Report(str(position), **{key: text}) for position, text in enumerate(corpus)]
-        return ReportIndex.build(reports, self.encoder, (field,), batch_size=64)
+        index = ReportIndex.build(reports, self.encoder, (field,), batch_size=64)
+        index.reranker = self.reranker
+        return index
 
     def rank(self, queries: list[str], corpus: list[str], k: int, field: str = "impression") -> list[list[int]]:
         if not queries or not corpus:
@@ -183,17 +191,36 @@ def _cleaned(query: str) -> str:
         return ""
 
 
+def split_rerank(ref: str) -> tuple[str, str | None]:
+    """`RANKER+rerank=NAME` -> ("RANKER", "NAME"): the ranker with a re-ranker as second stage; else (ref, None)."""
+    base, marker, name = ref.partition(RERANK_SUFFIX)
+    if marker and (not name or "+" in name):
+        raise ValueError(f"{ref!r}: the re-ranker goes last, as RANKER{RERANK_SUFFIX}NAME")
+    return (base, name) if marker else (ref, None)
+
+
+@lru_cache(maxsize=2)
+def reranker_for(name: str) -> Reranker:
+    """One loaded re-ranker per name and run."""
+    from retriever.rerank import Reranker
+
+    return Reranker(name)
+
+
 def make_ranker(ref: str, backend: str = "torch") -> Ranker:
     """`bm25`; an encoder reference (registry name, trained model name, folder or hub id); or
-    `hybrid:ENCODER` / `hybrid-weighted:ENCODER` for BM25 fused with that encoder. `backend` runs the encoder
+    `hybrid:ENCODER` / `hybrid-weighted:ENCODER` for BM25 fused with that encoder; any of them may end with
+    `+rerank=NAME` (a re-ranker trained by `assistant train-reranker` as second stage). `backend` runs the encoder
     (retriever.encoder.BACKENDS; `assistant index` builds with retriever.encoder.INDEX_BACKEND)."""
-    if ref.lower() == "bm25":
-        return IndexRanker("bm25", method="bm25")
+    base, rerank = split_rerank(ref)
+    reranker = reranker_for(rerank) if rerank else None
+    if base.lower() == "bm25":
+        return IndexRanker(ref, method="bm25", reranker=reranker)
     from retriever.encoder import load_encoder
     from retriever.methods import split_fused_spec
 
-    method, encoder_ref = split_fused_spec(ref)
-    return IndexRanker(ref, method=method, encoder=load_encoder(encoder_ref, backend=backend))
+    method, encoder_ref = split_fused_spec(base)
+    return IndexRanker(ref, method=method, encoder=load_encoder(encoder_ref, backend=backend), reranker=reranker)
 
 
 def DenseRanker(name: str, encoder: Encoder) -> IndexRanker:  # noqa: N802 (the name eval/perf/embedding.py uses)

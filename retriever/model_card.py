@@ -6,7 +6,6 @@ and here training examples are patient reports. This card holds counts, settings
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 
@@ -55,7 +54,3 @@ def render_model_card(card: dict[str, Any]) -> str:
             values = " | ".join(str(metrics.get(k, "")) for k in ("match@1", "match@5", "match@10", "mrr@10"))
             lines.append(f"| {label} | {values} |")
     return "\n".join(lines) + "\n"
-
-
-def write_model_card(path: Path, card: dict[str, Any]) -> None:
-    path.write_text(render_model_card(card), encoding="utf-8")

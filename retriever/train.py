@@ -17,7 +17,6 @@ import logging
 import os
 import platform
 import shutil
-import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -29,12 +28,10 @@ from datasets import Dataset, DatasetDict
 from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
 from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
-from transformers import TrainerCallback
 
 from models.paths import models_dir
-from retriever.atomic import write_atomic
 from retriever.encoder import load_encoder
-from retriever.model_card import write_model_card
+from retriever.model_card import render_model_card
 from retriever.report import Report
 from retriever.splits import DEFAULT_SPLIT, SplitSpec, split_reports
 from retriever.train_config import DEFAULT_CONFIG, TrainConfig
@@ -47,12 +44,11 @@ from retriever.train_data import (
     training_sets,
 )
 from retriever.train_losses import MarginTermLoss, make_loss
+from retriever.train_run import CHECKPOINTS, EpochTimer, loss_history, output_path, prepare_checkpoints, save_model
 
 log = logging.getLogger(__name__)
 
 CARD_FILE = "radsearch_card.json"
-_RUN_FILE = "radsearch_run.json"
-_CHECKPOINTS = ".checkpoints"
 
 
 @dataclass
@@ -81,7 +77,7 @@ def train_encoder(
     used.
     """
     root = models_root or models_dir()
-    target = _output_path(root, out_name, overwrite)
+    target = output_path(root, out_name, overwrite)
     groups = split_reports(list(reports), split)
     all_pairs = build_pairs(r for group in groups.values() for r in group)
     train_pairs, dev_pairs = build_pairs(groups["train"]), build_pairs(groups["dev"])
@@ -104,9 +100,9 @@ def train_encoder(
         detail=config.detail_negatives,
         min_rows=batch_size,
     )
-    checkpoints = root / _CHECKPOINTS / out_name
+    checkpoints = root / CHECKPOINTS / out_name
     run_key = {"config": asdict(config), "data": train_pairs.fingerprint(), "split": asdict(split)}
-    resume_from = _prepare_checkpoints(checkpoints, run_key, resume=resume, overwrite=overwrite)
+    resume_from = prepare_checkpoints(checkpoints, run_key, resume=resume, overwrite=overwrite)
 
     encoder = load_encoder(config.base, max_seq_length=config.max_seq_length)
     model = encoder.model
@@ -143,7 +139,7 @@ def train_encoder(
             "after": after,
             "per_epoch": _epoch_metrics(trainer.state.log_history),
         },
-        "train_loss": _losses(trainer.state.log_history),
+        "train_loss": loss_history(trainer.state.log_history),
         "masked_negatives": _masked_share(trainer.loss),
         "train_seconds_per_epoch": timer.seconds,
         "steps": {"total": trainer.state.global_step, "this_run": timer.steps_run, "first": timer.first_step,
@@ -154,44 +150,10 @@ def train_encoder(
             "device": str(model.device),
         },
     }
-    _save(model, card, target, overwrite)
+    files = {CARD_FILE: json.dumps(card, indent=2) + "\n", "README.md": render_model_card(card)}
+    save_model(model, target, files, overwrite=overwrite)
     shutil.rmtree(checkpoints, ignore_errors=True)
     return TrainResult(path=target, card=card)
-
-
-def _output_path(root: Path, name: str, overwrite: bool) -> Path:
-    """models_root/name, refusing names that are paths and existing models (unless overwriting)."""
-    if not name or name.startswith(".") or "/" in name or "\\" in name:
-        raise TrainingError(f"--out must be a plain model name (letters, digits, - _), not {name!r}")
-    target = root / name
-    if target.exists() and not overwrite:
-        raise TrainingError(f"model {name!r} already exists in {root}: pass --overwrite to replace it")
-    return target
-
-
-def _prepare_checkpoints(folder: Path, run_key: dict[str, Any], *, resume: bool, overwrite: bool) -> bool:
-    """Whether to resume from the last checkpoint in `folder`; refuses to mix up runs or drop one silently."""
-    run_file = folder / _RUN_FILE
-    has_checkpoint = any(folder.glob("checkpoint-*"))
-    if resume:
-        if not has_checkpoint:
-            raise TrainingError(f"--resume: no checkpoint in {folder}; run without --resume to start afresh")
-        recorded = json.loads(run_file.read_text(encoding="utf-8")) if run_file.is_file() else None
-        if recorded != json.loads(json.dumps(run_key)):
-            raise TrainingError(
-                f"--resume: the checkpoints in {folder} come from a run with other data or settings; use the "
-                "same corpus and options, or pass --overwrite (without --resume) to start over"
-            )
-        return True
-    if has_checkpoint and not overwrite:
-        raise TrainingError(
-            f"an interrupted run left checkpoints in {folder}: pass --resume to continue it, or "
-            "--overwrite to start over"
-        )
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    run_file.write_text(json.dumps(run_key, indent=1), encoding="utf-8")
-    return False
 
 
 def dev_evaluator(pairs: PairSet, name: str = "dev") -> InformationRetrievalEvaluator | None:
@@ -243,10 +205,6 @@ def _epoch_metrics(history: list[dict[str, Any]]) -> list[dict[str, float]]:
     ]
 
 
-def _losses(history: list[dict[str, Any]]) -> list[dict[str, float]]:
-    return [{"step": row["step"], "loss": round(row["loss"], 4)} for row in history if "loss" in row]
-
-
 def _loss_classes(loss: Any, sets: dict[str, Any]) -> dict[str, str]:
     """Training set -> class of the loss it trained with (the trainer holds one loss, or one per set)."""
     per_set = dict(loss.items()) if hasattr(loss, "items") else dict.fromkeys(sets, loss)
@@ -257,28 +215,6 @@ def _masked_share(loss: Any) -> float | None:
     """Share of in-batch negatives the near-duplicate mask removed (None for the other losses)."""
     negatives = getattr(loss, "negatives", 0)
     return round(loss.masked / negatives, 4) if negatives else None
-
-
-class EpochTimer(TrainerCallback):
-    """Wall-clock seconds of each training epoch (dev evaluation excluded: it runs after `on_epoch_end`), and
-    the optimizer steps this process ran and where it started (a resumed run starts after its checkpoint)."""
-
-    def __init__(self) -> None:
-        self.seconds: list[float] = []
-        self.steps_run = 0
-        self.first_step: int | None = None
-        self._started = time.perf_counter()
-
-    def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.steps_run += 1
-        if self.first_step is None:
-            self.first_step = state.global_step
-
-    def on_epoch_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self._started = time.perf_counter()
-
-    def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.seconds.append(round(time.perf_counter() - self._started, 1))
 
 
 def _trainer(
@@ -326,22 +262,3 @@ def _trainer(
     return SentenceTransformerTrainer(
         model=model, args=args, train_dataset=dataset, loss=loss, evaluator=evaluator, callbacks=[timer]
     )
-
-
-def _save(model: Any, card: dict[str, Any], target: Path, overwrite: bool) -> None:
-    """Write the model and its cards to a temporary folder beside `target`, then rename it into place.
-
-    The README is our own card, replacing the one sentence-transformers generates: that one quotes training
-    examples, i.e. report text, which must not travel with a model that may be shared.
-    """
-
-    def write(tmp: Path) -> None:
-        model.save_pretrained(str(tmp))
-        (tmp / CARD_FILE).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
-        write_model_card(tmp / "README.md", card)
-        if target.exists():
-            if not overwrite:
-                raise TrainingError(f"{target} appeared while training; pass --overwrite to replace it")
-            shutil.rmtree(target)
-
-    write_atomic(target, write)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from eval.robustness import errors, icd
 from eval.robustness.metrics import cer
 from eval.robustness.rephrase import Rephrasing
@@ -21,6 +23,12 @@ def test_ranker_references_map_to_encoder_and_product_method() -> None:
     assert RankerSpec.parse("bm25") == RankerSpec("bm25", "minilm", "bm25")
     assert RankerSpec.parse("mpnet") == RankerSpec("mpnet", "mpnet", "dense")
     assert RankerSpec.parse("hybrid-weighted:x") == RankerSpec("hybrid-weighted:x", "x", "hybrid-weighted")
+    ref = "hybrid-weighted:x+expand+rerank=my-rr"
+    assert RankerSpec.parse(ref) == RankerSpec(ref, "x", "hybrid-weighted", "expand", "my-rr")
+    assert RankerSpec.parse("bm25+rerank=r").reranker == "r"
+    for bad in ("x+rerank=", "x+rerank=r+expand"):
+        with pytest.raises(ValueError, match="re-ranker goes last"):
+            RankerSpec.parse(bad)
 
 
 def test_exact_and_category_at_1_on_a_three_code_index(minilm, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from models.paths import DataPaths
 
 if TYPE_CHECKING:
     from retriever.index import ReportIndex
+    from retriever.rerank import Reranker
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +36,21 @@ def version_stamp(folder: Path) -> tuple[int, int, int] | None:
 
 
 class IndexCatalog:
-    """Index folders under `paths`, plus `extra`; `device` is where their encoders run."""
+    """Index folders under `paths`, plus `extra`; `device` is where their encoders run; `reranker`, if any, is the
+    second stage of every index's searches."""
 
-    def __init__(self, paths: DataPaths, extra: Sequence[Path] = (), *, device: str | None = None) -> None:
+    def __init__(
+        self,
+        paths: DataPaths,
+        extra: Sequence[Path] = (),
+        *,
+        device: str | None = None,
+        reranker: Reranker | None = None,
+    ) -> None:
         self._paths = paths
         self._extra = [Path(p).expanduser() for p in extra]
         self._device = device
+        self._reranker = reranker
         self._loaded: dict[str, tuple[tuple[int, int, int] | None, ReportIndex]] = {}
         self._lock = threading.Lock()
 
@@ -91,6 +101,7 @@ class IndexCatalog:
                 return loaded[1]  # unchanged, or mid-swap: the loaded version is still a whole index
             try:
                 index = ReportIndex.load(Path(folder), device=self._device)
+                index.reranker = self._reranker
             except IndexLoadError:
                 if loaded is None:
                     raise

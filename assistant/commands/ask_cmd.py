@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from assistant import answer_defaults
-from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, BackendOption, ModelOption
+from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, BackendOption, ModelOption, RerankerOption
 from retriever.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
@@ -43,6 +43,7 @@ def ask(
     ] = None,
     backend: BackendOption = None,
     model: ModelOption = None,
+    reranker: RerankerOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Answer as JSON.")] = False,
 ) -> None:
     """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
@@ -67,6 +68,7 @@ def ask(
             idx = ReportIndex.load(index or settings.paths.default_index, encoder, device=settings.encoder.device)
             if field not in idx.fields:
                 raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
+            idx.reranker = settings.search.load_reranker(reranker)
             retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
         pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever)
         if as_json:

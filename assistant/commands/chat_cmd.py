@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from assistant.commands.shared import EXIT_BAD_INPUT, BackendOption, ModelOption
+from assistant.commands.shared import EXIT_BAD_INPUT, BackendOption, ModelOption, RerankerOption
 
 
 def chat(
@@ -25,6 +25,7 @@ def chat(
     index: Annotated[list[Path] | None, typer.Option(help="Index folder to offer (repeatable); the default and installed indexes are offered too.")] = None,
     backend: BackendOption = None,
     model: ModelOption = None,
+    reranker: RerankerOption = None,
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Requests processed at once; more wait in the queue and see their position.")] = 4,
     root_path: Annotated[str | None, typer.Option(help="URL prefix when served behind a reverse proxy under a sub-path, e.g. /radsearch.")] = None,
 ) -> None:
@@ -37,13 +38,18 @@ def chat(
     from assistant.chat.service import ChatConfig, ChatService
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import read_settings
+    from assistant.settings import reranker_setting
+    from models.resolve import ModelNotAvailable
 
     err = Console(stderr=True)
     settings = read_settings(err)
     try:
         credentials = parse_auth(auth or settings.chat.auth)
         settings = replace(settings, llm=settings.llm.with_flags(backend=backend, model=model))
-    except ValueError as exc:
+        if reranker is not None:
+            settings = replace(settings, search=replace(settings.search, reranker=reranker_setting(reranker)))
+        service_reranker = settings.search.load_reranker()
+    except (ValueError, ModelNotAvailable) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     if host not in ("127.0.0.1", "localhost", "::1") and credentials is None:
@@ -55,7 +61,7 @@ def chat(
             )
         )
     config = ChatConfig(settings=settings, indexes=tuple(index or ()), concurrency=concurrency)
-    service = ChatService(config)
+    service = ChatService(config, reranker=service_reranker)
     app = build_app(config, service)
     threading.Thread(target=service.warm_up, name="chat-warm-up", daemon=True).start()
     err.print(literal(f"RadSearch Assistant chat on http://{'localhost' if host == '127.0.0.1' else host}:{port} (Ctrl+C stops)"))

@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP
+from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, RerankerOption
 from retriever.methods import DEFAULT_METHOD
 
 #: The table's mark on a hit that says the opposite of the query, and what it means (printed under the table).
@@ -50,6 +50,7 @@ def search(
             "RADSEARCH_ABBREVIATION_EXPANSION=off; own table: RADSEARCH_ABBREVIATIONS=table.csv).",
         ),
     ] = None,
+    reranker: RerankerOption = None,
 ) -> None:
     """Search an index and print the top-k reports with their scores."""
     from rich.console import Console
@@ -72,6 +73,7 @@ def search(
         searched_as = expander.expand(clean_query(query))
         idx = ReportIndex.load(index or settings.paths.default_index, encoder, device=settings.encoder.device)
         idx.query_expander = expander
+        idx.reranker = settings.search.load_reranker(reranker)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
         hits = idx.search(query, field=field, k=k, filters=SearchFilters(modality, source, label), method=method)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
@@ -86,6 +88,7 @@ def search(
             "field": field,
             "method": method,
             "encoder": idx.manifest.encoder.name,
+            "reranker": idx.reranker.name if idx.reranker else None,
             "truncated": bool(notice),
             "hits": [{"rank": h.rank, "score": h.score, "contradicts": h.contradicts, **asdict(h.report)} for h in hits],
         }
@@ -98,7 +101,8 @@ def search(
     columns = [("#", ""), ("score", ""), ("report", "cyan"), ("src/mod", ""), ("impression", "bold"), ("findings", "dim")]
     if marked:
         columns.insert(2, ("contradicts", "bold red"))
-    table = Table(title=literal(f"{field} matches ({method}, {idx.manifest.encoder.name})"), show_lines=True)
+    stages = f"{method}, {idx.manifest.encoder.name}" + (f", re-ranked by {idx.reranker.name}" if idx.reranker else "")
+    table = Table(title=literal(f"{field} matches ({stages})"), show_lines=True)
     for column, style in columns:
         table.add_column(column, style=style, overflow="fold")
     for h in hits:

@@ -35,6 +35,13 @@ BatchSizeOption = Annotated[int, typer.Option(min=1, help="Encoding batch size."
 ColumnMapOption = Annotated[
     str | None, typer.Option("--map", help="Column mapping, e.g. findings=Befund,impression=Beurteilung")
 ]
+RerankerOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Re-score the top 20 hits with a cross-encoder trained by `assistant train-reranker` (name or folder; "
+        "off: none; default: RADSEARCH_RERANKER, else none).",
+    ),
+]
 ModelOption = Annotated[
     str | None, typer.Option(help="embedded: qwen1.5b, smollm2 or a .gguf path; openai: served model name.")
 ]

@@ -13,6 +13,8 @@ bare reference searches the query as typed (how every row before the expansion e
 names an expander of `EXPANDERS`: `hybrid-weighted:X+expand` is the product as shipped (built-in tables),
 `+expand-shared` adds the shared radiology table as a user table (the abbreviated queries are made from that same
 table: an upper bound), the others are the alternatives compared on the dev split (eval/robustness/expansion_dev.py).
+A reference may end with `+rerank=NAME` (after any expander): the product's search with that re-ranker as second
+stage (retriever/rerank.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from eval.retrieval import reranker_for, split_rerank
 from eval.robustness.tables import SHORTHAND_FILE
 from eval.shared_data import SHARED_DATA, eval_home
 from retriever.abbreviations import QueryExpander, builtin_expander, make_expander
@@ -55,17 +58,20 @@ class RankerSpec:
     encoder: str
     method: str
     expansion: str = "off"
+    #: A re-ranker's name (`...+rerank=NAME`, eval.retrieval.split_rerank) or None.
+    reranker: str | None = None
 
     @classmethod
     def parse(cls, ref: str) -> RankerSpec:
-        base, _, expansion = ref.partition("+")
+        ranker, reranker = split_rerank(ref)
+        base, _, expansion = ranker.partition("+")
         expansion = expansion or "off"
         if expansion not in EXPANDERS:
             raise ValueError(f"unknown expansion {expansion!r} in {ref!r}: choose one of {', '.join(EXPANDERS)}")
         if base.lower() == "bm25":
-            return cls(ref, BM25_CARRIER, "bm25", expansion)
+            return cls(ref, BM25_CARRIER, "bm25", expansion, reranker)
         method, encoder = split_fused_spec(base)
-        return cls(ref, encoder, method, expansion)
+        return cls(ref, encoder, method, expansion, reranker)
 
 
 @lru_cache(maxsize=8)
@@ -116,4 +122,5 @@ def search(index: ReportIndex, spec: RankerSpec, query: str, k: int, group: str 
     group if given)."""
     filters = SearchFilters(label=group) if group else None
     index.query_expander = expander(spec.expansion)
+    index.reranker = reranker_for(spec.reranker) if spec.reranker else None
     return index.search(query, field=FIELD, k=k, filters=filters, method=spec.method)

@@ -1,0 +1,81 @@
+"""Second-stage re-ranking: a cross-encoder reads the query and each of the first stage's candidates together.
+
+Why: a bi-encoder compares two vectors made apart, so "Small right pleural effusion." and "Small left pleural
+effusion." land 0.005 apart in cosine and an impression with one extra, unsupported sentence still looks like its
+report (eval/results/robustness.md, error discrimination). A cross-encoder attends across query and candidate
+and can see that one side, one number or one added finding does not fit the findings. It is too slow to score a
+whole archive on a CPU (one pair of ~250 tokens is ~40 ms here), so it re-scores only the first stage's top
+`RERANK_DEPTH` hits; the rest keep their order below them.
+
+A re-ranker is trained by `assistant train-reranker` (retriever/rerank_train.py) on a site's own findings ->
+impression pairs, like the encoder, and named in a search with `--reranker NAME` or `RADSEARCH_RERANKER`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from models.paths import models_dir
+from models.resolve import ModelNotAvailable
+
+T = TypeVar("T")
+
+#: First-stage hits a re-ranker re-scores: the candidate depth a k = 5 search ranks (retriever.negation_rerank).
+RERANK_DEPTH = 20
+#: Tokens of query + candidate the cross-encoder reads; past it the longer of the two (long CT findings) is cut
+#: from its end, so the impression is kept whole.
+MAX_LENGTH = 256
+#: A file every trained re-ranker folder has beside the weights (written by retriever/rerank_train.py).
+CARD_FILE = "radsearch_reranker.json"
+
+
+def reranker_location(ref: str | Path, root: Path | None = None) -> Path:
+    """The folder of a re-ranker named `ref`: a folder path, or a model trained under the models directory."""
+    path = Path(ref).expanduser()
+    found = path if path.is_dir() else (root or models_dir()) / str(ref)
+    if not (found / "config.json").is_file():
+        raise ModelNotAvailable(
+            f"no re-ranker {str(ref)!r}: give a folder holding a trained cross-encoder, or the name of one trained "
+            f"with `assistant train-reranker` (in {root or models_dir()})"
+        )
+    return found.resolve()
+
+
+class Reranker:
+    """A cross-encoder that scores (query, text) pairs; thread-safe (its tokenizer and model are used under a lock)."""
+
+    def __init__(self, ref: str | Path, *, device: str = "cpu", max_length: int = MAX_LENGTH) -> None:
+        from sentence_transformers import CrossEncoder
+
+        self.location = reranker_location(ref)
+        self.name = self.location.name
+        self._model: Any = CrossEncoder(str(self.location), device=device, max_length=max_length)
+        self._lock = threading.Lock()
+
+    def scores(self, query: str, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
+        """Probability-like relevance in [0, 1] of each text for the query (the model's logit through a sigmoid)."""
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        pairs = [(query, text) for text in texts]
+        with self._lock:
+            raw = self._model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
+        return np.asarray(raw, dtype=np.float32).reshape(len(texts))
+
+    def rerank(
+        self, query: str, scored: Sequence[tuple[T, float]], text_of: Callable[[T], str], depth: int = RERANK_DEPTH
+    ) -> list[tuple[T, float]]:
+        """The first `depth` of `scored` (item, first-stage score) re-ordered by cross-encoder score, which becomes
+        their score; the items after them follow in their order with scores kept below every re-scored one."""
+        head, tail = list(scored[:depth]), list(scored[depth:])
+        if not head:
+            return []
+        relevance = self.scores(query, [text_of(item) for item, _ in head])
+        order = sorted(range(len(head)), key=lambda n: -float(relevance[n]))
+        reranked = [(head[n][0], float(relevance[n])) for n in order]
+        floor = min(score for _, score in reranked)
+        return reranked + [(item, min(score, floor)) for item, score in tail]

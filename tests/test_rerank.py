@@ -1,0 +1,180 @@
+"""The cross-encoder re-ranker (issue 20): its training examples by hand, a real tiny training run, the second stage
+in the product's search, and the commands a user runs (`assistant train-reranker`, `--reranker`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from assistant.settings import SearchSettings
+from models.resolve import ModelNotAvailable
+from retriever.report import Report
+from retriever.rerank import CARD_FILE, Reranker, reranker_location
+from retriever.rerank_config import RerankConfig
+from retriever.rerank_train import (
+    NEGATIVE_KINDS,
+    build_examples,
+    finding_sentences,
+    pairwise_accuracy,
+    train_reranker,
+    unsupported_sentence,
+)
+from retriever.train_data import PairSet, TrainingError
+
+FINDINGS = [
+    ("a small pleural effusion blunting the costophrenic angle", "pleural effusion"),
+    ("patchy airspace consolidation with air bronchograms", "consolidation"),
+    ("a spiculated 2 cm nodule", "suspicious nodule"),
+    ("a visceral pleural line without peripheral lung markings", "pneumothorax"),
+    ("linear opacities with volume loss", "atelectasis"),
+    ("multiple displaced rib fractures", "rib fracture"),
+    ("hyperlucent lung with flattened diaphragm", "emphysema"),
+    ("reticular opacities with honeycombing", "fibrosis"),
+]
+SIDES = ["left upper", "left lower", "right upper", "right lower", "mild left", "mild right"]
+
+
+def corpus() -> list[Report]:
+    """48 findings -> impression pairs; the impressions name a side, so every pair gets a detail negative."""
+    return [
+        Report(f"rr:{n}:{s}", findings=f"There is {finding} in the {side} zone.",
+               impression=f"{side.capitalize()} {diagnosis}.", source="tiny")
+        for n, (finding, diagnosis) in enumerate(FINDINGS)
+        for s, side in enumerate(SIDES)
+    ]
+
+
+def pairs_of(reports: list[Report]) -> PairSet:
+    return PairSet([r.findings for r in reports], [r.impression for r in reports], [r.id for r in reports])
+
+
+@pytest.fixture(scope="module")
+def trained(minilm, tmp_path_factory: pytest.TempPathFactory):
+    """A re-ranker trained for real on the tiny corpus (a few seconds)."""
+    root = tmp_path_factory.mktemp("models")
+    config = RerankConfig(base=minilm.location, epochs=4, lr=2e-4, max_length=64, log_steps=2, checkpoint_steps=1000)
+    return train_reranker(corpus(), "tiny-rr", config, models_root=root, progress=False)
+
+
+def test_the_pool_holds_only_affirmed_unhedged_finding_sentences() -> None:
+    pool = finding_sentences(
+        [
+            "Large right pneumothorax. No pleural effusion.",
+            "Possible pneumonia in the left base.",
+            "Heart size is normal.",
+        ]
+    )
+    assert pool == [("Large right pneumothorax.", "pneumothorax")]  # negated, hedged and term-less ones left out
+
+
+def test_an_unsupported_sentence_names_a_finding_the_report_never_mentions() -> None:
+    pool = [("Small left pleural effusion.", "pleural effusion"), ("Large right pneumothorax.", "pneumothorax")]
+    made = unsupported_sentence("Blunted angle from a pleural effusion.", "Pleural effusion.", pool)
+    assert made == "Pleural effusion. Large right pneumothorax."
+    assert unsupported_sentence("effusion and pneumothorax", "Pleural effusion, pneumothorax.", pool) is None
+
+
+def test_each_pair_gets_its_own_impression_and_one_negative_per_kind_it_allows() -> None:
+    reports = corpus()[:12]
+    examples = build_examples(pairs_of(reports), finding_sentences(r.impression for r in corpus()))
+    first = [(t, label, kind) for q, t, label, kind in
+             zip(examples.queries, examples.texts, examples.labels, examples.kinds, strict=True)
+             if q == reports[0].findings]
+    assert first[0] == ("Left upper pleural effusion.", 1.0, "own")
+    kinds = {kind: text for text, _, kind in first[1:]}
+    assert set(kinds) <= set(NEGATIVE_KINDS) and {"detail changed", "unsupported sentence"} <= set(kinds)
+    assert kinds["detail changed"] == "Right upper pleural effusion."
+    assert kinds["unsupported sentence"].startswith("Left upper pleural effusion. ")
+    assert all(label == 0.0 for _, label, kind in first[1:])
+
+
+def test_training_learns_and_saves_a_card_but_no_report_text(trained, minilm) -> None:
+    from sentence_transformers.cross_encoder import CrossEncoder
+
+    losses = [row["loss"] for row in trained.card["train_loss"]]
+    assert losses[-1] < losses[0]
+    examples = build_examples(pairs_of(corpus()), finding_sentences(r.impression for r in corpus()))
+    untrained = CrossEncoder(minilm.location, num_labels=1, max_length=64, device="cpu")
+    before = pairwise_accuracy(untrained, examples)["all"]
+    after = pairwise_accuracy(Reranker(trained.path, max_length=64)._model, examples)["all"]
+    assert after > before and after >= 0.8, (before, after)
+    files = {p.name for p in trained.path.iterdir()}
+    assert CARD_FILE in files and "README.md" not in files
+    card = json.loads((trained.path / CARD_FILE).read_text())
+    assert card["data"]["examples"]["train"]["own"] == card["data"]["pairs"]["train"]
+    assert "dev_pairwise_accuracy" in card and not any("zone" in json.dumps(v) for v in card.values())
+
+
+def test_rerank_orders_the_head_by_cross_encoder_score_and_keeps_the_tail_below(trained) -> None:
+    reranker = Reranker(trained.path, max_length=64)
+    query = "There is a small pleural effusion blunting the costophrenic angle in the left upper zone."
+    texts = ["Right lower emphysema.", "Right upper pleural effusion.", "Left upper pleural effusion.", "Fibrosis."]
+    scored = [(n, 1.0 - n / 10) for n in range(len(texts))]
+    result = reranker.rerank(query, scored, lambda n: texts[n], depth=3)
+    relevance = reranker.scores(query, texts[:3])
+    assert [n for n, _ in result[:3]] == sorted(range(3), key=lambda n: -relevance[n])
+    assert [round(s, 5) for _, s in result[:3]] == sorted((round(float(r), 5) for r in relevance), reverse=True)
+    assert result[3][0] == 3 and result[3][1] <= result[2][1]
+    assert result[0][0] == 2  # the trained model puts the right side first
+
+
+def test_search_with_a_reranker_returns_its_order(trained, minilm) -> None:
+    from retriever.index import ReportIndex
+
+    reports = corpus()[:12]
+    index = ReportIndex.build(reports, minilm, ("impression",))
+    query = reports[0].findings
+    index.reranker = Reranker(trained.path, max_length=64)
+    reranked = index.search(query, k=5)
+    relevance = index.reranker.scores(query, [r.impression for r in reports])
+    best = max(range(len(reports)), key=lambda n: relevance[n])
+    assert reranked[0].report.id == reports[best].id
+    assert [h.score for h in reranked] == sorted((h.score for h in reranked), reverse=True)
+    assert [round(h.score, 5) for h in reranked] == sorted((round(float(r), 5) for r in relevance), reverse=True)[:5]
+
+
+def test_unknown_reranker_and_too_little_data_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ModelNotAvailable, match="no re-ranker 'nope'.*assistant train-reranker"):
+        reranker_location("nope", root=tmp_path)
+    one = [Report("a", findings="Effusion on the left.", impression="Effusion.")] * 3
+    with pytest.raises(TrainingError, match="at least two different impressions"):
+        train_reranker(one, "x", RerankConfig(base="minilm"), models_root=tmp_path)
+
+
+def test_settings_name_a_reranker_or_none() -> None:
+    assert SearchSettings.from_env({}).reranker is None
+    assert SearchSettings.from_env({"RADSEARCH_RERANKER": "off"}).reranker is None
+    assert SearchSettings.from_env({"RADSEARCH_RERANKER": " site-rr "}).reranker == "site-rr"
+    assert SearchSettings(reranker="site-rr").load_reranker("off") is None
+
+
+def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "RADSEARCH_HOME": str(home), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "assistant.cli", *args], capture_output=True, text=True,
+                          timeout=900, env=env)
+
+
+def test_train_reranker_then_search_with_it_from_the_command_line(minilm, tmp_path: Path) -> None:
+    from retriever.index import ReportIndex
+
+    home = tmp_path / "home"
+    rows = [{"id": r.id, "findings": r.findings, "impression": r.impression} for r in corpus()]
+    (tmp_path / "site.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    trained = _cli("train-reranker", str(tmp_path / "site.jsonl"), "--out", "site-rr", "--base", minilm.location,
+                   "--max-length", "64", home=home)
+    assert trained.returncode == 0, trained.stderr
+    assert "dev pairwise accuracy" in trained.stderr and (home / "models" / "site-rr" / CARD_FILE).is_file()
+    folder = tmp_path / "index"
+    ReportIndex.build(corpus(), minilm, ("impression",)).save(folder)
+    query = "small pleural effusion in the left upper zone"
+    found = _cli("search", query, "--index", str(folder), "--reranker", "site-rr", "--json", home=home)
+    assert found.returncode == 0, found.stderr
+    payload = json.loads(found.stdout)
+    assert payload["reranker"] == "site-rr" and len(payload["hits"]) == 5
+    missing = _cli("search", query, "--index", str(folder), "--reranker", "nope", home=home)
+    assert missing.returncode == 2 and "no re-ranker 'nope'" in missing.stderr
