@@ -40,7 +40,15 @@ from retriever.rerank import CARD_FILE
 from retriever.rerank_config import DEFAULT_RERANK_CONFIG, RerankConfig
 from retriever.splits import DEFAULT_SPLIT, SplitSpec, split_reports
 from retriever.train_data import PairSet, TrainingError, bm25_negatives, build_pairs
-from retriever.train_run import CHECKPOINTS, EpochTimer, loss_history, output_path, prepare_checkpoints, save_model
+from retriever.train_run import (
+    CHECKPOINTS,
+    EpochTimer,
+    TrainResult,
+    loss_history,
+    output_path,
+    prepare_checkpoints,
+    save_model,
+)
 
 log = logging.getLogger(__name__)
 
@@ -118,14 +126,6 @@ def pairwise_accuracy(model: Any, examples: Examples, batch_size: int = 32) -> d
     return result | ({"all": round(sum(every) / len(every), 4)} if every else {})
 
 
-@dataclass
-class RerankResult:
-    """Where the re-ranker went and the card written beside it."""
-
-    path: Path
-    card: dict[str, Any] = field(default_factory=dict)
-
-
 def train_reranker(
     reports: Iterable[Report],
     out_name: str,
@@ -136,7 +136,7 @@ def train_reranker(
     resume: bool = False,
     models_root: Path | None = None,
     progress: bool = True,
-) -> RerankResult:
+) -> TrainResult:
     """Train a re-ranker from `config.base` on the train split of `reports`; save it as `models_root/out_name`."""
     from datasets import Dataset
     from sentence_transformers.cross_encoder import CrossEncoder
@@ -186,7 +186,7 @@ def train_reranker(
     }
     save_model(model, target, {CARD_FILE: json.dumps(card, indent=2) + "\n"}, overwrite=overwrite)
     shutil.rmtree(checkpoints, ignore_errors=True)
-    return RerankResult(path=target, card=card)
+    return TrainResult(path=target, card=card)
 
 
 def _trainer(model: Any, dataset: Any, config: RerankConfig, checkpoints: Path, timer: EpochTimer,

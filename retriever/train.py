@@ -19,7 +19,7 @@ import platform
 import shutil
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,19 +44,19 @@ from retriever.train_data import (
     training_sets,
 )
 from retriever.train_losses import MarginTermLoss, make_loss
-from retriever.train_run import CHECKPOINTS, EpochTimer, loss_history, output_path, prepare_checkpoints, save_model
+from retriever.train_run import (
+    CHECKPOINTS,
+    EpochTimer,
+    TrainResult,
+    loss_history,
+    output_path,
+    prepare_checkpoints,
+    save_model,
+)
 
 log = logging.getLogger(__name__)
 
 CARD_FILE = "radsearch_card.json"
-
-
-@dataclass
-class TrainResult:
-    """Where the model went and the card written beside it (data counts, hyperparameters, metrics, times)."""
-
-    path: Path
-    card: dict[str, Any] = field(default_factory=dict)
 
 
 def train_encoder(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,14 @@ from retriever.train_data import TrainingError
 
 RUN_FILE = "radsearch_run.json"
 CHECKPOINTS = ".checkpoints"
+
+
+@dataclass
+class TrainResult:
+    """Where the model went and the card written beside it (data counts, hyperparameters, metrics, times)."""
+
+    path: Path
+    card: dict[str, Any] = field(default_factory=dict)
 
 
 def output_path(root: Path, name: str, overwrite: bool) -> Path:

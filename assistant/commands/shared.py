@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from assistant.settings import Settings
     from retriever.encoder import Encoder
+    from retriever.ingest import IngestResult
     from retriever.sources import ColumnMap
 
 #: Bad input: an empty query, a missing or mismatched index, a bad option value or environment variable.
@@ -78,6 +79,30 @@ def checked_corpus(err: Console, corpus: list[str], column_map: str | None) -> C
         return ColumnMap.parse(column_map)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--map") from exc
+
+
+def training_reports(err: Console, corpus: list[str], column_map: str | None) -> tuple[Settings, IngestResult]:
+    """What `assistant train` and `train-reranker` start with: the settings, then the corpus read (paths checked
+    first) with its counts printed."""
+    import logging
+
+    from assistant.commands.output import literal
+    from retriever.ingest import ingest
+
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    settings = read_settings(err)
+    mapping = checked_corpus(err, corpus, column_map)
+    with err.status("reading reports"):
+        result = ingest(corpus, mapping=mapping)
+    err.print(literal(f"{result.records_in} records read, {len(result.reports)} usable reports; rejected: "
+                      f"{dict(result.reasons()) or 'none'}"))
+    return settings, result
+
+
+#: Options both trainers take, with the same meaning.
+ResumeOption = Annotated[bool, typer.Option(help="Continue an interrupted run from its last checkpoint.")]
+OverwriteOption = Annotated[bool, typer.Option(help="Replace an existing model (or stale checkpoints) of this name.")]
+CheckpointStepsOption = Annotated[int, typer.Option(min=1, help="Save a resumable checkpoint every N steps.")]
 
 
 def load_index_encoder(err: Console, settings: Settings, ref: str) -> Encoder:

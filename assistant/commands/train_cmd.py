@@ -6,7 +6,13 @@ from typing import Annotated
 
 import typer
 
-from assistant.commands.shared import ColumnMapOption, CorpusArgument
+from assistant.commands.shared import (
+    CheckpointStepsOption,
+    ColumnMapOption,
+    CorpusArgument,
+    OverwriteOption,
+    ResumeOption,
+)
 from retriever.train_config import DEFAULT_CONFIG as DEFAULTS
 from retriever.train_config import TrainConfig
 
@@ -22,12 +28,8 @@ def train(
     lr: Annotated[float, typer.Option(min=0.0, help="Peak learning rate (paper: 2e-5).")] = DEFAULTS.lr,
     max_seq_length: Annotated[int, typer.Option(min=16, max=512, help="Tokens kept per text.")] = DEFAULTS.max_seq_length,
     seed: Annotated[int, typer.Option(help="Random seed (batches, initialization of anything new).")] = DEFAULTS.seed,
-    resume: Annotated[
-        bool, typer.Option(help="Continue an interrupted run from its last checkpoint.")
-    ] = False,
-    overwrite: Annotated[
-        bool, typer.Option(help="Replace an existing model (or stale checkpoints) of this name.")
-    ] = False,
+    resume: ResumeOption = False,
+    overwrite: OverwriteOption = False,
     mask_near_duplicates: Annotated[
         bool, typer.Option(help="Ignore in-batch impressions nearly identical to the positive.")
     ] = DEFAULTS.mask_near_duplicates,
@@ -56,32 +58,21 @@ def train(
         bool, typer.Option(help="Add the impression with one side (left/right), severity word or measurement "
                            "changed as a hard negative.")
     ] = DEFAULTS.detail_negatives,
-    checkpoint_steps: Annotated[
-        int, typer.Option(min=1, help="Save a resumable checkpoint every N steps.")
-    ] = DEFAULTS.checkpoint_steps,
+    checkpoint_steps: CheckpointStepsOption = DEFAULTS.checkpoint_steps,
     column_map: ColumnMapOption = None,
 ) -> None:
     """Fine-tune an encoder on findings -> impression pairs; 80 % of reports train, 10 % score each epoch (dev),
     10 % are held out for benchmarks. Use the result with `assistant index CORPUS --encoder NAME`."""
-    import logging
-
     from rich.console import Console
 
     from assistant.commands.output import literal, print_error
-    from assistant.commands.shared import checked_corpus, read_settings
+    from assistant.commands.shared import training_reports
     from models.resolve import ModelNotAvailable
-    from retriever.ingest import ingest
     from retriever.train import train_encoder
     from retriever.train_data import TrainingError
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     console = Console(stderr=True)
-    settings = read_settings(console)
-    mapping = checked_corpus(console, corpus, column_map)
-    with console.status("reading reports"):
-        result = ingest(corpus, mapping=mapping)
-    console.print(literal(f"{result.records_in} records read, {len(result.reports)} usable reports; rejected: "
-                          f"{dict(result.reasons()) or 'none'}"))
+    settings, result = training_reports(console, corpus, column_map)
     config = TrainConfig(
         base=base, epochs=epochs, batch_size=batch_size, lr=lr, max_seq_length=max_seq_length, seed=seed,
         mask_near_duplicates=mask_near_duplicates, duplicate_threshold=duplicate_threshold, cached=cached,

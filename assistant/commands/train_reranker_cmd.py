@@ -6,7 +6,13 @@ from typing import Annotated
 
 import typer
 
-from assistant.commands.shared import ColumnMapOption, CorpusArgument
+from assistant.commands.shared import (
+    CheckpointStepsOption,
+    ColumnMapOption,
+    CorpusArgument,
+    OverwriteOption,
+    ResumeOption,
+)
 from retriever.rerank_config import DEFAULT_RERANK_CONFIG as DEFAULTS
 
 
@@ -23,39 +29,26 @@ def train_reranker(
         int, typer.Option(min=16, max=512, help="Tokens of findings + impression read together.")
     ] = DEFAULTS.max_length,
     seed: Annotated[int, typer.Option(help="Random seed (batches, the new scoring head).")] = DEFAULTS.seed,
-    resume: Annotated[bool, typer.Option(help="Continue an interrupted run from its last checkpoint.")] = False,
-    overwrite: Annotated[
-        bool, typer.Option(help="Replace an existing model (or stale checkpoints) of this name.")
-    ] = False,
-    checkpoint_steps: Annotated[
-        int, typer.Option(min=1, help="Save a resumable checkpoint every N steps.")
-    ] = DEFAULTS.checkpoint_steps,
+    resume: ResumeOption = False,
+    overwrite: OverwriteOption = False,
+    checkpoint_steps: CheckpointStepsOption = DEFAULTS.checkpoint_steps,
     column_map: ColumnMapOption = None,
 ) -> None:
     """Train a re-ranker: each findings text read with its own impression and with impressions that differ from it
     (another report, the finding negated, a side/severity/size changed, an unsupported finding added). 80 % of
     reports train, 10 % (dev) score it before and after. Use it with `--reranker NAME` (search, ask, chat) or
     RADSEARCH_RERANKER=NAME."""
-    import logging
-
     from rich.console import Console
 
     from assistant.commands.output import literal, print_error
-    from assistant.commands.shared import checked_corpus, read_settings
+    from assistant.commands.shared import training_reports
     from models.resolve import ModelNotAvailable
-    from retriever.ingest import ingest
     from retriever.rerank_config import RerankConfig
     from retriever.rerank_train import train_reranker as train
     from retriever.train_data import TrainingError
 
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     console = Console(stderr=True)
-    settings = read_settings(console)
-    mapping = checked_corpus(console, corpus, column_map)
-    with console.status("reading reports"):
-        result = ingest(corpus, mapping=mapping)
-    console.print(literal(f"{result.records_in} records read, {len(result.reports)} usable reports; rejected: "
-                          f"{dict(result.reasons()) or 'none'}"))
+    settings, result = training_reports(console, corpus, column_map)
     config = RerankConfig(base=base, epochs=epochs, batch_size=batch_size, lr=lr, max_length=max_length, seed=seed,
                           checkpoint_steps=checkpoint_steps)
     try:
