@@ -113,6 +113,18 @@ def _top_hit_prediction(case: Case, condition: Condition, retriever: Any) -> dic
     }
 
 
+def _retrieved_the_same(row: dict[str, Any], case: Case, retriever: Any) -> bool:
+    """Whether a cached answer was given the reports the retriever returns now. The cache key names the encoder,
+    not its weights: a model retrained from the same recipe on another CPU retrieves a few cases differently, and
+    those answers are asked again rather than graded as if they had seen today's reports."""
+    if retriever is None:
+        return True
+    from retriever.query import clean_query
+
+    now = [str(d.metadata.get("report_id")) for d in retriever.invoke(clean_query(case.findings))]
+    return now == [r["id"] for r in row.get("retrieved", [])]
+
+
 def _log(message: str) -> None:
     print(message, flush=True)  # progress of a long run shows up at once in a redirected log
 
@@ -141,19 +153,23 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
         if c.uses_llm
     }
     todo: list[tuple[Case, Condition]] = []
+    stale = 0
     index, count = config.shard
     for start in range(0, len(config.cases), BLOCK):
         for condition in (c for c in config.conditions if c.uses_llm):
             for position, case in enumerate(config.cases[start : start + BLOCK], start=start):
                 if position % count != index:
                     continue
-                key = cache_key(case.id, condition.name, model_id, pipelines[condition.name].prompt.id)
-                if (row := cache.get(key)) is not None:
+                pipeline = pipelines[condition.name]
+                row = cache.get(cache_key(case.id, condition.name, model_id, pipeline.prompt.id))
+                if row is not None and _retrieved_the_same(row, case, pipeline.retriever):
                     rows[(case.id, condition.name)] = row
                 else:
+                    stale += row is not None
                     todo.append((case, condition))
     answered_without_llm = sum(not c.uses_llm for c in config.conditions) * len(config.cases)
-    log(f"{len(rows) - answered_without_llm} predictions cached, {len(todo)} to ask {model_id}")
+    log(f"{len(rows) - answered_without_llm} predictions cached, {len(todo)} to ask {model_id}"
+        + (f" ({stale} cached with other retrieved reports than the index gives now)" if stale else ""))
 
     def ask(item: tuple[Case, Condition]) -> dict[str, Any]:
         case, condition = item

@@ -2,8 +2,8 @@
 
 Three cases x five conditions (no retrieval, BM25, MiniLM, MiniLM's top hit without an LLM, MiniLM's top two
 impressions as ranked candidates) over a six-report corpus the tests write: checks the results files, that a case's
-own report is never retrieved, and that a second run (through `assistant bench`) answers everything from the
-prediction cache.
+own report is never retrieved, that a second run (through `assistant bench`) answers everything from the
+prediction cache, and that an answer cached with other retrieved reports than the index gives now is asked again.
 """
 
 from __future__ import annotations
@@ -82,6 +82,17 @@ def test_tiny_benchmark_end_to_end_and_resume(tmp_path, monkeypatch, minilm) -> 
     assert rerun.exit_code == 0, rerun.output
     assert "12 predictions cached, 0 to ask" in rerun.output
     assert cache.read_text().splitlines() == lines
+
+    # An answer cached with other reports than the index returns now (a retrained encoder) is asked again.
+    rows = [json.loads(line) for line in lines]
+    moved = next(r for r in rows if r["condition"] == "minilm" and r["case_id"] == "new-1")
+    with cache.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(moved | {"retrieved": [{"id": "elsewhere", "score": 0.9}]}) + "\n")
+    again = CliRunner().invoke(app, ["bench", *common, "--no-icd"])
+    assert again.exit_code == 0, again.output
+    assert "11 predictions cached, 1 to ask" in again.output and "(1 cached with other retrieved" in again.output
+    asked = json.loads(cache.read_text().splitlines()[-1])
+    assert (asked["case_id"], asked["condition"], asked["retrieved"]) == ("new-1", "minilm", moved["retrieved"])
 
 
 @pytest.mark.integration
