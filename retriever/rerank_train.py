@@ -181,7 +181,7 @@ def train_reranker(
         "dev_pairwise_accuracy": {"before": before, "after": after},
         "train_loss": loss_history(trainer.state.log_history),
         "train_seconds_per_epoch": timer.seconds,
-        "steps": {"total": trainer.state.global_step, "this_run": timer.steps_run, "resumed": resume_from},
+        "steps": {"total": trainer.state.global_step, "this_run": timer.steps_run, "resumed": resume_from is not None},
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
     }
     save_model(model, target, {CARD_FILE: json.dumps(card, indent=2) + "\n"}, overwrite=overwrite)

@@ -143,7 +143,7 @@ def train_encoder(
         "masked_negatives": _masked_share(trainer.loss),
         "train_seconds_per_epoch": timer.seconds,
         "steps": {"total": trainer.state.global_step, "this_run": timer.steps_run, "first": timer.first_step,
-                  "resumed": resume_from},
+                  "resumed": resume_from is not None},
         "machine": {
             "cpu_count": os.cpu_count(),
             "platform": platform.platform(),

@@ -37,20 +37,30 @@ def output_path(root: Path, name: str, overwrite: bool) -> Path:
     return target
 
 
-def prepare_checkpoints(folder: Path, run_key: dict[str, Any], *, resume: bool, overwrite: bool) -> bool:
-    """Whether to resume from the last checkpoint in `folder`; refuses to mix up runs or drop one silently."""
+def prepare_checkpoints(folder: Path, run_key: dict[str, Any], *, resume: bool, overwrite: bool) -> str | None:
+    """The checkpoint to resume from (None: start afresh in an emptied `folder`); refuses to mix up runs or drop one
+    silently.
+
+    A run killed while saving leaves a checkpoint folder without its trainer state (the Trainer writes that file
+    last); the Trainer's own choice, the highest-numbered folder, would then load half-written weights. We resume
+    from the last complete checkpoint and delete the incomplete ones after it, which hold nothing usable.
+    """
     run_file = folder / RUN_FILE
     has_checkpoint = any(folder.glob("checkpoint-*"))
     if resume:
-        if not has_checkpoint:
-            raise TrainingError(f"--resume: no checkpoint in {folder}; run without --resume to start afresh")
+        complete = last_complete_checkpoint(folder)
+        if complete is None:
+            raise TrainingError(f"--resume: no complete checkpoint in {folder}; run without --resume to start afresh")
         recorded = json.loads(run_file.read_text(encoding="utf-8")) if run_file.is_file() else None
         if recorded != json.loads(json.dumps(run_key)):
             raise TrainingError(
                 f"--resume: the checkpoints in {folder} come from a run with other data or settings; use the "
                 "same corpus and options, or pass --overwrite (without --resume) to start over"
             )
-        return True
+        for later in _checkpoints(folder):
+            if _step(later) > _step(complete):
+                shutil.rmtree(later)
+        return str(complete)
     if has_checkpoint and not overwrite:
         raise TrainingError(
             f"an interrupted run left checkpoints in {folder}: pass --resume to continue it, or "
@@ -59,7 +69,26 @@ def prepare_checkpoints(folder: Path, run_key: dict[str, Any], *, resume: bool, 
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     run_file.write_text(json.dumps(run_key, indent=1), encoding="utf-8")
-    return False
+    return None
+
+
+def last_complete_checkpoint(folder: Path) -> Path | None:
+    """The highest-numbered checkpoint whose trainer state (saved after weights, optimizer and RNG) reads back."""
+    for checkpoint in sorted(_checkpoints(folder), key=_step, reverse=True):
+        try:
+            json.loads((checkpoint / "trainer_state.json").read_text(encoding="utf-8"))["global_step"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        return checkpoint
+    return None
+
+
+def _checkpoints(folder: Path) -> list[Path]:
+    return [p for p in folder.glob("checkpoint-*") if p.is_dir() and p.name.split("-", 1)[1].isdigit()]
+
+
+def _step(checkpoint: Path) -> int:
+    return int(checkpoint.name.split("-", 1)[1])
 
 
 def loss_history(history: list[dict[str, Any]]) -> list[dict[str, float]]:
