@@ -50,7 +50,12 @@ def prepare_checkpoints(folder: Path, run_key: dict[str, Any], *, resume: bool, 
     if resume:
         complete = last_complete_checkpoint(folder)
         if complete is None:
-            raise TrainingError(f"--resume: no complete checkpoint in {folder}; run without --resume to start afresh")
+            if has_checkpoint:
+                raise TrainingError(
+                    f"--resume: only checkpoints cut off while saving in {folder}; pass --overwrite (without "
+                    "--resume) to start afresh"
+                )
+            raise TrainingError(f"--resume: no checkpoint in {folder}; run without --resume to start afresh")
         recorded = json.loads(run_file.read_text(encoding="utf-8")) if run_file.is_file() else None
         if recorded != json.loads(json.dumps(run_key)):
             raise TrainingError(
