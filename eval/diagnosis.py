@@ -192,6 +192,25 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     return [rows[(case.id, c.name)] for case in config.cases for c in config.conditions if (case.id, c.name) in rows]
 
 
+def default_condition() -> Condition:
+    """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt) as a condition."""
+    from assistant.answer_defaults import FIELD, PROMPT, K
+    from eval.retrieval_benchmark import product_default
+
+    return Condition(product_default(), FIELD, K, PROMPT)
+
+
+def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, str]:
+    """Retriever spec -> condition name of the run's LLM conditions the default is compared with: no retrieval, and
+    every other retriever given the reports the default's way (same field, k and prompt), so only retrieval differs."""
+    same_use = (default.field, default.k, default.prompt)
+    return {
+        (c.spec if c.retrieval else "none"): c.name
+        for c in conditions
+        if c.uses_llm and c != default and (not c.retrieval or (c.field, c.k, c.prompt) == same_use)
+    }
+
+
 def _corpus(paths: Sequence[str], data: Path) -> tuple[list[Any], list[str]]:
     """Reports to retrieve from: the given corpora, else the shared data (if present)."""
     from eval.shared_data import CORPORA
@@ -297,7 +316,10 @@ def run(args: argparse.Namespace, command: str) -> int:
         "prompt": args.prompt,
         "wall_seconds": round(time.monotonic() - started, 1),
     }
-    paths = write_report(cases, [c.name for c in conditions], rows, grader, meta, args.out, args.name)
+    default = default_condition()
+    paths = write_report(cases, [c.name for c in conditions], rows, grader, meta, args.out, args.name,
+                         default=default.name if default in conditions else None,
+                         baselines=baselines(default, conditions))
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 

@@ -24,6 +24,10 @@ from eval.stats import bonferroni, chi_square, format_p, mcnemar, wilson
 
 #: Column of the cases no configuration was chosen on (build_cases marks the screening set).
 NEVER_SCREENED = "never screened"
+#: Issue 16's bars for the product's default configuration: baseline retriever -> (accuracy points the default must
+#: gain over it, McNemar p it must stay below). Other retrievers of the run (mpnet, the generalist) are reported
+#: beside them without a bar.
+TARGETS = {"none": (0.15, 0.01), "bm25": (0.05, 0.05)}
 
 
 def _cell(k: int, n: int) -> dict[str, Any]:
@@ -98,6 +102,37 @@ def summarize(cases: Sequence[Case], graded: dict[str, list[dict]], criteria: Se
     return {"sources": sources, "accuracy": table, "mcnemar": comparisons}
 
 
+def check_targets(summary: dict[str, Any], default: str, baselines: dict[str, str]) -> list[dict[str, Any]]:
+    """The default condition against each baseline of the run (`baselines`: retriever spec -> condition name):
+    the paired accuracy difference and the unadjusted McNemar p, judged by TARGETS where the spec has a bar. Why
+    here and not in prose: a missed target must show in the committed table itself, not only in a note."""
+    accuracy = summary["accuracy"]
+    pairs = {(c["a"], c["b"]): c for c in summary["mcnemar"]}
+    rows = []
+    for spec, name in baselines.items():
+        if name == default or name not in accuracy or default not in accuracy:
+            continue
+        comparison = pairs.get((default, name)) or pairs[(name, default)]
+        difference = accuracy[default]["overall"]["accuracy"] - accuracy[name]["overall"]["accuracy"]
+        points, alpha = TARGETS.get(spec, (None, None))
+        met = None if points is None else bool(difference >= points - 1e-9 and comparison["p"] < alpha)
+        rows.append({"baseline": name, "difference": round(difference, 4), "p": comparison["p"],
+                     "needed_difference": points, "needed_p": alpha, "met": met})
+    return rows
+
+
+def _target_lines(default: str, rows: list[dict[str, Any]]) -> list[str]:
+    lines = ["", f"## Targets: the default configuration `{default}` against each baseline",
+             "| baseline | difference (points) | McNemar p | target | met |", "|---|---|---|---|---|"]
+    for row in rows:
+        target = ("reported beside the targets" if row["met"] is None
+                  else f">= +{100 * row['needed_difference']:.0f} points, p < {row['needed_p']}")
+        verdict = {None: "-", True: "yes", False: "**no (missed)**"}[row["met"]]
+        lines.append(f"| {row['baseline']} | {100 * row['difference']:+.1f} | {format_p(row['p'])} | {target} | "
+                     f"{verdict} |")
+    return lines
+
+
 def render(results: dict[str, Any]) -> str:
     """Markdown in the paper's layout."""
     summary, meta = results["summary"], results["meta"]
@@ -127,6 +162,8 @@ def render(results: dict[str, Any]) -> str:
     for c in summary["mcnemar"]:
         lines.append(f"| {c['a']} | {c['b']} | {c['only_a_correct']} | {c['only_b_correct']} | {format_p(c['p'])} | "
                      f"{format_p(c['p_bonferroni'])} | {c['method']} |")
+    if results.get("targets"):
+        lines += _target_lines(results["default_condition"], results["targets"])
     criteria = list(next(iter(summary["accuracy"].values()))["criteria"])
     lines += ["", "## By grading criterion (correct = exact, lexical or expanded; ICD-10-CM category shown apart)",
               "| condition | " + " | ".join(criteria) + " |", "|---|" + "---|" * len(criteria)]
@@ -147,8 +184,10 @@ def render(results: dict[str, Any]) -> str:
 
 
 def write_report(cases: Sequence[Case], conditions: Sequence[str], rows: Sequence[dict], grader: Grader,
-                 meta: dict[str, Any], out: Path, name: str) -> list[Path]:
-    """Grade, summarize and write `<name>.json`, `<name>.md` and `<name>_accuracy.png` into `out`."""
+                 meta: dict[str, Any], out: Path, name: str, default: str | None = None,
+                 baselines: dict[str, str] | None = None) -> list[Path]:
+    """Grade, summarize and write `<name>.json`, `<name>.md` and `<name>_accuracy.png` into `out`; with `default`
+    (a condition name) the report checks it against `baselines` (see check_targets)."""
     out.mkdir(parents=True, exist_ok=True)
     graded = grade_run(cases, conditions, rows, grader)
     summary = summarize(cases, graded, grader.criteria)
@@ -167,6 +206,8 @@ def write_report(cases: Sequence[Case], conditions: Sequence[str], rows: Sequenc
         "meta": meta | {"python": platform.python_version()},
         "plot": plot.name,
         "summary": summary,
+        "default_condition": default,
+        "targets": check_targets(summary, default, baselines or {}) if default else [],
         "cases": graded,
     }
     json_path = out / f"{name}.json"

@@ -1,0 +1,62 @@
+"""The diagnosis report judges the default configuration by issue 16's bars, in the committed table itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from eval.conditions import Condition, parse_conditions
+from eval.diagnosis import baselines
+from eval.diagnosis_report import check_targets, render, summarize
+
+N = 40
+
+
+def _verdicts(correct_cases: int) -> list[dict]:
+    """N verdicts, the first `correct_cases` right (so the conditions' right answers nest)."""
+    return [{"case_id": str(i), "source": "openi", "screening": False, "correct": i < correct_cases,
+             "criteria": {"exact": i < correct_cases}, "seconds": 1.0, "degraded": None,
+             "own_report_retrieved": False} for i in range(N)]
+
+
+def _summary() -> dict:
+    graded = {"none": _verdicts(6), "bm25[report]": _verdicts(18), "mpnet[report]": _verdicts(16),
+              "hybrid-weighted:enc[report]": _verdicts(20)}
+    return summarize([], graded, ["exact"])
+
+
+def test_targets_need_both_the_points_and_the_p_value() -> None:
+    rows = {r["baseline"]: r for r in check_targets(
+        _summary(), "hybrid-weighted:enc[report]", {"none": "none", "bm25": "bm25[report]", "mpnet": "mpnet[report]"}
+    )}
+    # 20/40 vs 6/40: +35 points, 14 discordant pairs all for the default: exact p = 2 * 0.5**14.
+    assert rows["none"]["difference"] == pytest.approx(0.35)
+    assert rows["none"]["p"] == pytest.approx(2 * 0.5**14)
+    assert rows["none"]["met"] is True
+    # 20/40 vs 18/40: +5 points is the bar, but 2 discordant pairs give p = 0.5: missed.
+    assert rows["bm25[report]"]["difference"] == pytest.approx(0.05)
+    assert rows["bm25[report]"]["p"] == pytest.approx(0.5)
+    assert rows["bm25[report]"]["met"] is False
+    # mpnet has no bar: reported only.
+    assert rows["mpnet[report]"]["met"] is None
+
+
+def test_a_missed_target_is_written_in_the_table() -> None:
+    summary = _summary()
+    default = "hybrid-weighted:enc[report]"
+    targets = check_targets(summary, default, {"none": "none", "bm25": "bm25[report]"})
+    results = {"summary": summary, "meta": {"field": "report", "k": 1, "max_tokens": 32, "command": "x",
+                                            "corpus_reports": 9},
+               "name": "t", "model_id": "m", "prompt_ids": ["p"], "n_cases": N, "cases_by_source": {"openi": N},
+               "created": "now", "plot": "t.png", "default_condition": default, "targets": targets}
+    text = render(results)
+    assert "| bm25[report] | +5.0 | 0.5" in text and "**no (missed)**" in text
+    assert "| none | +35.0 |" in text and ">= +15 points, p < 0.01 | yes |" in text
+
+
+def test_baselines_are_the_other_retrievers_used_the_default_s_way() -> None:
+    conditions = parse_conditions(
+        "none,bm25,bm25[report],mpnet[report],mpnet[report,k=3],hybrid-weighted:enc[report],"
+        "tophit:hybrid-weighted:enc[report]"
+    )
+    default = Condition("hybrid-weighted:enc", "report", 1, "diagnosis_rag")
+    assert baselines(default, conditions) == {"none": "none", "bm25": "bm25[report]", "mpnet": "mpnet[report]"}
