@@ -18,15 +18,17 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eval.resumable import run_resumable
 from eval.retrieval import RERANK_SUFFIX
 from eval.retrieval_benchmark import DEFAULT_MODEL, product_default
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
-from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, index_backend, load_shared, write_results
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, index_backend, load_shared, write_results
 from eval.stats import format_p, mcnemar
 from retriever.report import Report
 from retriever.rerank import CARD_FILE
@@ -69,10 +71,15 @@ def retrieval(ref: str, reports: list[Report]) -> dict[str, Any]:
     return scores | {"pooled": findings_to_impression(reports, ranker, per_query=True)}
 
 
-def compare(data: Path, split: str, reranker: str = RERANKER) -> dict[str, Any]:
-    """Every measure for the product default with and without the re-ranker (`without`, `with`)."""
+def compare(data: Path, split: str, card: dict[str, Any], reranker: str = RERANKER,
+            progress: Path | None = None) -> dict[str, Any]:
+    """Every measure for the product default with and without the re-ranker (`without`, `with`). About 40 minutes
+    of cross-encoder scoring on 2 cores, so each finished measure is kept in `progress` (eval/resumable.py), reused
+    only for the same split, rankers, re-ranker card and default encoder weights."""
     from eval.robustness import errors, icd, queries
     from eval.robustness.search import RankerSpec
+    from models.resolve import resolve_encoder
+    from retriever.encoder import weights_fingerprint
 
     base = f"{product_default()}+expand"
     refs = {"without": base, "with": f"{base}{RERANK_SUFFIX}{reranker}"}
@@ -81,17 +88,21 @@ def compare(data: Path, split: str, reranker: str = RERANKER) -> dict[str, Any]:
     icd_queries = icd.query_set(corpus, data, split)
     variants = queries.query_variants(reports, data)
     items = errors.build_items(reports)
-    results: dict[str, Any] = {"refs": refs, "reports": len(reports), "items": len(items)}
-    for name, ref in refs.items():
+
+    def measures(ref: str) -> dict[str, Callable[[], Any]]:
         spec = RankerSpec.parse(ref)
-        print(f"{split}: {ref}", flush=True)
-        results[name] = {
-            "retrieval": retrieval(product_default() + ref.removeprefix(base), reports),
-            "errors": errors.evaluate(spec, items),
-            "icd": icd.evaluate(spec, icd_queries, corpus),
-            "queries": queries.evaluate(spec, reports, variants),
+        return {
+            "retrieval": lambda: retrieval(product_default() + ref.removeprefix(base), reports),
+            "errors": lambda: errors.evaluate(spec, items),
+            "icd": lambda: icd.evaluate(spec, icd_queries, corpus),
+            "queries": lambda: queries.evaluate(spec, reports, variants),
         }
-    return results
+
+    encoder = weights_fingerprint(str(resolve_encoder(DEFAULT_MODEL)[0]))
+    key = {"split": split, "refs": refs, "card": card, "encoder": encoder}
+    done = run_resumable({name: measures(ref) for name, ref in refs.items()}, key, progress,
+                         log=lambda m: print(f"{split}: {m}", flush=True))
+    return {"refs": refs, "reports": len(reports), "items": len(items)} | done
 
 
 def hit5(ranks: list[int | None]) -> list[bool]:
@@ -178,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         "reranker": RERANKER,
         "card": json.loads((folder / CARD_FILE).read_text(encoding="utf-8")),
     }
-    results |= compare(args.data, args.split)
+    results |= compare(args.data, args.split, results["card"], progress=eval_home() / f"{results['name']}.partial.json")
     results["load"] = "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
     if args.split == "dev":
         results["decision"] = decide(results)
