@@ -31,6 +31,10 @@ committed:
       --cache eval/results/predictions/diagnosis_heldout_qwen1.5b.jsonl --name diagnosis "$@"; }
     run --shard 0/2 & run --shard 1/2 & wait   # one 1-thread process per core fill the cache
     run                                         # then every answer comes from the cache: writes the results
+
+On a machine without the cached indexes (a fresh one, or after retraining the encoder) both shards would build the
+same index folders at once; start the second only after the first has logged "N predictions cached" (its indexes
+are then saved), or give the shards only the conditions still to answer.
 """
 
 from __future__ import annotations
