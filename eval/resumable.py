@@ -23,7 +23,10 @@ def run_resumable(
     log: Callable[[str], None] = print,
 ) -> dict[str, dict[str, Any]]:
     """`jobs` (group -> measure -> function) run in order, skipping those `progress` already holds for `key`; each
-    result is saved to `progress` as soon as it is made. Returns group -> measure -> result, JSON values."""
+    result is saved to `progress` as soon as it is made. Returns group -> measure -> result as JSON gives it back
+    (tuples become lists), whether measured now or kept, so a resumed run returns what a fresh one does. The key is
+    compared in that form too: a key holding a tuple still matches the one read back."""
+    key = _as_json(key)
     kept = json.loads(progress.read_text(encoding="utf-8")) if progress is not None and progress.is_file() else {}
     done: dict[str, dict[str, Any]] = kept.get("done", {}) if kept.get("key") == key else {}
     for group, measures in jobs.items():
@@ -33,7 +36,11 @@ def run_resumable(
                 log(f"{group}: {measure} (kept from an earlier run)")
                 continue
             log(f"{group}: {measure}")
-            finished[measure] = run()
+            finished[measure] = _as_json(run())
             if progress is not None:
                 write_atomic(progress, json.dumps({"key": key, "done": done}) + "\n")
     return {group: done[group] for group in jobs}
+
+
+def _as_json(value: Any) -> Any:
+    return json.loads(json.dumps(value))

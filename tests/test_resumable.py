@@ -54,3 +54,12 @@ def test_without_a_progress_file_every_measure_runs_and_nothing_is_written(tmp_p
     calls: list[str] = []
     assert run_resumable(jobs(calls), {}, None, log=lambda _: None)["with"] == {"a": 3, "b": 4}
     assert len(calls) == 4 and not list(tmp_path.iterdir())
+
+
+def test_a_key_or_result_with_tuples_resumes_and_returns_the_same_as_a_fresh_run(tmp_path: Path) -> None:
+    progress = tmp_path / "run.partial.json"
+    key = {"refs": ("without", "with")}
+    fresh = run_resumable({"g": {"m": lambda: {"ci95": (0.1, 0.2)}}}, key, progress, log=lambda _: None)
+    calls: list[str] = []
+    resumed = run_resumable({"g": {"m": lambda: calls.append("m")}}, key, progress, log=lambda _: None)
+    assert calls == [] and resumed == fresh == {"g": {"m": {"ci95": [0.1, 0.2]}}}
