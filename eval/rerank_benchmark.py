@@ -1,14 +1,17 @@
 """Re-ranker benchmark (issue 20): does a cross-encoder second stage make the product's search more robust?
 
     python -m eval.rerank_benchmark --train-only         # train the re-ranker on the shared train split (resumes)
-    python -m eval.rerank_benchmark --split dev          # compare with and without it on the dev split
+    python -m eval.rerank_benchmark --split dev --weights 1,0.5,0.3,0.2,0.1   # with and without it, on dev
+    python -m eval.rerank_benchmark --split test --weights 0.3                # the weight dev chose, once
 
 Trains `RERANKER` (retriever/rerank_train.py: findings -> impression pairs of the shared data's TRAIN split, negatives
 of four kinds) from the product's default encoder if it is not in the models directory yet; an interrupted training
-resumes from its checkpoints. Then scores the product default ranker with and without the re-ranker on one split:
+resumes from its checkpoints. Then scores the product default ranker without the re-ranker and with it at each
+weight (its share of the score, the first stage's the rest: retriever/rerank.py) on one split:
 findings -> impression match@k per source and pooled (eval.retrieval, as eval/results/retrieval.md), and the
 robustness parts (eval/robustness: ICD-10-CM rephrasings, query variants, error discrimination) with query expansion
-on, as the product searches. Candidates are compared on dev; the test split is for the one chosen, once. Writes
+on, as the product searches. Each (query, candidate) pair is scored once whatever the number of weights
+(eval.retrieval.MemoReranker). Weights are compared on dev; the test split is for the one chosen, once. Writes
 eval/results/rerank_<split>.{json,md}. Skips cleanly when the shared data is absent.
 """
 
@@ -18,20 +21,20 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from eval.resumable import run_resumable
-from eval.retrieval import RERANK_SUFFIX
+from eval.retrieval import RERANK_SUFFIX, WEIGHT_MARK
 from eval.retrieval_benchmark import DEFAULT_MODEL, product_default
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, index_backend, load_shared, write_results
 from eval.stats import format_p, mcnemar
 from retriever.report import Report
-from retriever.rerank import CARD_FILE
+from retriever.rerank import CARD_FILE, RERANK_WEIGHT
 
 RERANKER = "radsearch-rerank-minilm"
 #: Issue 20's bound on the abbreviated-query match@5 drop.
@@ -71,18 +74,26 @@ def retrieval(ref: str, reports: list[Report]) -> dict[str, Any]:
     return scores | {"pooled": findings_to_impression(reports, ranker, per_query=True)}
 
 
-def compare(data: Path, split: str, card: dict[str, Any], reranker: str = RERANKER,
+def side_label(weight: float) -> str:
+    """The results key of the re-ranked side at `weight`."""
+    return f"weight {weight:g}"
+
+
+def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[float], reranker: str = RERANKER,
             progress: Path | None = None) -> dict[str, Any]:
-    """Every measure for the product default with and without the re-ranker (`without`, `with`). About 40 minutes
-    of cross-encoder scoring on 2 cores, so each finished measure is kept in `progress` (eval/resumable.py), reused
-    only for the same split, rankers, re-ranker card and default encoder weights."""
+    """Every measure for the product default without the re-ranker (`without`) and with it at each weight
+    (`side_label`). About 40 minutes of cross-encoder scoring on 2 cores, so each finished measure is kept in
+    `progress` (eval/resumable.py), reused only for the same split, rankers, re-ranker card and default encoder
+    weights."""
     from eval.robustness import errors, icd, queries
     from eval.robustness.search import RankerSpec
     from models.resolve import resolve_encoder
     from retriever.encoder import weights_fingerprint
 
     base = f"{product_default()}+expand"
-    refs = {"without": base, "with": f"{base}{RERANK_SUFFIX}{reranker}"}
+    refs = {"without": base} | {
+        side_label(w): f"{base}{RERANK_SUFFIX}{reranker}{WEIGHT_MARK}{w:g}" for w in weights
+    }
     reports = queries.split_reports(data, split)
     corpus = icd.descriptions()
     icd_queries = icd.query_set(corpus, data, split)
@@ -105,48 +116,65 @@ def compare(data: Path, split: str, card: dict[str, Any], reranker: str = RERANK
     return {"refs": refs, "reports": len(reports), "items": len(items)} | done
 
 
+def sides(results: dict[str, Any]) -> list[str]:
+    """The re-ranked sides of a run, in the order they were asked for."""
+    return [name for name in results["refs"] if name != "without"]
+
+
 def hit5(ranks: list[int | None]) -> list[bool]:
     return [rank is not None and rank <= 5 for rank in ranks]
 
 
 def decide(results: dict[str, Any]) -> dict[str, Any]:
-    """The rule (dev split): the re-ranker goes into the product default only if error discrimination rises while
-    pooled findings -> impression match@5 and ICD-10-CM exact@1 do not fall and the abbreviated-query drop stays
-    within 0.02."""
-    without, with_ = results["without"], results["with"]
-    checks = {
-        "error discrimination rises": with_["errors"]["all"]["value"] > without["errors"]["all"]["value"],
-        "pooled match@5 not lower": with_["retrieval"]["pooled"]["all"]["match@5"]
-        >= without["retrieval"]["pooled"]["all"]["match@5"],
-        "ICD exact@1 not lower": with_["icd"]["exact@1"]["value"] >= without["icd"]["exact@1"]["value"],
-        "abbreviated drop within 0.02": with_["queries"]["abbreviated"]["drop@5"] <= ABBREVIATED_DROP,
-    }
-    return {"checks": checks, "adopt": all(checks.values())}
+    """The rule (dev split): the re-ranker goes into the product default only at a weight where error
+    discrimination rises while pooled findings -> impression match@5 and ICD-10-CM exact@1 do not fall and the
+    abbreviated-query drop stays within 0.02; of several such weights, the one with the highest error
+    discrimination (the lowest weight on a tie)."""
+    without = results["without"]
+    checks: dict[str, dict[str, bool]] = {}
+    for name in sides(results):
+        with_ = results[name]
+        checks[name] = {
+            "error discrimination rises": with_["errors"]["all"]["value"] > without["errors"]["all"]["value"],
+            "pooled match@5 not lower": with_["retrieval"]["pooled"]["all"]["match@5"]
+            >= without["retrieval"]["pooled"]["all"]["match@5"],
+            "ICD exact@1 not lower": with_["icd"]["exact@1"]["value"] >= without["icd"]["exact@1"]["value"],
+            "abbreviated drop within 0.02": with_["queries"]["abbreviated"]["drop@5"] <= ABBREVIATED_DROP,
+        }
+    passing = [name for name in checks if all(checks[name].values())]
+    weight = {name: float(results["refs"][name].rpartition(WEIGHT_MARK)[2]) for name in passing}
+    chosen = max(passing, key=lambda n: (results[n]["errors"]["all"]["value"], -weight[n]), default=None)
+    return {"checks": checks, "adopt": chosen is not None, "chosen": chosen}
 
 
 def render(results: dict[str, Any]) -> str:
-    without, with_ = results["without"], results["with"]
-    p = mcnemar(hit5(without["retrieval"]["pooled"]["per_query"]["rank"]),
-                hit5(with_["retrieval"]["pooled"]["per_query"]["rank"])).p
+    names = sides(results)
+    without = results["without"]
+    header = "| {} | without | " + " | ".join(names) + " |"
+    rule = "|---|---:|" + "---:|" * len(names)
     lines = [
         f"# Cross-encoder re-ranker, {results['split']} split (issue 20)",
         "",
         f"Run {results['created']} (`{results['command']}`, load average {results['load']}). Product default "
         f"`{results['refs']['without']}` without and with `{results['reranker']}` re-scoring its top 20 hits "
-        "(retriever/rerank.py; trained on the train split by retriever/rerank_train.py, card below). "
-        f"{results['reports']} {results['split']}-split reports.",
+        "(retriever/rerank.py; trained on the train split by retriever/rerank_train.py, card below); a weight is "
+        "the cross-encoder's share of the re-scored hits' score (min-max normalized, the first stage's the rest; "
+        f"weight 1 = its score alone). {results['reports']} {results['split']}-split reports.",
         "",
         "## Findings -> impression (match@5; each source against its own impressions)",
         "",
-        "| source | without | with |",
-        "|---|---:|---:|",
+        header.format("source"),
+        rule,
     ]
     for source in without["retrieval"]:
-        a, b = without["retrieval"][source]["all"], with_["retrieval"][source]["all"]
-        lines.append(f"| {source} | {a['match@5']:.3f} | {b['match@5']:.3f} |")
-    lines += ["", f"Pooled hit@5, McNemar p = {format_p(p)}.", "",
+        values = [results[n]["retrieval"][source]["all"]["match@5"] for n in ["without", *names]]
+        lines.append(f"| {source} | " + " | ".join(f"{v:.3f}" for v in values) + " |")
+    ranks = without["retrieval"]["pooled"]["per_query"]["rank"]
+    tests = [f"{n} {format_p(mcnemar(hit5(ranks), hit5(results[n]['retrieval']['pooled']['per_query']['rank'])).p)}"
+             for n in names]
+    lines += ["", f"Pooled hit@5 against without, McNemar p: {', '.join(tests)}.", "",
               "## Robustness (eval/robustness, as in robustness.md)", "",
-              "| measure | without | with |", "|---|---:|---:|"]
+              header.format("measure"), rule]
     rows = [("ICD-10-CM exact@1", lambda r: r["icd"]["exact@1"]["value"]),
             ("ICD-10-CM category@1", lambda r: r["icd"]["category@1"]["value"]),
             ("error discrimination, all", lambda r: r["errors"]["all"]["value"])]
@@ -154,11 +182,16 @@ def render(results: dict[str, Any]) -> str:
     rows += [(f"query match@5, {v}", lambda r, v=v: r["queries"][v]["match@5"]) for v in VARIANTS]
     rows += [("abbreviated drop", lambda r: r["queries"]["abbreviated"]["drop@5"])]
     for label, value in rows:
-        lines.append(f"| {label} | {value(without):.3f} | {value(with_):.3f} |")
+        lines.append(f"| {label} | " + " | ".join(f"{value(results[n]):.3f}" for n in ["without", *names]) + " |")
     if "decision" in results:
-        lines += ["", "## Rule (dev split only)", "", decide.__doc__.split("The rule (dev split): ")[1].strip(), ""]
-        lines += [f"- {name}: {'yes' if ok else 'no'}" for name, ok in results["decision"]["checks"].items()]
-        lines += ["", f"Decision: {'adopt' if results['decision']['adopt'] else 'keep search without it'}."]
+        decision = results["decision"]
+        lines += ["", "## Rule (dev split only)", "", decide.__doc__.split("The rule (dev split): ")[1].strip(), "",
+                  "| check | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        for check in next(iter(decision["checks"].values()), {}):
+            lines.append(f"| {check} | " + " | ".join("yes" if decision["checks"][n][check] else "no"
+                                                       for n in names) + " |")
+        verdict = f"adopt at {decision['chosen']}" if decision["adopt"] else "keep search without it"
+        lines += ["", f"Decision: {verdict}."]
     card = results["card"]
     lines += ["", "## The re-ranker", "", f"Base `{card['base_model']['ref']}`, {card['loss']}, "
               f"{card['data']['pairs']['train']} training pairs, examples {card['data']['examples']['train']}, "
@@ -167,12 +200,25 @@ def render(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def weight_list(text: str) -> list[float]:
+    """`1,0.3` -> [1.0, 0.3]: each a re-ranker share in (0, 1], no repeats."""
+    try:
+        weights = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"weights are numbers separated by commas, not {text!r}") from None
+    if not weights or any(not 0.0 < w <= 1.0 for w in weights) or len(set(weights)) != len(weights):
+        raise argparse.ArgumentTypeError(f"give distinct weights in (0, 1], not {text!r}")
+    return weights
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder")
     parser.add_argument("--train-only", action="store_true", help="train the re-ranker if missing, compare nothing")
     parser.add_argument("--max-steps", type=int, default=-1, help="stop training early (smoke runs)")
     parser.add_argument("--split", choices=("dev", "test"), default="dev", help="dev to decide on, test to report once")
+    parser.add_argument("--weights", type=weight_list, default=[RERANK_WEIGHT],
+                        help="the re-ranker's shares of the score to compare, e.g. 1,0.3 (default: the product's)")
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     if not args.data.is_dir():
@@ -189,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         "reranker": RERANKER,
         "card": json.loads((folder / CARD_FILE).read_text(encoding="utf-8")),
     }
-    results |= compare(args.data, args.split, results["card"], progress=eval_home() / f"{results['name']}.partial.json")
+    progress = eval_home() / f"{results['name']}.partial.json"
+    results |= compare(args.data, args.split, results["card"], args.weights, progress=progress)
     results["load"] = "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
     if args.split == "dev":
         results["decision"] = decide(results)

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from retriever.report import Report
+from retriever.rerank import Reranker
 
 if TYPE_CHECKING:
     from retriever.encoder import Encoder
     from retriever.index import ReportIndex
-    from retriever.rerank import Reranker
 
 K_VALUES = (1, 5, 10)
 #: What a ranker reference ends with to name a re-ranker: `hybrid-weighted:ENCODER+rerank=NAME`.
@@ -199,12 +199,44 @@ def split_rerank(ref: str) -> tuple[str, str | None]:
     return (base, name) if marker else (ref, None)
 
 
-@lru_cache(maxsize=2)
-def reranker_for(name: str) -> Reranker:
-    """One loaded re-ranker per name and run."""
-    from retriever.rerank import Reranker
+#: What a re-ranker name may end with to give its weight (retriever.rerank.RERANK_WEIGHT when absent): `NAME@0.3`.
+WEIGHT_MARK = "@"
 
-    return Reranker(name)
+
+class MemoReranker(Reranker):
+    """A re-ranker that scores each (query, text) pair once per run: benchmarks search the same queries against
+    the same candidates at several weights."""
+
+    def __init__(self, ref: str) -> None:
+        super().__init__(ref)
+        self._memo: dict[tuple[str, str], float] = {}
+
+    def scores(self, query: str, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if (query, t) not in self._memo))
+        for text, value in zip(missing, super().scores(query, missing, batch_size), strict=True):
+            self._memo[(query, text)] = float(value)
+        return np.asarray([self._memo[(query, t)] for t in texts], dtype=np.float32)
+
+
+@lru_cache(maxsize=2)
+def _loaded_reranker(name: str) -> Reranker:
+    """One loaded re-ranker per name and run, its scores remembered (MemoReranker)."""
+    return MemoReranker(name)
+
+
+def reranker_for(ref: str) -> Reranker:
+    """The re-ranker `NAME` or `NAME@WEIGHT` names: every weight of one name shares the loaded model and its
+    remembered scores, so a sweep over weights scores each (query, text) pair once."""
+    name, marker, weight = ref.rpartition(WEIGHT_MARK)
+    if not marker:
+        return _loaded_reranker(ref)
+    try:
+        share = float(weight)
+    except ValueError:
+        raise ValueError(
+            f"{ref!r}: a re-ranker's weight goes after {WEIGHT_MARK!r} as a number, e.g. NAME@0.3"
+        ) from None
+    return _loaded_reranker(name).weighted(share)
 
 
 def make_ranker(ref: str, backend: str = "torch") -> Ranker:

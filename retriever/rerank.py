@@ -7,12 +7,18 @@ and can see that one side, one number or one added finding does not fit the find
 whole archive on a CPU (one pair of ~250 tokens is ~40 ms here), so it re-scores only the first stage's top
 `RERANK_DEPTH` hits; the rest keep their order below them.
 
+Its score can replace the first stage's or be mixed with it (`weight`, the cross-encoder's share of a min-max
+normalized mix, retriever/fusion.py): replacing threw away what the first stage knows (eval/results/rerank_dev.md:
+findings -> impression match@5 0.495 -> 0.219 on dev), so the share is a parameter measured on the dev split by
+`python -m eval.rerank_benchmark --weights ...`.
+
 A re-ranker is trained by `assistant train-reranker` (retriever/rerank_train.py) on a site's own findings ->
 impression pairs, like the encoder, and named in a search with `--reranker NAME` or `RADSEARCH_RERANKER`.
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,6 +28,7 @@ import numpy as np
 
 from models.paths import models_dir
 from models.resolve import ModelNotAvailable
+from retriever.fusion import weighted_fusion
 
 T = TypeVar("T")
 
@@ -30,6 +37,8 @@ RERANK_DEPTH = 20
 #: Tokens of query + candidate the cross-encoder reads; past it the longer of the two (long CT findings) is cut
 #: from its end, so the impression is kept whole.
 MAX_LENGTH = 256
+#: The cross-encoder's share of a re-scored hit's score (the first stage has the rest); 1 = its score alone.
+RERANK_WEIGHT = 1.0
 #: A file every trained re-ranker folder has beside the weights (written by retriever/rerank_train.py).
 CARD_FILE = "radsearch_reranker.json"
 
@@ -46,14 +55,23 @@ def reranker_location(ref: str | Path, root: Path | None = None) -> Path:
     return found.resolve()
 
 
+def _checked(weight: float) -> float:
+    if not 0.0 < weight <= 1.0:
+        raise ValueError(f"a re-ranker's weight is its share of the score, in (0, 1], not {weight}")
+    return weight
+
+
 class Reranker:
     """A cross-encoder that scores (query, text) pairs; thread-safe (its tokenizer and model are used under a lock)."""
 
-    def __init__(self, ref: str | Path, *, device: str = "cpu", max_length: int = MAX_LENGTH) -> None:
+    def __init__(
+        self, ref: str | Path, *, device: str = "cpu", max_length: int = MAX_LENGTH, weight: float = RERANK_WEIGHT
+    ) -> None:
         from sentence_transformers import CrossEncoder
 
         self.location = reranker_location(ref)
         self.name = self.location.name
+        self.weight = _checked(weight)
         self._model: Any = CrossEncoder(str(self.location), device=device, max_length=max_length)
         self._lock = threading.Lock()
 
@@ -66,16 +84,29 @@ class Reranker:
             raw = self._model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(raw, dtype=np.float32).reshape(len(texts))
 
+    def weighted(self, weight: float) -> Reranker:
+        """This re-ranker (the same loaded model) mixing its score at another weight."""
+        other = copy.copy(self)
+        other.weight = _checked(weight)
+        return other
+
     def rerank(
         self, query: str, scored: Sequence[tuple[T, float]], text_of: Callable[[T], str], depth: int = RERANK_DEPTH
     ) -> list[tuple[T, float]]:
-        """The first `depth` of `scored` (item, first-stage score) re-ordered by cross-encoder score, which becomes
-        their score; the items after them follow in their order with scores kept below every re-scored one."""
+        """The first `depth` of `scored` (item, first-stage score) re-ordered by a new score: the cross-encoder's
+        alone at weight 1, else `weight` x it + (1 - `weight`) x the first stage's, both min-max normalized over
+        the re-scored hits (retriever.fusion.weighted_fusion); the items after them follow in their order with
+        scores kept below every re-scored one."""
         head, tail = list(scored[:depth]), list(scored[depth:])
         if not head:
             return []
         relevance = self.scores(query, [text_of(item) for item, _ in head])
-        order = sorted(range(len(head)), key=lambda n: -float(relevance[n]))
-        reranked = [(head[n][0], float(relevance[n])) for n in order]
+        if self.weight >= 1.0:
+            new = [(n, float(relevance[n])) for n in sorted(range(len(head)), key=lambda n: -float(relevance[n]))]
+        else:
+            first = [(n, score) for n, (_, score) in enumerate(head)]
+            cross = [(n, float(relevance[n])) for n in range(len(head))]
+            new = weighted_fusion([first, cross], [1.0 - self.weight, self.weight])
+        reranked = [(head[n][0], score) for n, score in new]
         floor = min(score for _, score in reranked)
         return reranked + [(item, min(score, floor)) for item, score in tail]

@@ -124,13 +124,48 @@ def test_rerank_orders_the_head_by_cross_encoder_score_and_keeps_the_tail_below(
     assert result[3][0] == 3 and result[3][1] <= result[2][1]
 
 
+def test_a_weighted_reranker_mixes_both_normalized_scores(trained) -> None:
+    alone = Reranker(trained.path, max_length=64, weight=1.0)
+    query = "There is a small pleural effusion blunting the costophrenic angle in the left upper zone."
+    texts = ["Right lower emphysema.", "Right upper pleural effusion.", "Left upper pleural effusion.", "Fibrosis."]
+    first = [0.9, 0.5, 0.3, 0.1]
+    relevance = [float(r) for r in alone.scores(query, texts)]
+    for weight in (0.2, 0.5, 0.8):
+        mixed = alone.weighted(weight)
+        assert mixed.weight == weight and alone.weight == 1.0 and mixed._model is alone._model
+        result = mixed.rerank(query, list(enumerate(first)), lambda n: texts[n])
+        low, span = min(relevance), max(relevance) - min(relevance)
+        expected = {n: (1 - weight) * (first[n] - 0.1) / 0.8 + weight * (relevance[n] - low) / span for n in range(4)}
+        assert [n for n, _ in result] == sorted(range(4), key=lambda n: -expected[n])
+        assert [round(s, 5) for _, s in result] == sorted((round(v, 5) for v in expected.values()), reverse=True)
+    with pytest.raises(ValueError, match=r"in \(0, 1\]"):
+        alone.weighted(0.0)
+    with pytest.raises(ValueError, match=r"in \(0, 1\]"):
+        Reranker(trained.path, weight=1.5)
+
+
+def test_benchmarks_name_a_weight_and_score_each_pair_once(trained) -> None:
+    from eval.retrieval import MemoReranker, reranker_for
+
+    memo = MemoReranker(str(trained.path))
+    texts = ["Left upper pleural effusion.", "Fibrosis.", "Left upper pleural effusion."]
+    first = memo.scores("effusion", texts)
+    assert len(memo._memo) == 2 and first[0] == first[2]
+    again = memo.weighted(0.3).scores("effusion", texts[:2])
+    assert list(again) == list(first[:2]) and len(memo._memo) == 2
+    assert [round(float(v), 5) for v in first] == [round(float(v), 5) for v in Reranker(trained.path).scores(
+        "effusion", texts)]
+    with pytest.raises(ValueError, match="after '@' as a number"):
+        reranker_for("site-rr@heavy")
+
+
 def test_search_with_a_reranker_returns_its_order(trained, minilm) -> None:
     from retriever.index import ReportIndex
 
     reports = corpus()[:12]
     index = ReportIndex.build(reports, minilm, ("impression",))
     query = reports[0].findings
-    index.reranker = Reranker(trained.path, max_length=64)
+    index.reranker = Reranker(trained.path, max_length=64, weight=1.0)
     reranked = index.search(query, k=5)
     relevance = index.reranker.scores(query, [r.impression for r in reports])
     best = max(range(len(reports)), key=lambda n: relevance[n])

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
-from eval.rerank_benchmark import decide, render
+import pytest
+
+from eval.rerank_benchmark import decide, render, side_label, weight_list
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
 
@@ -22,28 +25,52 @@ def side(errors: float, match5: float, exact: float, drop: float, ranks: list[in
     }
 
 
-def results(with_: dict[str, Any]) -> dict[str, Any]:
+def results(*with_: dict[str, Any], weights: tuple[float, ...] = (1.0,)) -> dict[str, Any]:
     card = {"base_model": {"ref": "enc"}, "loss": "bce", "data": {"pairs": {"train": 5}, "examples": {"train": {}}},
             "train_seconds_per_epoch": [1.0], "dev_pairwise_accuracy": {"before": {}, "after": {}}}
+    refs = {"without": "D+expand"} | {side_label(w): f"D+expand+rerank=rr@{w:g}" for w in weights}
     return {"split": "dev", "created": "now", "command": "cmd", "load": "1 1 1", "reranker": "rr",
-            "refs": {"without": "D+expand", "with": "D+expand+rerank=rr"}, "reports": 4, "card": card,
-            "without": side(0.6, 0.5, 0.8, 0.01, [1, 6, None, 2]), "with": with_}
+            "refs": refs, "reports": 4, "card": card, "without": side(0.6, 0.5, 0.8, 0.01, [1, 6, None, 2])} | {
+            side_label(w): made for w, made in zip(weights, with_, strict=True)}
 
 
 def test_the_reranker_is_adopted_only_when_every_check_holds() -> None:
     assert decide(results(side(0.9, 0.5, 0.8, 0.01, [1, 2, None, 2])))["adopt"] is True
     lower_match = decide(results(side(0.9, 0.45, 0.8, 0.01, [1, 6, None, 9])))
-    assert lower_match["adopt"] is False and lower_match["checks"]["pooled match@5 not lower"] is False
-    assert decide(results(side(0.6, 0.5, 0.8, 0.01, [1, 6, None, 2])))["checks"]["error discrimination rises"] is False
+    assert lower_match["adopt"] is False and lower_match["checks"]["weight 1"]["pooled match@5 not lower"] is False
+    rises = decide(results(side(0.6, 0.5, 0.8, 0.01, [1, 6, None, 2])))["checks"]["weight 1"]
+    assert rises["error discrimination rises"] is False
     assert decide(results(side(0.9, 0.5, 0.7, 0.01, [1, 6, None, 2])))["adopt"] is False
     assert decide(results(side(0.9, 0.5, 0.8, 0.03, [1, 6, None, 2])))["adopt"] is False
 
 
-def test_the_report_puts_both_sides_beside_each_other_with_the_decision() -> None:
-    made = results(side(0.9, 0.75, 0.85, 0.01, [1, 2, None, 2]))
+def test_of_the_weights_that_pass_the_one_with_the_best_error_discrimination_is_chosen() -> None:
+    made = results(side(0.95, 0.3, 0.5, 0.01, [1, 9, None, 9]), side(0.8, 0.5, 0.8, 0.01, [1, 2, None, 2]),
+                   side(0.7, 0.5, 0.8, 0.01, [1, 2, None, 2]), side(0.8, 0.5, 0.8, 0.0, [1, 2, None, 2]),
+                   weights=(1.0, 0.5, 0.3, 0.2))
+    decision = decide(made)
+    assert decision["adopt"] is True and decision["chosen"] == "weight 0.2"
+    assert not all(decision["checks"]["weight 1"].values())
+    none = decide(results(side(0.5, 0.5, 0.8, 0.01, [1, 2, None, 2]), side(0.9, 0.4, 0.8, 0.01, [1, 9, None, 2]),
+                          weights=(1.0, 0.5)))
+    assert none["adopt"] is False and none["chosen"] is None
+
+
+def test_the_report_puts_every_side_beside_each_other_with_the_decision() -> None:
+    made = results(side(0.9, 0.75, 0.85, 0.01, [1, 2, None, 2]), side(0.7, 0.5, 0.8, 0.01, [1, 6, None, 2]),
+                   weights=(1.0, 0.3))
     made["decision"] = decide(made)
     text = render(made)
-    assert "| openi | 0.500 | 0.750 |" in text
-    assert "| error discrimination, all | 0.600 | 0.900 |" in text
-    assert "| ICD-10-CM exact@1 | 0.800 | 0.850 |" in text
-    assert "Decision: adopt." in text and "McNemar p" in text
+    assert "| source | without | weight 1 | weight 0.3 |" in text
+    assert "| openi | 0.500 | 0.750 | 0.500 |" in text
+    assert "| error discrimination, all | 0.600 | 0.900 | 0.700 |" in text
+    assert "| ICD-10-CM exact@1 | 0.800 | 0.850 | 0.800 |" in text
+    assert "| pooled match@5 not lower | yes | yes |" in text
+    assert "Decision: adopt at weight 1." in text and "McNemar p: weight 1" in text
+
+
+def test_weights_are_distinct_shares() -> None:
+    assert weight_list("1, 0.3,0.1") == [1.0, 0.3, 0.1]
+    for bad in ("0", "1.5", "0.3,0.3", "heavy", ""):
+        with pytest.raises(argparse.ArgumentTypeError):
+            weight_list(bad)
