@@ -150,3 +150,29 @@ def test_embedding_throughput_encodes_the_whole_list_per_call_in_rotating_rounds
     assert torch_like.calls == [(4, 32)] + [(10, 32)] * ROUNDS  # warm-up, then the whole list each round
     assert fast_like.calls == [(4, 8)] + [(10, 8)] * ROUNDS
     assert timed["torch"][0].shape == (10, 2) and timed["onnx"][1] > 0
+
+
+@pytest.mark.slow
+def test_llama_build_benchmark_measures_each_build_in_its_own_process(
+    shared_data: Path, results_file: Path, private_models_cache: None, tmp_path: Path
+) -> None:
+    """Two "builds" that are the venv's own llama.cpp installed under two CMake strings (nothing is compiled):
+    each is measured through eval.perf.ask_latency in a process importing it, and the report shows both."""
+    require_embedded_smollm2()
+    import importlib.util
+    import shutil
+
+    from eval.perf import llama_build, report
+
+    installed = Path(importlib.util.find_spec("llama_cpp").origin).parent
+    for args in ("-DA=1", "-DB=1"):
+        shutil.copytree(installed, llama_build.folder_for(args) / "llama_cpp")
+    argv = ["--quick", "--build", "one=-DA=1", "--build", "two=-DB=1", "--model", "smollm2", "--threads", "1",
+            "--results", str(results_file)]  # fmt: skip
+    assert llama_build.main(argv) == 0
+    builds = _section(results_file, "llama_build")["builds"]
+    assert set(builds) == {"one", "two"} and builds["two"]["cmake_args"] == "-DB=1"
+    for build in builds.values():
+        assert build["rounds"] == 1 and build["saved_prefix_ttft_s"] > 0 and "AVX" in build["cpu_features"]
+    text = report.render(json.loads(results_file.read_text()))
+    assert "## llama.cpp build" in text and "| two | `-DB=1` |" in text

@@ -163,6 +163,21 @@ def ask_latency(section: dict[str, Any], targets: list[str]) -> list[str]:
     return lines
 
 
+def llama_build(section: dict[str, Any], targets: list[str]) -> list[str]:
+    """The same `assistant ask` questions with llama.cpp compiled two ways (no target of its own: the ask latency
+    section above measures the build the venv has)."""
+    lines = [f"## llama.cpp build: `assistant ask` latency by how llama-cpp-python {section['version']} was compiled "
+             f"({section['queries']} held-out findings x {next(iter(section['builds'].values()))['rounds']} rounds, "
+             f"{section['model']})", "", _stamp(section), "",
+             "Medians over every question of every round; the builds alternate round by round. `make llm-embedded` "
+             "builds with LLAMA_CMAKE_ARGS (models/llm_setup.mk).", ""]  # fmt: skip
+    rows = [[name, f"`{build['cmake_args']}`", build["cpu_features"], build["cold_ttft_s"],
+             build["saved_prefix_ttft_s"], build["saved_prefix_total_s"]]
+            for name, build in section["builds"].items()]  # fmt: skip
+    return lines + _table(["build", "CMake arguments", "SIMD used", "TTFT s, cold", "TTFT s, saved prompt",
+                           "total s, saved prompt"], rows)  # fmt: skip
+
+
 def coldstart(section: dict[str, Any], targets: list[str]) -> list[str]:
     lines = ["## Cold start of the CLI (fresh process each, median)", "", _stamp(section), ""]
     rows = [["`assistant --help`", section["help_s"]], [f"`assistant search` ({section['index']} index)",
@@ -225,7 +240,8 @@ def concurrency(section: dict[str, Any], targets: list[str]) -> list[str]:
 
 
 SECTIONS = {"embedding": embedding, "fusions": fusions, "search": search, "answer": answer,
-            "ask_latency": ask_latency, "coldstart": coldstart, "concurrency": concurrency}  # fmt: skip
+            "ask_latency": ask_latency, "llama_build": llama_build, "coldstart": coldstart,
+            "concurrency": concurrency}  # fmt: skip
 
 
 def render(results: dict[str, Any]) -> str:
