@@ -19,7 +19,8 @@ Environment:
 - chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list);
 - search: RADSEARCH_ABBREVIATIONS (a CSV with columns abbr,expansion merged over the built-in shorthand tables),
   RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/abbreviations.py), RADSEARCH_RERANKER (a re-ranker trained by
-  `assistant train-reranker`, by name or folder, that re-scores the top hits of every search; off by default).
+  `assistant train-reranker`, by name or folder, `NAME@0.5` to set its share of the score, that re-scores the top
+  hits of every search; off by default).
 """
 
 from __future__ import annotations
@@ -175,9 +176,10 @@ class SearchSettings:
         name = reranker_setting(flag) if flag is not None else self.reranker
         if name is None:
             return None
-        from retriever.rerank import Reranker
+        from retriever.rerank import RERANK_WEIGHT, Reranker, split_weight
 
-        return Reranker(name)
+        folder, weight = split_weight(name)
+        return Reranker(folder, weight=weight or RERANK_WEIGHT)
 
     def expander(self) -> QueryExpander:
         """The expander these settings ask for (AbbreviationTableError, a ValueError, for a malformed table)."""

@@ -27,14 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from eval.resumable import run_resumable
-from eval.retrieval import RERANK_SUFFIX, WEIGHT_MARK
+from eval.retrieval import RERANK_SUFFIX
 from eval.retrieval_benchmark import DEFAULT_MODEL, product_default
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, index_backend, load_shared, write_results
 from eval.stats import format_p, mcnemar
 from retriever.report import Report
-from retriever.rerank import CARD_FILE, RERANK_WEIGHT
+from retriever.rerank import CARD_FILE, RERANK_WEIGHT, WEIGHT_MARK, split_weight
 
 RERANKER = "radsearch-rerank-minilm"
 #: Issue 20's bound on the abbreviated-query match@5 drop.
@@ -142,7 +142,7 @@ def decide(results: dict[str, Any]) -> dict[str, Any]:
             "abbreviated drop within 0.02": with_["queries"]["abbreviated"]["drop@5"] <= ABBREVIATED_DROP,
         }
     passing = [name for name in checks if all(checks[name].values())]
-    weight = {name: float(results["refs"][name].rpartition(WEIGHT_MARK)[2]) for name in passing}
+    weight = {name: split_weight(results["refs"][name])[1] or RERANK_WEIGHT for name in passing}
     chosen = max(passing, key=lambda n: (results[n]["errors"]["all"]["value"], -weight[n]), default=None)
     return {"checks": checks, "adopt": chosen is not None, "chosen": chosen}
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from retriever.report import Report
-from retriever.rerank import Reranker
+from retriever.rerank import Reranker, split_weight
 
 if TYPE_CHECKING:
     from retriever.encoder import Encoder
@@ -199,10 +199,6 @@ def split_rerank(ref: str) -> tuple[str, str | None]:
     return (base, name) if marker else (ref, None)
 
 
-#: What a re-ranker name may end with to give its weight (retriever.rerank.RERANK_WEIGHT when absent): `NAME@0.3`.
-WEIGHT_MARK = "@"
-
-
 class MemoReranker(Reranker):
     """A re-ranker that scores each (query, text) pair once per run: benchmarks search the same queries against
     the same candidates at several weights."""
@@ -225,18 +221,11 @@ def _loaded_reranker(name: str) -> Reranker:
 
 
 def reranker_for(ref: str) -> Reranker:
-    """The re-ranker `NAME` or `NAME@WEIGHT` names: every weight of one name shares the loaded model and its
-    remembered scores, so a sweep over weights scores each (query, text) pair once."""
-    name, marker, weight = ref.rpartition(WEIGHT_MARK)
-    if not marker:
-        return _loaded_reranker(ref)
-    try:
-        share = float(weight)
-    except ValueError:
-        raise ValueError(
-            f"{ref!r}: a re-ranker's weight goes after {WEIGHT_MARK!r} as a number, e.g. NAME@0.3"
-        ) from None
-    return _loaded_reranker(name).weighted(share)
+    """The re-ranker `NAME` or `NAME@WEIGHT` names (retriever.rerank.split_weight): every weight of one name shares
+    the loaded model and its remembered scores, so a sweep over weights scores each (query, text) pair once."""
+    name, weight = split_weight(ref)
+    loaded = _loaded_reranker(name)
+    return loaded if weight is None else loaded.weighted(weight)
 
 
 def make_ranker(ref: str, backend: str = "torch") -> Ranker:

@@ -37,8 +37,12 @@ RERANK_DEPTH = 20
 #: Tokens of query + candidate the cross-encoder reads; past it the longer of the two (long CT findings) is cut
 #: from its end, so the impression is kept whole.
 MAX_LENGTH = 256
-#: The cross-encoder's share of a re-scored hit's score (the first stage has the rest); 1 = its score alone.
-RERANK_WEIGHT = 1.0
+#: The cross-encoder's share of a re-scored hit's score (the first stage has the rest; 1 = its score alone): the
+#: weight with the best error discrimination on the dev split (eval/results/rerank_dev.md: 0.818 at 0.3, 0.742 at
+#: 1), kept equal to it by tests/test_rerank_benchmark.py. The re-ranker itself stays off unless a site names one.
+RERANK_WEIGHT = 0.3
+#: What a re-ranker reference may end with to give its weight instead: `my-site-reranker@0.5`.
+WEIGHT_MARK = "@"
 #: A file every trained re-ranker folder has beside the weights (written by retriever/rerank_train.py).
 CARD_FILE = "radsearch_reranker.json"
 
@@ -53,6 +57,17 @@ def reranker_location(ref: str | Path, root: Path | None = None) -> Path:
             f"with `assistant train-reranker` (in {root or models_dir()})"
         )
     return found.resolve()
+
+
+def split_weight(ref: str) -> tuple[str, float | None]:
+    """`NAME@0.5` -> ("NAME", 0.5); `NAME` -> ("NAME", None). Only a number after the last `@` is a weight (a folder
+    may have `@` in its path); ValueError for a number that is not a share in (0, 1]."""
+    name, marker, tail = str(ref).rpartition(WEIGHT_MARK)
+    try:
+        share = float(tail) if marker and name else None
+    except ValueError:
+        share = None
+    return (str(ref), None) if share is None else (name, _checked(share))
 
 
 def _checked(weight: float) -> float:

@@ -14,7 +14,7 @@ import pytest
 from assistant.settings import SearchSettings
 from models.resolve import ModelNotAvailable
 from retriever.report import Report
-from retriever.rerank import CARD_FILE, Reranker, reranker_location
+from retriever.rerank import CARD_FILE, Reranker, reranker_location, split_weight
 from retriever.rerank_config import RerankConfig
 from retriever.rerank_train import (
     NEGATIVE_KINDS,
@@ -113,7 +113,7 @@ def test_training_learns_and_saves_a_card_but_no_report_text(trained, minilm) ->
 def test_rerank_orders_the_head_by_cross_encoder_score_and_keeps_the_tail_below(trained) -> None:
     # What the tiny model learned is checked by pairwise accuracy above; its scores here can sit within 0.003 of
     # each other on another CPU, so only the re-ranking contract is asserted.
-    reranker = Reranker(trained.path, max_length=64)
+    reranker = Reranker(trained.path, max_length=64, weight=1.0)
     query = "There is a small pleural effusion blunting the costophrenic angle in the left upper zone."
     texts = ["Right lower emphysema.", "Right upper pleural effusion.", "Left upper pleural effusion.", "Fibrosis."]
     scored = [(n, 1.0 - n / 10) for n in range(len(texts))]
@@ -155,8 +155,10 @@ def test_benchmarks_name_a_weight_and_score_each_pair_once(trained) -> None:
     assert list(again) == list(first[:2]) and len(memo._memo) == 2
     assert [round(float(v), 5) for v in first] == [round(float(v), 5) for v in Reranker(trained.path).scores(
         "effusion", texts)]
-    with pytest.raises(ValueError, match="after '@' as a number"):
-        reranker_for("site-rr@heavy")
+    assert split_weight("site-rr@0.5") == ("site-rr", 0.5) and split_weight("site-rr") == ("site-rr", None)
+    assert split_weight("/data/rr@site/model") == ("/data/rr@site/model", None)
+    with pytest.raises(ValueError, match=r"in \(0, 1\]"):
+        reranker_for("site-rr@2")
 
 
 def test_search_with_a_reranker_returns_its_order(trained, minilm) -> None:
@@ -212,5 +214,9 @@ def test_train_reranker_then_search_with_it_from_the_command_line(minilm, tmp_pa
     assert found.returncode == 0, found.stderr
     payload = json.loads(found.stdout)
     assert payload["reranker"] == "site-rr" and len(payload["hits"]) == 5
+    weighted = _cli("search", query, "--index", str(folder), "--reranker", "site-rr@0.5", "--json", home=home)
+    assert weighted.returncode == 0 and json.loads(weighted.stdout)["reranker"] == "site-rr", weighted.stderr
+    too_heavy = _cli("search", query, "--index", str(folder), "--reranker", "site-rr@2", home=home)
+    assert too_heavy.returncode == 2 and "in (0, 1]" in too_heavy.stderr
     missing = _cli("search", query, "--index", str(folder), "--reranker", "nope", home=home)
     assert missing.returncode == 2 and "no re-ranker 'nope'" in missing.stderr

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 import pytest
 
-from eval.rerank_benchmark import decide, render, side_label, weight_list
+from eval.rerank_benchmark import decide, render, side_label, sides, weight_list
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
+from eval.shared_data import RESULTS
+from retriever.rerank import RERANK_WEIGHT, split_weight
 
 
 def side(errors: float, match5: float, exact: float, drop: float, ranks: list[int | None]) -> dict[str, Any]:
@@ -74,3 +77,9 @@ def test_weights_are_distinct_shares() -> None:
     for bad in ("0", "1.5", "0.3,0.3", "heavy", ""):
         with pytest.raises(argparse.ArgumentTypeError):
             weight_list(bad)
+
+
+def test_the_products_weight_is_the_committed_dev_runs_best_error_discrimination() -> None:
+    committed = json.loads((RESULTS / "rerank_dev.json").read_text(encoding="utf-8"))
+    best = max(sides(committed), key=lambda n: committed[n]["errors"]["all"]["value"])
+    assert split_weight(committed["refs"][best])[1] == RERANK_WEIGHT
