@@ -213,9 +213,11 @@ def test_train_reranker_then_search_with_it_from_the_command_line(minilm, tmp_pa
     found = _cli("search", query, "--index", str(folder), "--reranker", "site-rr", "--json", home=home)
     assert found.returncode == 0, found.stderr
     payload = json.loads(found.stdout)
-    assert payload["reranker"] == "site-rr" and len(payload["hits"]) == 5
+    assert payload["reranker"] == "site-rr" and payload["reranker_weight"] == 0.3 and len(payload["hits"]) == 5
     weighted = _cli("search", query, "--index", str(folder), "--reranker", "site-rr@0.5", "--json", home=home)
-    assert weighted.returncode == 0 and json.loads(weighted.stdout)["reranker"] == "site-rr", weighted.stderr
+    assert weighted.returncode == 0, weighted.stderr
+    shown = json.loads(weighted.stdout)
+    assert shown["reranker"] == "site-rr" and shown["reranker_weight"] == 0.5
     too_heavy = _cli("search", query, "--index", str(folder), "--reranker", "site-rr@2", home=home)
     assert too_heavy.returncode == 2 and "in (0, 1]" in too_heavy.stderr
     missing = _cli("search", query, "--index", str(folder), "--reranker", "nope", home=home)

@@ -89,6 +89,7 @@ def search(
             "method": method,
             "encoder": idx.manifest.encoder.name,
             "reranker": idx.reranker.name if idx.reranker else None,
+            "reranker_weight": idx.reranker.weight if idx.reranker else None,
             "truncated": bool(notice),
             "hits": [{"rank": h.rank, "score": h.score, "contradicts": h.contradicts, **asdict(h.report)} for h in hits],
         }
