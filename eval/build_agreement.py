@@ -19,13 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eval.robustness.metrics import share
 from eval.shared_data import RESULTS, add_out_option, write_results
-from eval.stats import format_p, mcnemar, wilson
+from eval.stats import format_p, mcnemar
 
 BASELINE = "none"
 
 
-def _correct(run: dict[str, Any], condition: str) -> dict[str, dict[str, Any]]:
+def _by_case(run: dict[str, Any], condition: str) -> dict[str, dict[str, Any]]:
     return {case["case_id"]: case for case in run["cases"][condition]}
 
 
@@ -37,18 +38,18 @@ def compare(a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]) -> di
         raise ValueError("the two runs share no condition")
     rows: dict[str, Any] = {}
     for condition in conditions:
-        first, second = _correct(a, condition), _correct(b, condition)
+        first, second = _by_case(a, condition), _by_case(b, condition)
         cases = sorted(set(first) & set(second))
         right = [[first[c]["correct"] for c in cases], [second[c]["correct"] for c in cases]]
-        same = sum(first[c]["prediction"].strip().lower() == second[c]["prediction"].strip().lower() for c in cases)
+        same = [first[c]["prediction"].strip().lower() == second[c]["prediction"].strip().lower() for c in cases]
         test = mcnemar(*right)
         rows[condition] = {
             "cases": len(cases),
-            **{label: _share(sum(r), len(cases)) for label, r in zip(labels, right, strict=True)},
+            **{label: _counted(r) for label, r in zip(labels, right, strict=True)},
             "mcnemar_p": test.p,
             "only_first_right": test.b,
             "only_second_right": test.c,
-            "identical_answers": _share(same, len(cases)),
+            "identical_answers": _counted(same),
         }
     gains = {}
     if BASELINE in rows:
@@ -58,10 +59,9 @@ def compare(a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]) -> di
     return {"labels": list(labels), "model_id": a["model_id"], "conditions": rows, "gain_over_none": gains}
 
 
-def _share(k: int, n: int) -> dict[str, Any]:
-    interval = wilson(k, n)
-    ci95 = [round(interval.low, 4), round(interval.high, 4)]
-    return {"k": k, "n": n, "value": round(interval.value, 4), "ci95": ci95}
+def _counted(flags: list[bool]) -> dict[str, Any]:
+    """eval.robustness.metrics.share with the count beside it (the report gives discordant counts)."""
+    return share(flags) | {"k": sum(flags)}
 
 
 def render(result: dict[str, Any]) -> str:
