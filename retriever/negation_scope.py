@@ -42,8 +42,9 @@ def _match(words: list[str], at: int, table: dict[str, list[tuple[str, ...]]]) -
 
 def negated_words(words: list[str]) -> tuple[list[bool], list[bool]]:
     """For one clause: (negated, trigger) flags per word. A pre-negation trigger reaches the words after it up to
-    WINDOW words from its start, a post-negation trigger the WINDOW words before its end; a termination term
-    ends a scope and a pseudo-negation ("no change") is no trigger."""
+    WINDOW words from its start, a post-negation trigger the WINDOW words before its end (the longer phrase wins
+    where both start: "no longer seen" looks back, "no" alone forward); a termination term ends a scope and a
+    pseudo-negation ("no change") is no trigger."""
     n = len(words)
     negated, trigger = [False] * n, [False] * n
     stops = [i for i in range(n) if _match(words, i, _TERMINATION)]
@@ -52,10 +53,12 @@ def negated_words(words: list[str]) -> tuple[list[bool], list[bool]]:
         if (skip := _match(words, at, _PSEUDO)) > 0:
             at += skip
             continue
-        if (length := _match(words, at, _PRE)) > 0:
+        pre, post = _match(words, at, _PRE), _match(words, at, _POST)
+        length = max(pre, post)
+        if pre and pre >= post:
             end = min([n, at + WINDOW + 1, *(s for s in stops if s >= at + length)])
             negated[at + length : end] = [True] * max(0, end - at - length)
-        elif (length := _match(words, at, _POST)) > 0:
+        elif post:
             start = max([0, at + length - 1 - WINDOW, *(s + 1 for s in stops if s < at)])
             negated[start:at] = [True] * (at - start)
         trigger[at : at + length] = [True] * length

@@ -130,10 +130,12 @@ def test_hand_made_corpus_affirmed_and_negated_queries_rank_the_matching_polarit
         Report("n1", impression="No pneumothorax.", source="fixture"),
         Report("n2", impression="There is no evidence of pneumothorax or pleural effusion.", source="fixture"),
         Report("n3", impression="Pneumothorax is not seen after chest tube removal.", source="fixture"),
+        Report("n4", impression="Previously noted right pneumothorax appears resolved.", source="fixture"),
+        Report("n5", impression="The apical pneumothorax is no longer seen.", source="fixture"),
         Report("m1", impression="No left pneumothorax. Small right pneumothorax.", source="fixture"),
         Report("x1", impression="Mild cardiomegaly.", source="fixture"),
     ]
-    affirmed, negated = {"a1", "a2", "a3"}, {"n1", "n2", "n3"}
+    affirmed, negated = {"a1", "a2", "a3"}, {"n1", "n2", "n3", "n4", "n5"}
     index = ReportIndex.build(corpus, minilm, ("impression",))
     for method in ("bm25", "dense", "hybrid", "hybrid-weighted"):
         for query, first, last in (("pneumothorax", affirmed, negated), ("no pneumothorax", negated, affirmed)):

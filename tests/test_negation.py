@@ -14,6 +14,9 @@ DETECTION = [
     ("Negative for pulmonary embolism.", "pulmonary embolism", True),
     ("Lungs are clear with no evidence of pneumonia.", "pneumonia", True),
     ("The right pleural effusion has resolved.", "pleural effusion", True),
+    ("Previously noted left pleural effusion appears resolved.", "pleural effusion", True),
+    ("The pneumothorax is no longer seen.", "pneumothorax", True),
+    ("The effusion is partially resolved.", "effusion", False),  # partial resolution: still there
     ("There is a small left pleural effusion.", "pleural effusion", False),
     ("No change in the right pleural effusion.", "pleural effusion", False),  # pseudo-negation
     ("No pneumothorax but there is a large effusion.", "effusion", False),  # "but" ends the scope

@@ -24,6 +24,11 @@ STOP = frozenset({"the", "of", "with", "in", "is", "there", "or", "and"})
         ("No consolidation but there is cardiomegaly", ["neg:consolidation", "but", "there", "is", "cardiomegaly"]),
         ("No change in the effusion", ["no", "change", "in", "the", "effusion"]),  # pseudo-negation
         ("no a b c d e f g h", ["neg:a", "neg:b", "neg:c", "neg:d", "neg:e", "neg:f", "g", "h"]),  # six-word window
+        # resolution looks back; the longer trigger wins where a pre- and a post-trigger start together
+        ("Left pleural effusion appears resolved. Atelectasis.", ["neg:left", "neg:pleural", "neg:effusion",
+                                                                  "atelectasis"]),
+        ("The effusion is no longer seen", ["neg:the", "neg:effusion", "neg:is"]),
+        ("No longer any effusion", ["neg:longer", "neg:any", "neg:effusion"]),
     ],
 )
 def test_scoped_words(text: str, words: list[str]) -> None:
