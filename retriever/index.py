@@ -26,7 +26,7 @@ import numpy as np
 
 from models.resolve import ModelNotAvailable
 from retriever.abbreviations import QueryExpander, default_expander
-from retriever.bm25_index import STOPWORDS, BM25Field
+from retriever.bm25_index import STOPWORDS, TOKENIZER_FINGERPRINT, BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
 from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
@@ -257,6 +257,7 @@ class ReportIndex:
             corpus_sha256=corpus_hash(reports),
             created=now(),
             index_type=index_kind(max(counts.values())),
+            lexical_rules=TOKENIZER_FINGERPRINT,
         )
         return cls(manifest, list(reports), vectors, bm25, encoder)
 
@@ -379,6 +380,15 @@ class ReportIndex:
         if isinstance(self._store, list):
             return {i: self._store[i] for i in rowids}
         return self._store.get(rowids)
+
+    def lexical_notice(self, folder: Path | str) -> str:
+        """Non-empty when the BM25 side was tokenized under other negation rules than this program's: bm25 and the
+        fused methods then read some mentions as the older rules did (an index built before a rule was added)."""
+        if self.manifest.lexical_rules == TOKENIZER_FINGERPRINT:
+            return ""
+        return (f"the BM25 side of {folder} was tokenized under older negation rules, so bm25 and the hybrid methods "
+                f"may score a ruled-out finding as present; `assistant update --index {folder} --retokenize` "
+                "tokenizes it anew (no report is encoded again)")
 
     def describe(self) -> dict[str, object]:
         """Manifest as a plain dict (for `--json` and the UI)."""

@@ -11,6 +11,9 @@ sees the old index or the new one, never a mix. What each part costs (measured i
   field is re-indexed: from the kept documents' saved term ids plus the new texts (only those are tokenized), or,
   for an index saved without term ids, from the final store's texts (streaming_build.bm25_of_store);
 - the manifest: counts, the corpus hash (a pass over the store) and every file's checksum.
+An index whose BM25 side was tokenized under other negation rules (Manifest.lexical_rules, an older program) has
+every text of the store tokenized anew by any update, or by one that only does that (`retokenize=True`,
+`assistant update --retokenize`): old and new terms are never mixed, and no report is encoded again.
 An IVF-PQ field whose new vectors sit far from the trained centroids gets a notice with the command that retrains
 (retriever/quantizer_drift.py); the update is kept. `retrain=True` (`assistant update --retrain`) trains every
 field's quantizer anew on the vectors the index holds, read back from it (faiss_index.retrain_vector_index): no
@@ -28,7 +31,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from retriever.bm25_index import BM25Field
+from retriever.bm25_index import TOKENIZER_FINGERPRINT, BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import EXACT_LIMIT, index_kind, remove_vectors, retrain_vector_index
 from retriever.index import (
@@ -60,12 +63,13 @@ class UpdateSummary:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     retrained: list[str] = field(default_factory=list)  # fields whose vector index was trained anew
+    retokenized: bool = False  # the BM25 side was tokenized anew under this program's negation rules
     not_found: list[str] = field(default_factory=list)  # ids asked to be removed that the index does not hold
     rejections: list[Rejection] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
     def changed(self) -> bool:
-        return bool(self.added or self.replaced or self.removed or self.retrained)
+        return bool(self.added or self.replaced or self.removed or self.retrained or self.retokenized)
 
 
 def update_index(
@@ -79,11 +83,13 @@ def update_index(
     progress: bool = False,
     device: str | None = None,
     retrain: bool = False,
+    retokenize: bool = False,
 ) -> UpdateSummary:
     """Remove the reports `removals`, then add `reports` (already through `ingest`): an id the index holds is
     replaced if its content changed and skipped if not. `encoder` must be the one that built the index
     (IndexLoadError otherwise); None loads that one. `exclusions`: a full build's defaults unless given. Nothing is
-    written when nothing changes. `retrain`: then train each field's vector index anew (see the module docstring)."""
+    written when nothing changes. `retrain`: then train each field's vector index anew (see the module docstring).
+    `retokenize`: tokenize the BM25 side anew, as an index tokenized under other negation rules always is."""
     folder = Path(folder)
     exclusions = exclusions or Exclusions()
     if not folder.parent.is_dir():
@@ -92,9 +98,10 @@ def update_index(
         manifest, vectors, old_bm25, store = open_parts(folder)
         try:
             summary, upserts, gone = _plan(store, list(reports), set(removals), exclusions)
+            summary.retokenized = retokenize or manifest.lexical_rules != TOKENIZER_FINGERPRINT
             if not summary.changed() and not retrain:
                 return summary
-            model = _encoder(manifest.encoder, encoder, device) if summary.changed() else None
+            model = _encoder(manifest.encoder, encoder, device) if upserts or gone else None
             for field_name in manifest.fields:
                 if not retrain:  # a retrained field gets a new baseline (_retrain)
                     _record_baseline(manifest, vectors[field_name], field_name)
@@ -111,7 +118,9 @@ def update_index(
             change_store(tmp / STORE_FILE, upserts, gone)
             new_store = ReportStore(tmp / STORE_FILE)
             try:
-                bm25 = {f: _bm25(old_bm25[f], new_store, f, upserts, gone) for f in manifest.fields}
+                retokenize = summary.retokenized
+                bm25 = {f: _bm25(old_bm25[f], new_store, f, upserts, gone, retokenize) for f in manifest.fields}
+                manifest.lexical_rules = TOKENIZER_FINGERPRINT
                 manifest.reports = new_store.count()
                 manifest.corpus_sha256 = corpus_hash(report for _, report in new_store.iter_reports())
             finally:
@@ -252,10 +261,18 @@ def _retrain(manifest: Manifest, vectors: dict[str, faiss.Index], field_name: st
 
 
 def _bm25(
-    old: BM25Field, store: ReportStore, field_name: str, upserts: list[tuple[int, Report]], gone: list[int]
+    old: BM25Field,
+    store: ReportStore,
+    field_name: str,
+    upserts: list[tuple[int, Report]],
+    gone: list[int],
+    retokenize: bool,
 ) -> BM25Field:
     """The field's BM25 after the update: re-indexed from the kept documents' term ids plus the new texts, or, for
-    an index saved without term ids, built from the final store's texts. Unchanged when no report is."""
+    an index saved without term ids or tokenized under other rules (`retokenize`), built from the final store's
+    texts. Unchanged when no report is."""
+    if retokenize:
+        return bm25_of_store(store, field_name)
     if not upserts and not gone:
         return old
     rows = [(rowid, text) for rowid, report in upserts if (text := report.text_of(field_name))]

@@ -55,6 +55,8 @@ class Manifest:
     quantizer_fit: dict[str, float] = field(default_factory=dict)
     files: dict[str, FileInfo] = field(default_factory=dict)
     version: int = FORMAT_VERSION
+    #: How the BM25 side was tokenized (retriever.bm25_index.TOKENIZER_FINGERPRINT); "" = before it was recorded
+    lexical_rules: str = ""
 
     def write(self, folder: Path) -> None:
         (folder / MANIFEST).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")

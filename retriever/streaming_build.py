@@ -31,7 +31,7 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
-from retriever.bm25_index import BM25Field
+from retriever.bm25_index import TOKENIZER_FINGERPRINT, BM25Field
 from retriever.encoder import Encoder
 from retriever.faiss_index import index_kind, new_vector_index, training_rows
 from retriever.index import STORE_FILE, corpus_hash, encoder_info, now, write_bm25, write_manifest, write_vectors
@@ -109,6 +109,7 @@ def encode_and_write(
                 created=now(),
                 index_type=index_kind(max(counts.values())),
                 quantizer_fit=fit,
+                lexical_rules=TOKENIZER_FINGERPRINT,
             )
             write_manifest(tmp, manifest)
     finally:

@@ -72,3 +72,26 @@ def test_update_retrains_without_reports_and_keeps_the_index(tmp_path: Path) -> 
     index = ReportIndex.load(out)
     assert index.manifest.reports == 3 and index.manifest.index_type == "flat"  # 3 vectors: exact again
     assert index.search("left lower lobe pneumonia", k=1)[0].report.id == "site:2"
+
+
+def test_an_index_from_an_older_program_is_flagged_by_search_and_retokenized(tmp_path: Path) -> None:
+    """A manifest without the BM25 tokenizer's fingerprint (an index built before it was recorded): search and ask
+    say so with the command, `update --retokenize` brings it to the current rules, and the note goes away."""
+    out = tmp_path / "index"
+    assert run("index", str(_write(tmp_path / "monday", YESTERDAY)), "--out", str(out)).returncode == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["lexical_rules"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    command = f"assistant update --index {out} --retokenize"
+
+    stale = run("search", "pleural effusion", "--index", str(out), "-k", "1")
+    assert stale.returncode == 0 and command in " ".join(stale.stderr.split()), stale.stderr
+    assert command not in " ".join(run("search", "pleural effusion", "--index", str(out), "--method", "dense",
+                                       "-k", "1").stderr.split())  # dense search reads no BM25
+
+    result = run("update", "--index", str(out), "--retokenize")
+    assert result.returncode == 0, result.stderr
+    assert "removed 0; BM25 tokenized anew under the current negation rules" in result.stderr
+    assert ReportIndex.load(out).lexical_notice(out) == ""
+    fixed = run("search", "pleural effusion", "--index", str(out), "-k", "1")
+    assert fixed.returncode == 0 and "older negation rules" not in fixed.stderr

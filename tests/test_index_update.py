@@ -125,3 +125,42 @@ def test_an_index_saved_without_bm25_term_ids_is_updated_from_the_store(base: Pa
     ReportIndex.build([*REPORTS[1:5], NEW], minilm).save(rebuilt)
     assert _results(ReportIndex.load(base, minilm)) == _results(ReportIndex.load(rebuilt, minilm))
     assert (base / "bm25_findings" / "token_ids.npy").is_file()  # kept from now on
+
+
+def test_an_index_tokenized_under_older_negation_rules_is_tokenized_anew(
+    minilm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index built before "appears resolved" was a negation trigger: its BM25 scores the resolved effusion as
+    present, search says so, and an update that adds nothing tokenizes the store anew (equal to a fresh build)."""
+    import retriever.negation_scope as scope
+
+    reports = [
+        Report("r:1", "", "Left pleural effusion appears resolved.", source="c"),
+        Report("r:2", "", "Small left pleural effusion.", source="c"),
+        Report("r:3", "", "Mild cardiomegaly.", source="c"),
+    ]
+    folder = tmp_path / "index"
+    older = {first: [p for p in phrases if p != ("appears", "resolved")] for first, phrases in scope._POST.items()}
+    with monkeypatch.context() as patched:
+        patched.setattr(scope, "_POST", older)
+        ReportIndex.build(reports, minilm, ("impression",)).save(folder)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["lexical_rules"] = "older"
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+    stale = ReportIndex.load(folder, minilm)
+    assert str(folder) in stale.lexical_notice(folder)
+    assert {h.report.id for h in stale.search("left pleural effusion", "impression", 3, method="bm25")} == {"r:1", "r:2"}
+
+    summary = update_index(folder, [], encoder=minilm)
+    assert summary.retokenized and summary.changed() and not (summary.added or summary.removed)
+    rebuilt = tmp_path / "rebuilt"
+    ReportIndex.build(reports, minilm, ("impression",)).save(rebuilt)
+    updated, fresh = ReportIndex.load(folder, minilm), ReportIndex.load(rebuilt, minilm)
+    assert updated.lexical_notice(folder) == fresh.lexical_notice(rebuilt) == ""
+    hits = updated.search("left pleural effusion", "impression", 3, method="bm25")
+    assert [h.report.id for h in hits] == ["r:2"]  # the resolved mention's words are other terms now
+    assert [(h.report.id, h.score) for h in hits] == [
+        (h.report.id, h.score) for h in fresh.search("left pleural effusion", "impression", 3, method="bm25")
+    ]
+    assert not update_index(folder, [], encoder=minilm).changed()  # current now: nothing to do

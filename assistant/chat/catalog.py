@@ -102,6 +102,8 @@ class IndexCatalog:
             try:
                 index = ReportIndex.load(Path(folder), device=self._device)
                 index.reranker = self._reranker
+                if stale := index.lexical_notice(key):
+                    log.warning(stale)
             except IndexLoadError:
                 if loaded is None:
                     raise

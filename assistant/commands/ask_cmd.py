@@ -49,7 +49,7 @@ def ask(
     """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
     from rich.console import Console
 
-    from assistant.commands.output import literal, print_error
+    from assistant.commands.output import literal, print_error, print_note
     from assistant.commands.shared import read_settings
     from assistant.lc_retriever import ReportRetriever
     from assistant.llm_factory import make_llm
@@ -65,7 +65,10 @@ def ask(
         llm_settings = settings.llm.with_flags(backend=backend, model=model)
         retriever = None
         if not no_retrieval:
-            idx = ReportIndex.load(index or settings.paths.default_index, encoder, device=settings.encoder.device)
+            folder = index or settings.paths.default_index
+            idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
+            if method != "dense" and (stale := idx.lexical_notice(folder)):
+                print_note(err, stale)
             if field not in idx.fields:
                 raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
             idx.reranker = settings.search.load_reranker(reranker)

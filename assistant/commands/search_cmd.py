@@ -71,7 +71,8 @@ def search(
         if expand is not None:  # the flag wins over RADSEARCH_ABBREVIATION_EXPANSION
             expander = replace(settings.search, expand_abbreviations=expand).expander()
         searched_as = expander.expand(clean_query(query))
-        idx = ReportIndex.load(index or settings.paths.default_index, encoder, device=settings.encoder.device)
+        folder = index or settings.paths.default_index
+        idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
         idx.query_expander = expander
         idx.reranker = settings.search.load_reranker(reranker)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
@@ -79,8 +80,9 @@ def search(
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    if notice:
-        print_note(err, notice)
+    for note in (notice, idx.lexical_notice(folder) if method != "dense" else ""):
+        if note:
+            print_note(err, note)
     if as_json:
         payload = {
             "query": shorten(query, 1001),

@@ -2,7 +2,8 @@
 
 Reports whose id the index holds replace the indexed ones if their text or metadata changed and are skipped (and
 counted) if not; `--remove` names ids to delete; `--retrain` trains each field's IVF-PQ quantizer anew on the vectors
-the index holds (no report is encoded again), as the drift notice of an update advises. The exclusions, rejects
+the index holds (no report is encoded again), as the drift notice of an update advises; `--retokenize` tokenizes
+the BM25 side anew under this program's negation rules, as search advises for an index built by an older one. The exclusions, rejects
 log and counts are `assistant index`'s.
 The new version is swapped in whole (retriever/index_update.py), so a chat searching the index keeps working.
 
@@ -52,6 +53,14 @@ def update(
             "exact index grew past the IVF-PQ threshold); nothing is encoded again.",
         ),
     ] = False,
+    retokenize: Annotated[
+        bool,
+        typer.Option(
+            "--retokenize",
+            help="Tokenize the BM25 side anew under this program's negation rules (search says when an index needs "
+            "it; any update of such an index does it too); nothing is encoded again.",
+        ),
+    ] = False,
 ) -> None:
     """Add, replace or remove reports in an existing index; counts of each are printed."""
     from rich.console import Console
@@ -70,8 +79,10 @@ def update(
     console = Console(stderr=True)
     settings = read_settings(console)
     corpus = corpus or []
-    if not corpus and remove is None and not retrain:
-        print_error(console, "nothing to do: give report files to add or replace, --remove IDS_FILE or --retrain")
+    if not corpus and remove is None and not retrain and not retokenize:
+        print_error(
+            console, "nothing to do: give report files to add or replace, --remove IDS_FILE, --retrain or --retokenize"
+        )
         raise typer.Exit(EXIT_BAD_INPUT)
     mapping = checked_corpus(console, corpus, column_map)
     target = index or settings.paths.default_index
@@ -98,6 +109,7 @@ def update(
             progress=True,
             device=settings.encoder.device,
             retrain=retrain,
+            retokenize=retokenize,
         )
     except (IndexLoadError, IndexBusy) as exc:
         print_error(console, exc)
@@ -123,6 +135,8 @@ def update(
     )
     if summary.retrained:
         counts += f"; retrained the {', '.join(summary.retrained)} vector indexes"
+    if summary.retokenized:
+        counts += "; BM25 tokenized anew under the current negation rules"
     verdict = f"updated {target}" if summary.changed() else f"{target} unchanged"
     console.print(literal(f"{verdict}: {counts}", style="green"))
 
