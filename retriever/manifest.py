@@ -158,15 +158,21 @@ def written_by_radsearch(folder: Path) -> bool:
 
 def is_current(folder: Path, encoder_name: str) -> bool:
     """Whether `folder` holds an index built by the encoder `encoder_name` that this release queries as is: for a
-    fast backend, made by today's export recipe (an older one is refused at load). Why: `make demo-index` skips the
-    rebuild only then."""
+    fast backend, made by today's export recipe (an older one is refused at load), and with BM25 tokenized under
+    today's negation rules. Why: `make demo-index` skips the rebuild only then."""
+    from retriever.bm25_index import TOKENIZER_FINGERPRINT
     from retriever.onnx_encoder import EXPORT_VERSION
 
     try:
-        built = Manifest.read(folder).encoder
+        manifest = Manifest.read(folder)
     except ValueError:
         return False
-    return built.name == encoder_name and (built.backend == "torch" or built.backend_version == EXPORT_VERSION)
+    built = manifest.encoder
+    return (
+        built.name == encoder_name
+        and (built.backend == "torch" or built.backend_version == EXPORT_VERSION)
+        and manifest.lexical_rules == TOKENIZER_FINGERPRINT
+    )
 
 
 def main(argv: list[str]) -> int:

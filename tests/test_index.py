@@ -340,24 +340,28 @@ def test_hybrid_methods_fuse_dense_and_bm25(index_dir: Path, minilm) -> None:
 
 
 def test_is_current_tells_make_when_to_rebuild_the_demo_index(tmp_path: Path) -> None:
-    """`make demo-index` rebuilds when the index is missing, broken, from another encoder or an older export."""
+    """`make demo-index` rebuilds when the index is missing, broken, from another encoder, an older export or older
+    negation rules for BM25."""
+    from retriever.bm25_index import TOKENIZER_FINGERPRINT
     from retriever.manifest import EncoderInfo, Manifest, is_current, main
     from retriever.onnx_encoder import EXPORT_VERSION
 
-    def write(backend: str, version: int) -> Path:
-        folder = tmp_path / f"{backend}-{version}"
+    def write(backend: str, version: int, rules: str = TOKENIZER_FINGERPRINT) -> Path:
+        folder = tmp_path / f"{backend}-{version}-{rules}"
         folder.mkdir()
         encoder = EncoderInfo("demo-enc", "/m", "f" * 64, 384, 256, backend, version)
-        Manifest(encoder, {"findings": 1}, 1, "c" * 64, "2026-11-23", "flat").write(folder)
+        Manifest(encoder, {"findings": 1}, 1, "c" * 64, "2026-11-23", "flat", lexical_rules=rules).write(folder)
         return folder
 
     assert is_current(write("onnx-int8", EXPORT_VERSION), "demo-enc")
     assert is_current(write("torch", 0), "demo-enc")
+    assert not is_current(write("torch", 0, rules=""), "demo-enc")
     assert not is_current(write("onnx-int8", EXPORT_VERSION - 1), "demo-enc")
-    assert not is_current(tmp_path / "torch-0", "another-encoder")
+    current = tmp_path / f"torch-0-{TOKENIZER_FINGERPRINT}"
+    assert not is_current(current, "another-encoder")
     assert not is_current(tmp_path / "missing", "demo-enc")
-    (tmp_path / "torch-0" / "manifest.json").write_text("{not json")
-    assert not is_current(tmp_path / "torch-0", "demo-enc")
-    assert main(["demo-enc", str(tmp_path / f"onnx-int8-{EXPORT_VERSION}")]) == 0
+    assert main(["demo-enc", str(tmp_path / f"onnx-int8-{EXPORT_VERSION}-{TOKENIZER_FINGERPRINT}")]) == 0
+    (current / "manifest.json").write_text("{not json")
+    assert not is_current(current, "demo-enc")
     assert main(["demo-enc", str(tmp_path / "missing")]) == 1
     assert main([]) == 2
