@@ -6,7 +6,9 @@ method over an encoder (`hybrid:radsearch-minilm`, `hybrid-weighted:radsearch-mi
 without any LLM, with the first positive sentence of the top hit's impression: what the LLM adds is measured
 against it. Options in brackets set the matched field, the number of reports and the prompt of one condition:
 `hybrid-weighted:radsearch-minilm[report,k=3,prompt=diagnosis_candidates]` (defaults: impression, k=1 and
-diagnosis_rag, the paper's setting, or the run's --field/-k/--prompt). Retrieval runs through the product's own path
+diagnosis_rag, the paper's setting, or the run's --field/-k/--prompt). `none` takes only a prompt,
+`none[prompt=diagnosis_brief_norag]`, else the product's no-retrieval prompt (NORAG_PROMPT), so a new answer format
+can be compared with and without retrieval. Retrieval runs through the product's own path
 (`ReportIndex` + `ReportRetriever`), over a corpus from which the cases' own reports have been removed, so no case
 can be answered by reading its own report.
 """
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from assistant.answer_defaults import NORAG_PROMPT
 from retriever.methods import split_fused_spec
 from retriever.report import Report
 
@@ -47,6 +50,12 @@ class Condition:
         return self.spec != "none"
 
     @property
+    def answer_prompt(self) -> str:
+        """The prompt the LLM is asked with: the condition's own, or for `none` without one the no-retrieval
+        prompt."""
+        return NORAG_PROMPT if not self.retrieval and self.prompt == DEFAULT_PROMPT else self.prompt
+
+    @property
     def uses_llm(self) -> bool:
         """False for the no-LLM baseline, which answers with the top hit's impression."""
         return not self.spec.startswith(TOP_HIT)
@@ -69,7 +78,7 @@ class Condition:
     def name(self) -> str:
         """Label in results and cache keys; field, k and prompt only appear when they differ from the defaults."""
         if not self.retrieval:
-            return "none"
+            return "none" if self.prompt == DEFAULT_PROMPT else f"none[prompt={self.prompt}]"
         options = [self.field] if self.field != "impression" else []
         options += [f"k={self.k}"] if self.k != 1 and self.uses_llm else []
         options += [f"prompt={self.prompt}"] if self.prompt != DEFAULT_PROMPT and self.uses_llm else []
@@ -87,11 +96,13 @@ def parse_conditions(
         if not spec:
             continue
         spec = spec.lower() if spec.lower() in ("none", "bm25") else spec
-        condition = Condition(spec, field, k, prompt)
+        condition = Condition(spec, field, k, prompt) if spec != "none" else Condition(spec)
         for option in filter(None, (o.strip() for o in (options or "").split(","))):
             condition = _with_option(condition, option)
         if not condition.uses_llm:  # the top hit alone: no k, no prompt
             condition = replace(condition, k=1, prompt=DEFAULT_PROMPT)
+        if not condition.retrieval and (condition.field, condition.k) != ("impression", 1):
+            raise ValueError(f"`none` retrieves nothing: only prompt=NAME applies, not {match[2]!r}")
         if condition not in conditions:
             conditions.append(condition)
     if not conditions:
@@ -123,15 +134,21 @@ def retrieval_corpus(reports: Sequence[Report], excluded_ids: set[str]) -> list[
 
 
 def load_or_build_index(reports: list[Report], encoder_ref: str, fields: tuple[str, ...], cache: Path):
-    """A `ReportIndex` over `reports` for `encoder_ref`, built once and reused from `cache` afterwards."""
+    """A `ReportIndex` over `reports` for `encoder_ref`, built once and reused from `cache` afterwards (its BM25
+    tokenized anew first if it was tokenized under older negation rules, so results always reflect today's)."""
     from retriever.encoder import load_encoder
     from retriever.index import IndexLoadError, ReportIndex
+    from retriever.index_update import update_index
 
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder_ref)[-60:]
     folder = cache / f"{safe}-{'-'.join(fields)}-{corpus_key(reports)}"
     encoder = load_encoder(encoder_ref)
     if (folder / "manifest.json").is_file():
         try:
+            index = ReportIndex.load(folder, encoder)
+            if not index.lexical_notice(folder):
+                return index
+            update_index(folder, [], encoder=encoder, retokenize=True)
             return ReportIndex.load(folder, encoder)
         except IndexLoadError:
             pass  # a different model under the same name (retrained): rebuild below

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assistant.answer_defaults import NORAG_PROMPT
 from eval.cases import Case, read_cases
 from eval.conditions import DEFAULT_PROMPT, Condition, load_or_build_index, parse_conditions, retrieval_corpus
 from eval.prediction_cache import PredictionCache, cache_key
@@ -148,7 +149,10 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
         retriever = _retriever(condition, config, corpus)
         rows |= {(case.id, condition.name): _top_hit_prediction(case, condition, retriever) for case in config.cases}
     pipelines = {
-        c.name: RagPipeline(llm, _retriever(c, config, corpus), max_tokens=config.max_tokens, rag_prompt=c.prompt)
+        c.name: RagPipeline(
+            llm, _retriever(c, config, corpus), max_tokens=config.max_tokens,
+            rag_prompt=c.answer_prompt, norag_prompt=c.answer_prompt,
+        )
         for c in config.conditions
         if c.uses_llm
     }
@@ -202,12 +206,14 @@ def default_condition() -> Condition:
 
 def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, str]:
     """Retriever spec -> condition name of the run's LLM conditions the default is compared with: no retrieval, and
-    every other retriever given the reports the default's way (same field, k and prompt), so only retrieval differs."""
+    every other retriever given the reports the default's way (same field, k and prompt), so only retrieval differs.
+    The no-retrieval baseline is the one asked with the product's no-retrieval prompt."""
     same_use = (default.field, default.k, default.prompt)
     return {
         (c.spec if c.retrieval else "none"): c.name
         for c in conditions
-        if c.uses_llm and c != default and (not c.retrieval or (c.field, c.k, c.prompt) == same_use)
+        if c.uses_llm and c != default
+        and ((c.field, c.k, c.prompt) == same_use if c.retrieval else c.answer_prompt == NORAG_PROMPT)
     }
 
 

@@ -107,6 +107,17 @@ def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_mode
         parse_conditions("mpnet[k=0]")
 
 
+def test_no_retrieval_takes_only_a_prompt_of_its_own() -> None:
+    """`none` asks with the product's no-retrieval prompt whatever the run's --prompt; `none[prompt=X]` with X, so a
+    new answer format can be compared with and without retrieval; field and k mean nothing to it."""
+    plain, own = parse_conditions("none,none[prompt=diagnosis_brief_norag]", prompt="diagnosis_candidates")
+    assert (plain.name, plain.answer_prompt) == ("none", "diagnosis_norag")
+    assert (own.name, own.answer_prompt) == ("none[prompt=diagnosis_brief_norag]", "diagnosis_brief_norag")
+    assert parse_conditions("mpnet", prompt="diagnosis_candidates")[0].answer_prompt == "diagnosis_candidates"
+    with pytest.raises(ValueError, match="only prompt=NAME applies"):
+        parse_conditions("none[report,k=3]")
+
+
 def test_retrieval_corpus_never_holds_a_case_report() -> None:
     reports = [Report("a", "f", "i"), Report("b", "f2", "i2")]
     assert [r.id for r in retrieval_corpus(reports, {"a"})] == ["b"]
@@ -168,3 +179,21 @@ def test_written_cases_hold_no_extra_fields(tmp_path) -> None:
     path = tmp_path / "c.jsonl"
     write_cases([Case("x", "f", "d")], path)
     assert json.loads(path.read_text()) == {"id": "x", "findings": "f", "diagnosis": "d", "accept": [], "source": ""}
+
+
+def test_a_cached_eval_index_from_older_negation_rules_is_tokenized_anew(tmp_path) -> None:
+    """Benchmarks reuse indexes across sessions: one tokenized under older rules must not decide today's figures."""
+    import json
+
+    from eval.conditions import load_or_build_index
+    from retriever.report import Report
+
+    reports = [Report("r:1", "", "Effusion has cleared."), Report("r:2", "", "Small effusion.")]
+    first = load_or_build_index(reports, "minilm", ("impression",), tmp_path)
+    (folder,) = tmp_path.iterdir()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["lexical_rules"] = ""
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    again = load_or_build_index(reports, "minilm", ("impression",), tmp_path)
+    assert again.lexical_notice(folder) == "" and first.manifest.created == again.manifest.created  # not rebuilt
+    assert [h.report.id for h in again.search("effusion", "impression", 2, method="bm25")] == ["r:2"]

@@ -55,7 +55,7 @@ def test_a_missed_target_is_written_in_the_table() -> None:
 
 def test_baselines_are_the_other_retrievers_used_the_default_s_way() -> None:
     conditions = parse_conditions(
-        "none,bm25,bm25[report],mpnet[report],mpnet[report,k=3],hybrid-weighted:enc[report],"
+        "none[prompt=diagnosis_brief_norag],none,bm25,bm25[report],mpnet[report],mpnet[report,k=3],hybrid-weighted:enc[report],"
         "tophit:hybrid-weighted:enc[report]"
     )
     default = Condition("hybrid-weighted:enc", "report", 1, "diagnosis_rag")

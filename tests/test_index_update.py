@@ -150,7 +150,8 @@ def test_an_index_tokenized_under_older_negation_rules_is_tokenized_anew(
 
     stale = ReportIndex.load(folder, minilm)
     assert str(folder) in stale.lexical_notice(folder)
-    assert {h.report.id for h in stale.search("left pleural effusion", "impression", 3, method="bm25")} == {"r:1", "r:2"}
+    old_hits = stale.search("left pleural effusion", "impression", 3, method="bm25")
+    assert {h.report.id for h in old_hits} == {"r:1", "r:2"}
 
     summary = update_index(folder, [], encoder=minilm)
     assert summary.retokenized and summary.changed() and not (summary.added or summary.removed)
