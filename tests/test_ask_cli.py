@@ -177,3 +177,20 @@ def test_printed_reports_mark_the_one_that_contradicts_the_query() -> None:
     rows = {r.report_id: line for line in text.splitlines() for r in reports if f" {r.report_id} " in line}
     assert "contradicts" in text and "YES" in rows["r-2"] and "YES" not in rows["r-1"]
     assert "say the opposite of the query" in " ".join(text.split())
+
+
+def test_ask_names_an_index_tokenized_under_older_negation_rules(index_dir: Path, tmp_path: Path) -> None:
+    """The same note `assistant search` gives, with the command that fixes it (the LLM down: retrieval only)."""
+    import shutil
+
+    old = tmp_path / "old-index"
+    shutil.copytree(index_dir, old)
+    manifest = json.loads((old / "manifest.json").read_text())
+    manifest.pop("lexical_rules")
+    (old / "manifest.json").write_text(json.dumps(manifest))
+    run = _ask(
+        "Meniscus sign at the right costophrenic angle", "--index", str(old), "--backend", "openai", "--model", "m",
+        RADSEARCH_LLM_BASE_URL="http://127.0.0.1:9/v1", RADSEARCH_LLM_RETRIES="0",
+    )
+    assert run.returncode == 3, run.stderr
+    assert f"assistant update --index {old} --retokenize" in " ".join(run.stderr.split())
