@@ -121,6 +121,28 @@ def check_targets(summary: dict[str, Any], default: str, baselines: dict[str, st
     return rows
 
 
+def top_hit_ceiling(graded: dict[str, list[dict]], default: str, no_retrieval: str) -> dict[str, Any] | None:
+    """What a model shown only the top report could reach at best: the share of cases where its own answer without
+    retrieval or the top hit's impression (the no-LLM condition `tophit:<default>`) is right, i.e. a perfect choice
+    between the two. Why: it says whether a k = 1 target is reachable by answering better, or needs more reports.
+    None unless the run has both conditions."""
+    top_hit = "tophit:" + default
+    if default not in graded or no_retrieval not in graded or top_hit not in graded:
+        return None
+    own = {row["case_id"]: row["correct"] for row in graded[no_retrieval]}
+    either = sum(own[row["case_id"]] or row["correct"] for row in graded[top_hit])
+    return {"no_retrieval": no_retrieval, "top_hit": top_hit, **_cell(either, len(graded[top_hit]))}
+
+
+def _ceiling_lines(ceiling: dict[str, Any], accuracy: dict[str, Any], default: str) -> list[str]:
+    alone = accuracy[ceiling["no_retrieval"]]["overall"]["accuracy"]
+    return ["", "## What one report can give at best",
+            f"Cases where the answer without retrieval (`{ceiling['no_retrieval']}`) or the top hit's impression "
+            f"(`{ceiling['top_hit']}`) is right, i.e. a perfect choice between the two: {_text(ceiling)}, "
+            f"{100 * (ceiling['accuracy'] - alone):+.1f} points over no retrieval; the default "
+            f"(`{default}`) reaches {100 * accuracy[default]['overall']['accuracy']:.1f}."]
+
+
 def _target_lines(default: str, rows: list[dict[str, Any]]) -> list[str]:
     lines = ["", f"## Targets: the default configuration `{default}` against each baseline",
              "| baseline | difference (points) | McNemar p | target | met |", "|---|---|---|---|---|"]
@@ -164,6 +186,8 @@ def render(results: dict[str, Any]) -> str:
                      f"{format_p(c['p_bonferroni'])} | {c['method']} |")
     if results.get("targets"):
         lines += _target_lines(results["default_condition"], results["targets"])
+    if results.get("ceiling"):
+        lines += _ceiling_lines(results["ceiling"], summary["accuracy"], results["default_condition"])
     criteria = list(next(iter(summary["accuracy"].values()))["criteria"])
     lines += ["", "## By grading criterion (correct = exact, lexical or expanded; ICD-10-CM category shown apart)",
               "| condition | " + " | ".join(criteria) + " |", "|---|" + "---|" * len(criteria)]
@@ -208,6 +232,7 @@ def write_report(cases: Sequence[Case], conditions: Sequence[str], rows: Sequenc
         "summary": summary,
         "default_condition": default,
         "targets": check_targets(summary, default, baselines or {}) if default else [],
+        "ceiling": top_hit_ceiling(graded, default, (baselines or {}).get("none", "none")) if default else None,
         "cases": graded,
     }
     json_path = out / f"{name}.json"

@@ -60,3 +60,22 @@ def test_baselines_are_the_other_retrievers_used_the_default_s_way() -> None:
     )
     default = Condition("hybrid-weighted:enc", "report", 1, "diagnosis_rag")
     assert baselines(default, conditions) == {"none": "none", "bm25": "bm25[report]", "mpnet": "mpnet[report]"}
+
+
+def test_the_top_hit_ceiling_counts_cases_either_side_gets_right() -> None:
+    """none right on cases 0-5, the top hit on 3-11: either on 0-11 = 12/40; the section says so beside the default."""
+    from eval.diagnosis_report import top_hit_ceiling
+
+    default = "hybrid-weighted:enc[report]"
+    top_hit = [dict(row, correct=3 <= i < 12) for i, row in enumerate(_verdicts(0))]
+    graded = {"none": _verdicts(6), default: _verdicts(10), "tophit:" + default: top_hit}
+    ceiling = top_hit_ceiling(graded, default, "none")
+    assert (ceiling["k"], ceiling["n"], ceiling["accuracy"]) == (12, N, 0.3)
+    assert top_hit_ceiling({k: v for k, v in graded.items() if k != "none"}, default, "none") is None
+    results = {"summary": summarize([], graded, ["exact"]), "meta": {"field": "report", "k": 1, "max_tokens": 32,
+               "command": "x", "corpus_reports": 9}, "name": "t", "model_id": "m", "prompt_ids": ["p"],
+               "n_cases": N, "cases_by_source": {"openi": N}, "created": "now", "plot": "t.png",
+               "default_condition": default, "targets": [], "ceiling": ceiling}
+    text = render(results)
+    assert "a perfect choice between the two: 30.0 (12/40)" in text and "+15.0 points over no retrieval" in text
+    assert "reaches 25.0." in text
