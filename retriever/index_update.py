@@ -118,8 +118,8 @@ def update_index(
             change_store(tmp / STORE_FILE, upserts, gone)
             new_store = ReportStore(tmp / STORE_FILE)
             try:
-                retokenize = summary.retokenized
-                bm25 = {f: _bm25(old_bm25[f], new_store, f, upserts, gone, retokenize) for f in manifest.fields}
+                bm25 = {f: _bm25(old_bm25[f], new_store, f, upserts, gone, summary.retokenized, progress)
+                        for f in manifest.fields}
                 manifest.lexical_rules = TOKENIZER_FINGERPRINT
                 manifest.reports = new_store.count()
                 manifest.corpus_sha256 = corpus_hash(report for _, report in new_store.iter_reports())
@@ -267,15 +267,16 @@ def _bm25(
     upserts: list[tuple[int, Report]],
     gone: list[int],
     retokenize: bool,
+    progress: bool,
 ) -> BM25Field:
     """The field's BM25 after the update: re-indexed from the kept documents' term ids plus the new texts, or, for
     an index saved without term ids or tokenized under other rules (`retokenize`), built from the final store's
     texts. Unchanged when no report is."""
     if retokenize:
-        return bm25_of_store(store, field_name)
+        return bm25_of_store(store, field_name, progress)
     if not upserts and not gone:
         return old
     rows = [(rowid, text) for rowid, report in upserts if (text := report.text_of(field_name))]
     stale = np.array([*gone, *(rowid for rowid, _ in upserts)], dtype=np.int64)
     updated = old.updated(stale, [rowid for rowid, _ in rows], [text for _, text in rows])
-    return updated if updated is not None else bm25_of_store(store, field_name)
+    return updated if updated is not None else bm25_of_store(store, field_name, progress)

@@ -100,7 +100,7 @@ def encode_and_write(
                     fit[field_name] = residual
                 write_vectors(tmp, field_name, vectors)
                 del vectors  # one field's vectors or its BM25 in memory, never both
-                write_bm25(tmp, field_name, bm25_of_store(source, field_name))
+                write_bm25(tmp, field_name, bm25_of_store(source, field_name, progress))
             manifest = Manifest(
                 encoder=encoder_info(encoder),
                 fields=counts,
@@ -229,15 +229,18 @@ def _gather(chunks: list[Path], field_name: str, sizes: list[int], rows: np.ndar
     return np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
 
 
-def bm25_of_store(store: ReportStore, field_name: str) -> BM25Field:
+def bm25_of_store(store: ReportStore, field_name: str, progress: bool = False) -> BM25Field:
     """BM25 of one field over every report in `store`, in row id order (the order a full build gives them); the
-    texts are read from the store as BM25 tokenizes them, never held together."""
+    texts are read from the store as BM25 tokenizes them, never held together. `progress`: a bar over the reports,
+    since tokenizing (the negation scopes) takes minutes at hospital scale."""
     rowids: list[int] = []
 
     def texts() -> Iterator[str]:
-        for rowid, report in store.iter_reports():
-            if text := report.text_of(field_name):
-                rowids.append(rowid)
-                yield text
+        with tqdm(total=store.count(), unit="reports", desc=f"BM25 {field_name}", disable=not progress) as bar:
+            for rowid, report in store.iter_reports():
+                bar.update()
+                if text := report.text_of(field_name):
+                    rowids.append(rowid)
+                    yield text
 
     return BM25Field.build(texts(), rowids)
