@@ -45,6 +45,9 @@ class RetrievedReport:
     source: str = ""
     #: The report says the opposite of the query (retriever.index.Hit.contradicts): shown marked.
     contradicts: bool = False
+    #: The report rules out, somewhere, a phrase the query asserts (or the reverse) without contradicting it overall
+    #: (retriever.index.Hit.partly_contradicts): shown marked.
+    partly_contradicts: bool = False
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ def hit_to_document(hit: Any) -> Document:
             "modality": report.modality,
             "source": report.source,
             "contradicts": hit.contradicts,
+            "partly_contradicts": hit.partly_contradicts,
         },
     )
 
@@ -63,6 +64,7 @@ def document_to_report(doc: Document, rank: int) -> RetrievedReport:
         modality=str(meta.get("modality", "")),
         source=str(meta.get("source", "")),
         contradicts=bool(meta.get("contradicts", False)),
+        partly_contradicts=bool(meta.get("partly_contradicts", False)),
     )
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from retriever.negation_scope import NEGATED_PREFIX, scoped_words
+from retriever.negation_scope import NEGATED_PREFIX, scoped_clauses, scoped_words
 
 Hit = TypeVar("Hit")
 #: Share of shared words with opposite polarity from which a hit counts as contradicting: a majority.
@@ -53,6 +53,31 @@ def contradiction(query: Polarity, hit: Polarity) -> float:
     only_negated, only_affirmed = hit.negated - hit.affirmed, hit.affirmed - hit.negated
     opposite = (query.affirmed - query.negated) & only_negated | (query.negated - query.affirmed) & only_affirmed
     return len(opposite & shared) / len(shared)
+
+
+def _phrases(text: str, stopwords: frozenset[str]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """(affirmed, negated) pairs of consecutive content words of one polarity within a clause: the smallest unit that
+    names a finding ("pleural effusion", "left pleural" of "left pleural effusion")."""
+    affirmed: set[tuple[str, str]] = set()
+    negated: set[tuple[str, str]] = set()
+    for clause in scoped_clauses(text):
+        content = [w for w in clause if w.removeprefix(NEGATED_PREFIX) not in stopwords]
+        for first, second in zip(content, content[1:], strict=False):
+            if first.startswith(NEGATED_PREFIX) and second.startswith(NEGATED_PREFIX):
+                negated.add((first.removeprefix(NEGATED_PREFIX), second.removeprefix(NEGATED_PREFIX)))
+            elif not (first.startswith(NEGATED_PREFIX) or second.startswith(NEGATED_PREFIX)):
+                affirmed.add((first, second))
+    return affirmed, negated
+
+
+def rules_out_in_part(query: str, text: str, stopwords: frozenset[str]) -> bool:
+    """Whether `text` somewhere rules out a phrase the query asserts, or asserts one the query rules out, while not
+    contradicting it overall: a report that says "No left pleural effusion." and later "small left pleural
+    effusion" (mixed) for "small left pleural effusion". A resident should see that before reading it as support,
+    so it is marked, not moved: such a report may still be the best match."""
+    wanted_affirmed, wanted_negated = _phrases(query, stopwords)
+    affirmed, negated = _phrases(text, stopwords)
+    return bool(wanted_affirmed & negated or wanted_negated & affirmed)
 
 
 def contradicting_last(

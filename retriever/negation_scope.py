@@ -66,14 +66,19 @@ def negated_words(words: list[str]) -> tuple[list[bool], list[bool]]:
     return negated, trigger
 
 
-def scoped_words(text: str) -> list[str]:
-    """Every word of `text`, lowercased, the negated ones prefixed with NEGATED_PREFIX, triggers dropped."""
-    out: list[str] = []
+def scoped_clauses(text: str) -> list[list[str]]:
+    """scoped_words clause by clause (a clause ends at . ; : ! ? or a line break)."""
+    out: list[list[str]] = []
     for clause in _CLAUSE.split(text.lower()):
         words = _WORD.findall(clause)
         if not words:
             continue
         negated, trigger = negated_words(words)
-        out.extend(NEGATED_PREFIX + w if neg else w for w, neg, trig in zip(words, negated, trigger, strict=True)
-                   if not trig)
+        out.append([NEGATED_PREFIX + w if neg else w for w, neg, trig in zip(words, negated, trigger, strict=True)
+                    if not trig])
     return out
+
+
+def scoped_words(text: str) -> list[str]:
+    """Every word of `text`, lowercased, the negated ones prefixed with NEGATED_PREFIX, triggers dropped."""
+    return [word for clause in scoped_clauses(text) for word in clause]

@@ -177,6 +177,15 @@ def test_printed_reports_mark_the_one_that_contradicts_the_query() -> None:
     rows = {r.report_id: line for line in text.splitlines() for r in reports if f" {r.report_id} " in line}
     assert "contradicts" in text and "YES" in rows["r-2"] and "YES" not in rows["r-1"]
     assert "say the opposite of the query" in " ".join(text.split())
+    assert "partly" not in text  # no mixed report: no partly note
+
+    mixed = RetrievedReport("r-3", 1, 0.9, "impression", "No left effusion. Left effusion.", partly_contradicts=True)
+    out = Console(record=True, width=200)
+    _print(Answer("left effusion", "Effusion", [], "", [], [mixed], "m", "p"), out)
+    text = out.export_text()
+    assert any("partly" in line for line in text.splitlines() if " r-3 " in line)
+    assert "read them before taking them as support" in " ".join(text.split())
+    assert "say the opposite of the query" not in " ".join(text.split())
 
 
 def test_ask_names_an_index_tokenized_under_older_negation_rules(index_dir: Path, tmp_path: Path) -> None:

@@ -120,6 +120,19 @@ def test_reports_that_contradict_the_query_are_marked_in_words() -> None:
     assert render.CONTRADICTS_LABEL not in lines[0] and render.CONTRADICTS_LABEL in lines[1]
 
 
+def test_mixed_reports_are_marked_apart_from_contradicting_ones() -> None:
+    """A report that matches the query but rules the finding out somewhere (Hit.partly_contradicts) gets its own
+    words, not the contradiction's."""
+    mixed = RetrievedReport("r-3", 1, 0.9, "impression", "No left effusion. Small left effusion.",
+                            partly_contradicts=True)
+    card = render.report_cards_html([mixed])
+    assert 'data-partly-contradicts="true"' in card and 'data-contradicts="false"' in card
+    assert render.PARTLY_LABEL in card and "read it before taking it as support" in card
+    assert render.CONTRADICTS_LABEL not in card
+    (line,) = render.retrieval_lines([mixed])
+    assert render.PARTLY_LABEL in line and render.CONTRADICTS_LABEL not in line
+
+
 def test_markdown_messages_escape_model_and_report_text() -> None:
     escaped = render.md_escape("<img src=x onerror=alert(1)> **bold** [link](http://x) # head\n- item")
     assert "<img" not in escaped and "\\*\\*bold\\*\\*" in escaped and "\\[link\\]" in escaped

@@ -169,6 +169,8 @@ def negation_index(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
         Report(id="site:affirmed", findings="Small left apical pneumothorax.", impression="Left pneumothorax."),
         Report(id="site:negated", findings="Lungs are clear.", impression="No pneumothorax."),
         Report(id="site:other", findings="Blunted right costophrenic angle.", impression="Right pleural effusion."),
+        Report(id="site:mixed", findings="Left base opacity.",
+               impression="No left pleural effusion. Small left pleural effusion, unchanged."),
     ]
     out = tmp_path_factory.mktemp("negation") / "index"
     ReportIndex.build(reports, encoder=minilm).save(out)
@@ -201,5 +203,18 @@ def test_search_marks_hits_that_say_the_opposite_of_the_query(negation_index: Pa
     assert "contradicts" in table.stdout and "YES" in rows["negated"]
     assert "YES" not in rows["affirmed"] and "YES" not in rows["other"]
     assert "say the opposite of the query" in " ".join(table.stdout.split())
-    plain = run("search", "pleural effusion", "--index", str(negation_index), "-k", "3")
+    plain = run("search", "pleural effusion", "--index", str(negation_index), "-k", "3", "--field", "findings")
     assert plain.returncode == 0 and "contradicts" not in plain.stdout  # nothing to mark: no column, no note
+
+
+def test_search_marks_a_mixed_hit_partly(negation_index: Path) -> None:
+    """A report that rules the query's finding out in one sentence and affirms it in another is ranked as usual and
+    marked `partly`, with its own note and JSON flag."""
+    result = run("search", "small left pleural effusion", "--index", str(negation_index), "-k", "4", "--json")
+    assert result.returncode == 0, result.stderr
+    flags = {h["id"]: (h["contradicts"], h["partly_contradicts"]) for h in json.loads(result.stdout)["hits"]}
+    assert flags["site:mixed"] == (False, True) and flags["site:other"] == (False, False)
+    table = run("search", "small left pleural effusion", "--index", str(negation_index), "-k", "4")
+    rows = {line for line in table.stdout.splitlines() if "site:mixed" in line}
+    assert any("partly" in row for row in rows) and "read them before taking them as support" in " ".join(
+        table.stdout.split())

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from retriever.bm25_index import BM25Field, tokenize
-from retriever.negation_rerank import CONTRADICTION_SHARE, Polarity, contradicting_last, contradiction
+from retriever.negation_rerank import (
+    CONTRADICTION_SHARE,
+    Polarity,
+    contradicting_last,
+    contradiction,
+    rules_out_in_part,
+)
 from retriever.negation_scope import scoped_words
 
 STOP = frozenset({"the", "of", "with", "in", "is", "there", "or", "and"})
@@ -69,3 +75,18 @@ def test_contradicting_hits_go_last_in_their_order() -> None:
     negated = contradicting_last("no pleural effusion", hits, str, STOP)
     assert [h for h, _ in negated] == [hits[0], hits[2], hits[3], hits[1]] and negated[-1][1]
     assert contradicting_last("the", hits, str, STOP) == [(h, False) for h in hits]  # nothing to contradict
+
+
+@pytest.mark.parametrize(
+    ("query", "text", "partly"),
+    [
+        # make demo's first hit: rules the phrase out, then affirms it
+        ("Small left pleural effusion.", "No left pleural effusion. Small left pleural effusion, unchanged.", True),
+        ("Small left pleural effusion.", "No right effusion. Small left pleural effusion.", False),  # other side
+        ("Small left pleural effusion.", "Small left pleural effusion.", False),
+        ("No pleural effusion. Mild cardiomegaly.", "Small pleural effusion. Mild cardiomegaly.", True),  # reverse
+        ("pneumothorax", "No pneumothorax. Small pneumothorax.", False),  # one word: no phrase to rule out
+    ],
+)
+def test_rules_out_in_part(query: str, text: str, partly: bool) -> None:
+    assert rules_out_in_part(query, text, STOP) is partly

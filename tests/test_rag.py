@@ -205,3 +205,16 @@ def test_candidates_prompt_shows_ranked_impressions_not_whole_reports(llm, index
     assert "Blunting of the right costophrenic angle" not in content  # the findings stay out
     # an impression that hides a closing tag cannot end its candidate early
     assert content.count("</candidate>") == 3
+
+
+def test_contradiction_marks_survive_the_langchain_round_trip() -> None:
+    """Hit -> Document -> RetrievedReport keeps both marks, so ask and the chat show what search showed."""
+    from assistant.lc_retriever import document_to_report, hit_to_document
+    from retriever.index import Hit
+    from retriever.report import Report
+
+    report = Report("r:1", "Left base.", "No left pleural effusion. Small left pleural effusion.")
+    for contradicts, partly in ((False, True), (True, False), (False, False)):
+        hit = Hit(1, 0.5, "impression", report, "dense", contradicts=contradicts, partly_contradicts=partly)
+        back = document_to_report(hit_to_document(hit), 1)
+        assert (back.contradicts, back.partly_contradicts) == (contradicts, partly)

@@ -33,6 +33,12 @@ CONTRADICTS_NOTE = (
     "This report says the opposite of your query: it rules out the finding you asked about (or reports one you "
     "ruled out). It is ranked after the reports that do not."
 )
+#: A mixed report (`Hit.partly_contradicts`): it matches the query but also rules out, somewhere, a finding it asserts.
+PARTLY_LABEL = "mixed: also rules out your finding"
+PARTLY_NOTE = (
+    "Somewhere this report rules out a finding your query asserts (or reports one you ruled out), while matching it "
+    "elsewhere: read it before taking it as support."
+)
 
 # Markdown/HTML characters that would otherwise turn report or model text into formatting or markup.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
@@ -112,9 +118,11 @@ def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) 
     impression = shorten(report.impression.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
     badges = "".join(f'<span class="rs-badge">{_e(v)}</span>' for v in (report.modality, report.source) if v)
     cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
-    contradicts = report.contradicts
-    contradicts_badge = f'<span class="rs-badge rs-contradicts">⚠ {CONTRADICTS_LABEL}</span>' if contradicts else ""
-    contradicts_note = f'<div class="rs-contradicts-note" role="note">{CONTRADICTS_NOTE}</div>' if contradicts else ""
+    contradicts, partly = report.contradicts, report.partly_contradicts and not report.contradicts
+    label, note, kind = ((CONTRADICTS_LABEL, CONTRADICTS_NOTE, "contradicts") if contradicts
+                         else (PARTLY_LABEL, PARTLY_NOTE, "partly") if partly else ("", "", ""))
+    contradicts_badge = f'<span class="rs-badge rs-{kind}">⚠ {label}</span>' if kind else ""
+    contradicts_note = f'<div class="rs-{kind}-note" role="note">{note}</div>' if kind else ""
     width = max(0.0, min(1.0, report.score)) * 100 if bounded else 0.0
     bar = f'<div class="rs-bar"><div style="width:{width:.0f}%"></div></div>' if bounded else ""
     findings = (
@@ -124,7 +132,8 @@ def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) 
     )
     return (
         f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" '
-        f'data-report-id="{_e(report.report_id)}" data-contradicts="{str(contradicts).lower()}">'
+        f'data-report-id="{_e(report.report_id)}" data-contradicts="{str(contradicts).lower()}" '
+        f'data-partly-contradicts="{str(partly).lower()}">'
         f'<div class="rs-card-top"><span class="rs-rank">#{report.rank}</span>'
         f'<span class="rs-id">{_e(report.report_id)}</span>{badges}{cited_badge}{contradicts_badge}'
         f'<span class="rs-score" title="{_e(score_name)}">{_e(score_name)} {report.score:.3f}</span></div>'
@@ -183,7 +192,8 @@ def retrieval_lines(reports: Sequence[RetrievedReport]) -> list[str]:
     lines = []
     for r in reports:
         impression = shorten(" ".join(r.impression.split()) or "(no impression)", 200)
-        mark = f"**⚠ {CONTRADICTS_LABEL}:** " if r.contradicts else ""
+        mark = (f"**⚠ {CONTRADICTS_LABEL}:** " if r.contradicts
+                else f"**⚠ {PARTLY_LABEL}:** " if r.partly_contradicts else "")
         lines.append(
             f"{r.rank}\\. {mark}{md_escape(impression)} <sub>{md_escape(r.report_id)} · {r.score:.3f}</sub>"
         )
@@ -249,6 +259,10 @@ CSS = """
 .rs-contradicts-note { background:#fdecec; border:1px solid #f2b3b3; color:#7a1a1a; border-radius:6px;
   padding:5px 9px; margin:6px 0; font-size:0.85rem; font-weight:600; }
 .dark .rs-contradicts-note, .dark .rs-contradicts { background:#4a1515; color:#ffc9c9; border-color:#a33; }
+.rs-partly { background:#fff4e0; border-color:#e0b060; color:#7a4a00; font-weight:700; }
+.rs-partly-note { background:#fff4e0; border:1px solid #f0d090; color:#6a4000; border-radius:6px;
+  padding:5px 9px; margin:6px 0; font-size:0.85rem; font-weight:600; }
+.dark .rs-partly-note, .dark .rs-partly { background:#4a3510; color:#ffe2b0; border-color:#a77a20; }
 .rs-score { margin-left:auto; font-variant-numeric:tabular-nums; color:var(--body-text-color-subdued); }
 .rs-bar { height:4px; background:var(--background-fill-secondary); border-radius:2px; margin:7px 0 6px; }
 .rs-bar > div { height:4px; background:var(--color-accent); border-radius:2px; }

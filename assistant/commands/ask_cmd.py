@@ -99,7 +99,7 @@ def _print(answer: Answer, out: Console) -> None:
     from rich.text import Text
 
     from assistant.commands.output import literal, print_note
-    from assistant.commands.search_cmd import CONTRADICTS_CELL, CONTRADICTS_NOTE
+    from assistant.commands.search_cmd import contradiction_marks
     from assistant.text import shorten
 
     if answer.degraded:
@@ -118,22 +118,22 @@ def _print(answer: Answer, out: Console) -> None:
         out.print(Panel(Text("\n").join(lines), title="answer", border_style="green"))
     if answer.retrieved:
         # A report that says the opposite of the query is marked as in `assistant search` (column only when needed).
-        marked = any(r.contradicts for r in answer.retrieved)
+        marks, notes = contradiction_marks([(r.contradicts, r.partly_contradicts) for r in answer.retrieved])
         columns = ["#", "score", "report", "cited", "impression"]
-        if marked:
+        if marks:
             columns.insert(4, "contradicts")
         table = Table(title="retrieved reports", show_lines=True)
         for column in columns:
             table.add_column(column, overflow="fold", style="bold red" if column == "contradicts" else "")
-        for r in answer.retrieved:
+        for n, r in enumerate(answer.retrieved):
             cited = "yes" if r.report_id in answer.cited_report_ids else ""
             cells = [str(r.rank), f"{r.score:.3f}", literal(r.report_id), cited, literal(shorten(r.impression, 300))]
-            if marked:
-                cells.insert(4, CONTRADICTS_CELL if r.contradicts else "")
+            if marks:
+                cells.insert(4, marks[n])
             table.add_row(*cells)
         out.print(table)
-        if marked:
-            print_note(out, CONTRADICTS_NOTE)
+        for note in notes:
+            print_note(out, note)
     for note in answer.notes:
         print_note(out, note)
     timing = ", ".join(f"{name} {value:.2f}" for name, value in answer.timings.items())

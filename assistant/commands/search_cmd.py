@@ -2,7 +2,9 @@
 
 A hit whose text says the opposite of the query (negates the finding it asks for, or affirms one it rules out;
 `Hit.contradicts`, ranked after the others by the index) is marked: YES in a red "contradicts" column of the table,
-with a note below it saying what that means, and `"contradicts": true` in the JSON (false on every other hit).
+with a note below it saying what that means, and `"contradicts": true` in the JSON (false on every other hit). A
+mixed hit, which matches the query but rules one of its findings out somewhere (`Hit.partly_contradicts`, ranked as
+usual), gets `partly` in that column, its own note and `"partly_contradicts": true`.
 
 Exit codes as `assistant ask`: 0 results (or none matched), 2 bad input (empty query, missing or mismatched
 index, bad option value).
@@ -27,6 +29,20 @@ CONTRADICTS_NOTE = (
     "rows with YES under contradicts say the opposite of the query: they rule out the finding it asks for (or affirm "
     "one it rules out), so they are ranked after the other hits."
 )
+#: The mark on a mixed hit (Hit.partly_contradicts), and its note.
+PARTLY_CELL = "partly"
+PARTLY_NOTE = (
+    "rows with partly under contradicts rule out, somewhere in their text, a finding the query asserts (or assert one "
+    "it rules out) while matching it elsewhere: read them before taking them as support."
+)
+
+
+def contradiction_marks(flags: list[tuple[bool, bool]]) -> tuple[list[str], list[str]]:
+    """For (contradicts, partly) per row: each row's cell under `contradicts` and the notes to print under the
+    table; no cells (no column) when no row is marked. Shared by `search` and `ask`."""
+    cells = [CONTRADICTS_CELL if full else PARTLY_CELL if partly else "" for full, partly in flags]
+    notes = [note for note, cell in ((CONTRADICTS_NOTE, CONTRADICTS_CELL), (PARTLY_NOTE, PARTLY_CELL)) if cell in cells]
+    return (cells if notes else []), notes
 
 
 def search(
@@ -93,22 +109,23 @@ def search(
             "reranker": idx.reranker.name if idx.reranker else None,
             "reranker_weight": idx.reranker.weight if idx.reranker else None,
             "truncated": bool(notice),
-            "hits": [{"rank": h.rank, "score": h.score, "contradicts": h.contradicts, **asdict(h.report)} for h in hits],
+            "hits": [{"rank": h.rank, "score": h.score, "contradicts": h.contradicts,
+                      "partly_contradicts": h.partly_contradicts, **asdict(h.report)} for h in hits],
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     if not hits:
         err.print("no matching reports (try another field, fewer filters, or method dense)")
         return
-    marked = any(h.contradicts for h in hits)  # the column only when there is something to mark
+    marks, notes = contradiction_marks([(h.contradicts, h.partly_contradicts) for h in hits])
     columns = [("#", ""), ("score", ""), ("report", "cyan"), ("src/mod", ""), ("impression", "bold"), ("findings", "dim")]
-    if marked:
+    if marks:  # the column only when there is something to mark
         columns.insert(2, ("contradicts", "bold red"))
     stages = f"{method}, {idx.manifest.encoder.name}" + (f", re-ranked by {idx.reranker.name}" if idx.reranker else "")
     table = Table(title=literal(f"{field} matches ({stages})"), show_lines=True)
     for column, style in columns:
         table.add_column(column, style=style, overflow="fold")
-    for h in hits:
+    for n, h in enumerate(hits):
         r = h.report
         cells = [
             str(h.rank),
@@ -118,11 +135,11 @@ def search(
             literal(shorten(r.impression, 200)),
             literal(shorten(r.findings, 240)),
         ]
-        if marked:
-            cells.insert(2, CONTRADICTS_CELL if h.contradicts else "")
+        if marks:
+            cells.insert(2, marks[n])
         table.add_row(*cells)
     # Not a terminal (piped, `make demo` logs): rich would assume 80 columns and fold every cell.
     out = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns)
     out.print(table)
-    if marked:
-        print_note(out, CONTRADICTS_NOTE)
+    for note in notes:
+        print_note(out, note)
