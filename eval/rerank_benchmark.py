@@ -3,6 +3,8 @@
     python -m eval.rerank_benchmark --train-only         # train the re-ranker on the shared train split (resumes)
     python -m eval.rerank_benchmark --split dev --weights 1,0.5,0.3,0.2,0.1   # with and without it, on dev
     python -m eval.rerank_benchmark --split test --weights 0.3                # the weight dev chose, once
+    python -m eval.rerank_benchmark --split dev --weights 0.3,0.2 --gates 15 --name rerank_dev_gated
+                                        # only queries of 15+ words re-scored (the train findings' 5th percentile)
 
 Trains `RERANKER` (retriever/rerank_train.py: findings -> impression pairs of the shared data's TRAIN split, negatives
 of four kinds) from the product's default encoder if it is not in the models directory yet; an interrupted training
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.resumable import run_resumable
-from eval.retrieval import RERANK_SUFFIX
+from eval.retrieval import GATE_MARK, RERANK_SUFFIX, split_gate
 from eval.retrieval_benchmark import DEFAULT_MODEL, product_default
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
@@ -74,13 +76,24 @@ def retrieval(ref: str, reports: list[Report]) -> dict[str, Any]:
     return scores | {"pooled": findings_to_impression(reports, ranker, per_query=True)}
 
 
-def side_label(weight: float) -> str:
-    """The results key of the re-ranked side at `weight`."""
-    return f"weight {weight:g}"
+def query_words(data: Path) -> dict[str, int]:
+    """Percentiles (1, 5, 10, 50) of the word counts of the train-split findings the re-ranker learned from: where
+    a length gate (`--gates`) comes from, so it is read off the training data, not tuned to a split."""
+    import numpy as np
+
+    from eval.robustness.queries import split_reports
+
+    counts = [len(r.findings.split()) for r in split_reports(data, "train")]
+    return {f"p{p}": int(np.percentile(counts, p)) for p in (1, 5, 10, 50)}
+
+
+def side_label(weight: float, gate: int = 0) -> str:
+    """The results key of the re-ranked side at `weight` (re-scoring queries of `gate` words or more)."""
+    return f"weight {weight:g}" + (f", {gate}+ words" if gate else "")
 
 
 def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[float], reranker: str = RERANKER,
-            progress: Path | None = None) -> dict[str, Any]:
+            progress: Path | None = None, gates: Sequence[int] = (0,)) -> dict[str, Any]:
     """Every measure for the product default without the re-ranker (`without`) and with it at each weight
     (`side_label`). About 40 minutes of cross-encoder scoring on 2 cores, so each finished measure is kept in
     `progress` (eval/resumable.py), reused only for the same split, rankers, re-ranker card and default encoder
@@ -92,7 +105,9 @@ def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[floa
 
     base = f"{product_default()}+expand"
     refs = {"without": base} | {
-        side_label(w): f"{base}{RERANK_SUFFIX}{reranker}{WEIGHT_MARK}{w:g}" for w in weights
+        side_label(w, g): f"{base}{RERANK_SUFFIX}{reranker}{WEIGHT_MARK}{w:g}" + (f"{GATE_MARK}{g}" if g else "")
+        for w in weights
+        for g in gates
     }
     reports = queries.split_reports(data, split)
     corpus = icd.descriptions()
@@ -142,7 +157,7 @@ def decide(results: dict[str, Any]) -> dict[str, Any]:
             "abbreviated drop within 0.02": with_["queries"]["abbreviated"]["drop@5"] <= ABBREVIATED_DROP,
         }
     passing = [name for name in checks if all(checks[name].values())]
-    weight = {name: split_weight(results["refs"][name])[1] or RERANK_WEIGHT for name in passing}
+    weight = {name: split_weight(split_gate(results["refs"][name])[0])[1] or RERANK_WEIGHT for name in passing}
     chosen = max(passing, key=lambda n: (results[n]["errors"]["all"]["value"], -weight[n]), default=None)
     return {"checks": checks, "adopt": chosen is not None, "chosen": chosen}
 
@@ -159,7 +174,10 @@ def render(results: dict[str, Any]) -> str:
         f"`{results['refs']['without']}` without and with `{results['reranker']}` re-scoring its top 20 hits "
         "(retriever/rerank.py; trained on the train split by retriever/rerank_train.py, card below); a weight is "
         "the cross-encoder's share of the re-scored hits' score (min-max normalized, the first stage's the rest; "
-        f"weight 1 = its score alone). {results['reports']} {results['split']}-split reports.",
+        f"weight 1 = its score alone). {results['reports']} {results['split']}-split reports." + (
+            " A side with `N+ words` re-scores only queries of N words or more; the words of the train-split findings "
+            "it learned from: " + ", ".join(f"{k} {v}" for k, v in results["train_query_words"].items()) + "."
+            if "train_query_words" in results and any(", " in name for name in results["refs"]) else ""),
         "",
         "## Findings -> impression (match@5; each source against its own impressions)",
         "",
@@ -211,6 +229,14 @@ def weight_list(text: str) -> list[float]:
     return weights
 
 
+def gate_list(text: str) -> list[int]:
+    """`0,15` -> [0, 15]: minimum query words, distinct, 0 or more."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts or not all(p.isdigit() for p in parts) or len(set(map(int, parts))) != len(parts):
+        raise argparse.ArgumentTypeError(f"give distinct whole numbers of words, 0 or more, not {text!r}")
+    return [int(p) for p in parts]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder")
@@ -219,6 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=("dev", "test"), default="dev", help="dev to decide on, test to report once")
     parser.add_argument("--weights", type=weight_list, default=[RERANK_WEIGHT],
                         help="the re-ranker's shares of the score to compare, e.g. 1,0.3 (default: the product's)")
+    parser.add_argument("--gates", type=gate_list, default=[0],
+                        help="minimum query words for the re-ranker to act, e.g. 0,15 (0: every query; default 0)")
+    parser.add_argument("--name", help="results name (default: rerank_<split>)")
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     if not args.data.is_dir():
@@ -228,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.train_only:
         return 0
     results: dict[str, Any] = {
-        "name": f"rerank_{args.split}",
+        "name": args.name or f"rerank_{args.split}",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m eval.rerank_benchmark", *(argv if argv is not None else sys.argv[1:])]),
         "split": args.split,
@@ -236,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
         "card": json.loads((folder / CARD_FILE).read_text(encoding="utf-8")),
     }
     progress = eval_home() / f"{results['name']}.partial.json"
-    results |= compare(args.data, args.split, results["card"], args.weights, progress=progress)
+    results |= compare(args.data, args.split, results["card"], args.weights, progress=progress, gates=args.gates)
+    results["train_query_words"] = query_words(args.data)
     results["load"] = "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
     if args.split == "dev":
         results["decision"] = decide(results)

@@ -220,12 +220,25 @@ def _loaded_reranker(name: str) -> Reranker:
     return MemoReranker(name)
 
 
+#: What ends a benchmark's re-ranker reference to gate it by query length: `NAME@0.2:15` re-scores only queries of
+#: 15 words or more (Reranker.gated).
+GATE_MARK = ":"
+
+
+def split_gate(ref: str) -> tuple[str, int]:
+    """`...NAME@0.2:15` -> ("...NAME@0.2", 15); a reference without a gate -> (ref, 0)."""
+    head, marker, gate = ref.rpartition(GATE_MARK)
+    return (head, int(gate)) if marker and gate.isdigit() else (ref, 0)
+
+
 def reranker_for(ref: str) -> Reranker:
-    """The re-ranker `NAME` or `NAME@WEIGHT` names (retriever.rerank.split_weight): every weight of one name shares
-    the loaded model and its remembered scores, so a sweep over weights scores each (query, text) pair once."""
-    name, weight = split_weight(ref)
+    """The re-ranker `NAME`, `NAME@WEIGHT` (retriever.rerank.split_weight) or `NAME@WEIGHT:MIN_WORDS` names: every
+    weight and gate of one name shares the loaded model and its remembered scores, so a sweep scores each (query,
+    text) pair once."""
+    head, gate = split_gate(ref)
+    name, weight = split_weight(head)
     loaded = _loaded_reranker(name)
-    return loaded if weight is None else loaded.weighted(weight)
+    return (loaded if weight is None else loaded.weighted(weight)).gated(gate)
 
 
 def make_ranker(ref: str, backend: str = "torch") -> Ranker:

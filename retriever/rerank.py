@@ -87,6 +87,10 @@ class Reranker:
         self.location = reranker_location(ref)
         self.name = self.location.name
         self.weight = _checked(weight)
+        #: Queries of fewer words keep the first stage's order (0: every query is re-scored). Why a gate: the
+        #: cross-encoder learned from findings paragraphs, and on short term-like queries (ICD-10-CM rephrasings)
+        #: it moved right answers down on the dev split (eval/results/rerank_dev.md).
+        self.min_query_words = 0
         self._model: Any = CrossEncoder(str(self.location), device=device, max_length=max_length)
         self._lock = threading.Lock()
 
@@ -105,13 +109,23 @@ class Reranker:
         other.weight = _checked(weight)
         return other
 
+    def gated(self, min_query_words: int) -> Reranker:
+        """This re-ranker (the same loaded model) leaving queries of fewer than `min_query_words` words alone."""
+        if min_query_words < 0:
+            raise ValueError(f"a minimum number of query words is 0 or more, not {min_query_words}")
+        other = copy.copy(self)
+        other.min_query_words = min_query_words
+        return other
+
     def rerank(
         self, query: str, scored: Sequence[tuple[T, float]], text_of: Callable[[T], str], depth: int = RERANK_DEPTH
     ) -> list[tuple[T, float]]:
         """The first `depth` of `scored` (item, first-stage score) re-ordered by a new score: the cross-encoder's
         alone at weight 1, else `weight` x it + (1 - `weight`) x the first stage's, both min-max normalized over
         the re-scored hits (retriever.fusion.weighted_fusion); the items after them follow in their order with
-        scores kept below every re-scored one."""
+        scores kept below every re-scored one. A query shorter than `min_query_words` gets `scored` back as is."""
+        if len(query.split()) < self.min_query_words:
+            return list(scored)
         head, tail = list(scored[:depth]), list(scored[depth:])
         if not head:
             return []

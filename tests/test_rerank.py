@@ -144,6 +144,20 @@ def test_a_weighted_reranker_mixes_both_normalized_scores(trained) -> None:
         Reranker(trained.path, weight=1.5)
 
 
+def test_a_gated_reranker_leaves_short_queries_in_the_first_stage_order(trained) -> None:
+    reranker = Reranker(trained.path, max_length=64, weight=1.0)
+    texts = ["Right lower emphysema.", "Fibrosis.", "Left upper pleural effusion."]
+    scored = [(n, 1.0 - n / 10) for n in range(len(texts))]
+    gated = reranker.gated(5)
+    assert gated.min_query_words == 5 and reranker.min_query_words == 0 and gated._model is reranker._model
+    assert gated.rerank("left pleural effusion", scored, lambda n: texts[n]) == scored  # 3 words: untouched
+    long_query = "There is a small pleural effusion blunting the left costophrenic angle."
+    assert gated.rerank(long_query, scored, lambda n: texts[n]) == reranker.rerank(long_query, scored,
+                                                                                   lambda n: texts[n])
+    with pytest.raises(ValueError, match="0 or more"):
+        reranker.gated(-1)
+
+
 def test_benchmarks_name_a_weight_and_score_each_pair_once(trained) -> None:
     from eval.retrieval import MemoReranker, reranker_for
 
@@ -159,6 +173,12 @@ def test_benchmarks_name_a_weight_and_score_each_pair_once(trained) -> None:
     assert split_weight("/data/rr@site/model") == ("/data/rr@site/model", None)
     with pytest.raises(ValueError, match=r"in \(0, 1\]"):
         reranker_for("site-rr@2")
+    from eval.retrieval import split_gate
+
+    assert split_gate("hybrid-weighted:enc+rerank=rr@0.2:15") == ("hybrid-weighted:enc+rerank=rr@0.2", 15)
+    assert split_gate("hybrid-weighted:enc+rerank=rr@0.2") == ("hybrid-weighted:enc+rerank=rr@0.2", 0)
+    gated = reranker_for(f"{trained.path}@0.2:15")
+    assert (gated.weight, gated.min_query_words) == (0.2, 15)
 
 
 def test_search_with_a_reranker_returns_its_order(trained, minilm) -> None:

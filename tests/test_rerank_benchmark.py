@@ -72,6 +72,24 @@ def test_the_report_puts_every_side_beside_each_other_with_the_decision() -> Non
     assert "Decision: adopt at weight 1." in text and "McNemar p: weight 1" in text
 
 
+def test_gated_sides_are_labelled_and_judged_at_their_weight() -> None:
+    """A gated side (`--gates`) is one more side: its label says the gate, and ties go to the lower weight as for
+    ungated ones (the weight read from a reference that ends with the gate)."""
+    from eval.rerank_benchmark import gate_list
+
+    assert side_label(0.2, 15) == "weight 0.2, 15+ words" and side_label(0.2) == side_label(0.2, 0) == "weight 0.2"
+    made = results(side(0.8, 0.5, 0.8, 0.01, [1, 2, None, 2]), side(0.8, 0.5, 0.8, 0.01, [1, 2, None, 2]),
+                   weights=(0.3, 0.2))
+    made["refs"] = {"without": "hybrid-weighted:enc+expand",
+                    "weight 0.3": "hybrid-weighted:enc+expand+rerank=rr@0.3:15",
+                    "weight 0.2": "hybrid-weighted:enc+expand+rerank=rr@0.2:15"}
+    assert decide(made)["chosen"] == "weight 0.2"
+    assert gate_list("0,15") == [0, 15]
+    for bad in ("", "15,15", "-1", "x"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            gate_list(bad)
+
+
 def test_weights_are_distinct_shares() -> None:
     assert weight_list("1, 0.3,0.1") == [1.0, 0.3, 0.1]
     for bad in ("0", "1.5", "0.3,0.3", "heavy", ""):
