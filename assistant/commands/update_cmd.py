@@ -3,8 +3,8 @@
 Reports whose id the index holds replace the indexed ones if their text or metadata changed and are skipped (and
 counted) if not; `--remove` names ids to delete; `--retrain` trains each field's IVF-PQ quantizer anew on the vectors
 the index holds (no report is encoded again), as the drift notice of an update advises; `--retokenize` tokenizes
-the BM25 side anew under this program's negation rules, as search advises for an index built by an older one. The exclusions, rejects
-log and counts are `assistant index`'s.
+the BM25 side anew under this program's negation rules, as search advises for an index built by an older one.
+The exclusions, rejects log and counts are `assistant index`'s.
 The new version is swapped in whole (retriever/index_update.py), so a chat searching the index keeps working.
 
 Exit codes: 0 updated (or nothing to change), 1 encoder unavailable or the index could not be written, 2 bad input
