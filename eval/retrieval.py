@@ -178,7 +178,7 @@ class IndexRanker:
         )
         fused = fuse_dense_and_bm25("hybrid-weighted", dense, lexical, self.dense_weight)[:depth]
         ordered = contradicting_last(query, fused, lambda scored: corpus[scored[0]], STOPWORDS)
-        return [position for (position, _), _ in ordered[:k]]
+        return [position for (position, _), *_ in ordered[:k]]
 
 
 def _cleaned(query: str) -> str:

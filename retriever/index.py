@@ -33,7 +33,7 @@ from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
 from retriever.index_swap import replacing, restore_interrupted
 from retriever.manifest import EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.methods import DEFAULT_METHOD, METHODS
-from retriever.negation_rerank import candidate_depth, contradicting_last, rules_out_in_part
+from retriever.negation_rerank import candidate_depth, contradicting_last
 from retriever.output_paths import check_replaceable
 from retriever.query import PreparedQuery, clean_query
 from retriever.report import FIELDS, Report
@@ -355,13 +355,10 @@ class ReportIndex:
         if self.reranker is not None:
             scored = self.reranker.rerank(text, scored, lambda s: reports[s].text_of(field))
         ordered = contradicting_last(text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS)[:k]
-        def partly(rowid: int, contradicts: bool) -> bool:
-            return not contradicts and rules_out_in_part(text, reports[rowid].text_of(field), STOPWORDS)
-
         return [
             Hit(rank=i, score=score, field=field, report=reports[rowid], method=method, contradicts=contradicts,
-                partly_contradicts=partly(rowid, contradicts))
-            for i, ((rowid, score), contradicts) in enumerate(ordered, start=1)
+                partly_contradicts=partly)
+            for i, ((rowid, score), contradicts, partly) in enumerate(ordered, start=1)
         ]
 
     def _dense(self, text: str, field: str, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:

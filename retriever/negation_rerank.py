@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from retriever.negation_scope import NEGATED_PREFIX, scoped_clauses, scoped_words
+from retriever.negation_scope import NEGATED_PREFIX, scoped_clauses
 
 Hit = TypeVar("Hit")
 #: Share of shared words with opposite polarity from which a hit counts as contradicting: a majority.
@@ -28,21 +28,34 @@ def candidate_depth(k: int) -> int:
     return max(4 * k, 20)
 
 
+Phrase = tuple[str, str]
+
+
 @dataclass(frozen=True)
 class Polarity:
-    """The content words of a text, by how they occur: affirmed somewhere, negated somewhere (or both)."""
+    """The content words of a text, by how they occur: affirmed somewhere, negated somewhere (or both); and its
+    phrases (two consecutive content words of one polarity within a clause, the smallest unit that names a finding:
+    "pleural effusion", "left pleural" of "left pleural effusion") by polarity."""
 
     affirmed: frozenset[str]
     negated: frozenset[str]
+    affirmed_phrases: frozenset[Phrase] = frozenset()
+    negated_phrases: frozenset[Phrase] = frozenset()
 
     @classmethod
     def of(cls, text: str, stopwords: frozenset[str]) -> Polarity:
-        affirmed, negated = set(), set()
-        for word in scoped_words(text):
-            bare = word.removeprefix(NEGATED_PREFIX)
-            if bare not in stopwords:
-                (negated if bare != word else affirmed).add(bare)
-        return cls(frozenset(affirmed), frozenset(negated))
+        """One pass over the text's negation scopes (retriever.negation_scope)."""
+        words: tuple[set[str], set[str]] = (set(), set())  # affirmed, negated
+        phrases: tuple[set[Phrase], set[Phrase]] = (set(), set())
+        for clause in scoped_clauses(text):
+            content = [(w.removeprefix(NEGATED_PREFIX), w.startswith(NEGATED_PREFIX)) for w in clause]
+            content = [(bare, negated) for bare, negated in content if bare not in stopwords]
+            for bare, negated in content:
+                words[negated].add(bare)
+            for (first, first_negated), (second, second_negated) in zip(content, content[1:], strict=False):
+                if first_negated == second_negated:
+                    phrases[first_negated].add((first, second))
+        return cls(*map(frozenset, words), *map(frozenset, phrases))
 
 
 def contradiction(query: Polarity, hit: Polarity) -> float:
@@ -55,37 +68,25 @@ def contradiction(query: Polarity, hit: Polarity) -> float:
     return len(opposite & shared) / len(shared)
 
 
-def _phrases(text: str, stopwords: frozenset[str]) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
-    """(affirmed, negated) pairs of consecutive content words of one polarity within a clause: the smallest unit that
-    names a finding ("pleural effusion", "left pleural" of "left pleural effusion")."""
-    affirmed: set[tuple[str, str]] = set()
-    negated: set[tuple[str, str]] = set()
-    for clause in scoped_clauses(text):
-        content = [w for w in clause if w.removeprefix(NEGATED_PREFIX) not in stopwords]
-        for first, second in zip(content, content[1:], strict=False):
-            if first.startswith(NEGATED_PREFIX) and second.startswith(NEGATED_PREFIX):
-                negated.add((first.removeprefix(NEGATED_PREFIX), second.removeprefix(NEGATED_PREFIX)))
-            elif not (first.startswith(NEGATED_PREFIX) or second.startswith(NEGATED_PREFIX)):
-                affirmed.add((first, second))
-    return affirmed, negated
-
-
-def rules_out_in_part(query: str, text: str, stopwords: frozenset[str]) -> bool:
-    """Whether `text` somewhere rules out a phrase the query asserts, or asserts one the query rules out, while not
-    contradicting it overall: a report that says "No left pleural effusion." and later "small left pleural
-    effusion" (mixed) for "small left pleural effusion". A resident should see that before reading it as support,
-    so it is marked, not moved: such a report may still be the best match."""
-    wanted_affirmed, wanted_negated = _phrases(query, stopwords)
-    affirmed, negated = _phrases(text, stopwords)
-    return bool(wanted_affirmed & negated or wanted_negated & affirmed)
+def rules_out_in_part(query: Polarity, hit: Polarity) -> bool:
+    """Whether the hit somewhere rules out a phrase the query asserts, or asserts one the query rules out: for
+    "small left pleural effusion", a report that says "No left pleural effusion." and later "small left pleural
+    effusion" (mixed, so not a contradiction). A resident should see that before reading it as support, so it is
+    marked, not moved: such a report may still be the best match."""
+    return bool(query.affirmed_phrases & hit.negated_phrases or query.negated_phrases & hit.affirmed_phrases)
 
 
 def contradicting_last(
     query: str, hits: Sequence[Hit], text_of: Callable[[Hit], str], stopwords: frozenset[str]
-) -> list[tuple[Hit, bool]]:
-    """(hit, contradicts the query) pairs, those that contradict after the others, each group in its order."""
+) -> list[tuple[Hit, bool, bool]]:
+    """(hit, contradicts the query, rules it out in part only) triples, those that contradict after the others,
+    each group in its order; each text is read once."""
     wanted = Polarity.of(query, stopwords)
     if not (wanted.affirmed or wanted.negated):
-        return [(h, False) for h in hits]
-    judged = [(h, contradiction(wanted, Polarity.of(text_of(h), stopwords)) > CONTRADICTION_SHARE) for h in hits]
-    return [pair for pair in judged if not pair[1]] + [pair for pair in judged if pair[1]]
+        return [(h, False, False) for h in hits]
+    judged = []
+    for hit in hits:
+        polarity = Polarity.of(text_of(hit), stopwords)
+        contradicts = contradiction(wanted, polarity) > CONTRADICTION_SHARE
+        judged.append((hit, contradicts, not contradicts and rules_out_in_part(wanted, polarity)))
+    return [row for row in judged if not row[1]] + [row for row in judged if row[1]]

@@ -71,10 +71,14 @@ def test_contradiction_share() -> None:
 def test_contradicting_hits_go_last_in_their_order() -> None:
     hits = ["No pleural effusion.", "Pleural effusion, small.", "No effusion or pleural thickening.", "Cardiomegaly."]
     affirmed = contradicting_last("pleural effusion", hits, str, STOP)
-    assert affirmed == [(hits[1], False), (hits[3], False), (hits[0], True), (hits[2], True)]
+    assert affirmed == [(hits[1], False, False), (hits[3], False, False), (hits[0], True, False),
+                        (hits[2], True, False)]
     negated = contradicting_last("no pleural effusion", hits, str, STOP)
-    assert [h for h, _ in negated] == [hits[0], hits[2], hits[3], hits[1]] and negated[-1][1]
-    assert contradicting_last("the", hits, str, STOP) == [(h, False) for h in hits]  # nothing to contradict
+    assert [h for h, *_ in negated] == [hits[0], hits[2], hits[3], hits[1]] and negated[-1][1]
+    assert contradicting_last("the", hits, str, STOP) == [(h, False, False) for h in hits]  # nothing to contradict
+    mixed = ["No left pleural effusion. Small left pleural effusion.", "Small left pleural effusion."]
+    assert contradicting_last("small left pleural effusion", mixed, str, STOP) == [(mixed[0], False, True),
+                                                                                   (mixed[1], False, False)]
 
 
 @pytest.mark.parametrize(
@@ -89,4 +93,4 @@ def test_contradicting_hits_go_last_in_their_order() -> None:
     ],
 )
 def test_rules_out_in_part(query: str, text: str, partly: bool) -> None:
-    assert rules_out_in_part(query, text, STOP) is partly
+    assert rules_out_in_part(Polarity.of(query, STOP), Polarity.of(text, STOP)) is partly
