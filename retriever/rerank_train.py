@@ -140,6 +140,7 @@ def train_reranker(
     """Train a re-ranker from `config.base` on the train split of `reports`; save it as `models_root/out_name`."""
     from datasets import Dataset
     from sentence_transformers.cross_encoder import CrossEncoder
+    from transformers import set_seed
 
     from models.resolve import resolve_encoder
 
@@ -159,6 +160,9 @@ def train_reranker(
     resume_from = prepare_checkpoints(checkpoints, run_key, resume=resume, overwrite=overwrite)
 
     base, _ = resolve_encoder(config.base)
+    # The scoring head is initialised at random when the model is made, before the trainer seeds anything: seeded
+    # here, the same config and data give the same re-ranker whatever ran before in the process.
+    set_seed(config.seed)
     model = CrossEncoder(str(base), num_labels=1, max_length=config.max_length, device="cpu")
     before = pairwise_accuracy(model, dev) if dev.queries else {}
     timer = EpochTimer()
