@@ -388,7 +388,7 @@ class ReportIndex:
     def lexical_notice(self, folder: Path | str) -> str:
         """Non-empty when the BM25 side was tokenized under other negation rules than this program's: bm25 and the
         fused methods then read some mentions as the older rules did (an index built before a rule was added)."""
-        if self.manifest.lexical_rules == TOKENIZER_FINGERPRINT:
+        if self.manifest.current_lexical_rules:
             return ""
         return (f"the BM25 side of {folder} was tokenized under older negation rules, so bm25 and the hybrid methods "
                 f"may score a ruled-out finding as present; `assistant update --index {folder} --retokenize` "

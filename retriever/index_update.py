@@ -98,7 +98,7 @@ def update_index(
         manifest, vectors, old_bm25, store = open_parts(folder)
         try:
             summary, upserts, gone = _plan(store, list(reports), set(removals), exclusions)
-            summary.retokenized = retokenize or manifest.lexical_rules != TOKENIZER_FINGERPRINT
+            summary.retokenized = retokenize or not manifest.current_lexical_rules
             if not summary.changed() and not retrain:
                 return summary
             model = _encoder(manifest.encoder, encoder, device) if upserts or gone else None

@@ -61,6 +61,14 @@ class Manifest:
     def write(self, folder: Path) -> None:
         (folder / MANIFEST).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
 
+    @property
+    def current_lexical_rules(self) -> bool:
+        """Whether BM25 was tokenized under this program's negation rules (else search says so, and an update
+        tokenizes it anew)."""
+        from retriever.bm25_index import TOKENIZER_FINGERPRINT
+
+        return self.lexical_rules == TOKENIZER_FINGERPRINT
+
     @classmethod
     def read(cls, folder: Path) -> Manifest:
         """Parse manifest.json; raises ValueError with the reason if it is missing, malformed or too new."""
@@ -160,7 +168,6 @@ def is_current(folder: Path, encoder_name: str) -> bool:
     """Whether `folder` holds an index built by the encoder `encoder_name` that this release queries as is: for a
     fast backend, made by today's export recipe (an older one is refused at load), and with BM25 tokenized under
     today's negation rules. Why: `make demo-index` skips the rebuild only then."""
-    from retriever.bm25_index import TOKENIZER_FINGERPRINT
     from retriever.onnx_encoder import EXPORT_VERSION
 
     try:
@@ -171,7 +178,7 @@ def is_current(folder: Path, encoder_name: str) -> bool:
     return (
         built.name == encoder_name
         and (built.backend == "torch" or built.backend_version == EXPORT_VERSION)
-        and manifest.lexical_rules == TOKENIZER_FINGERPRINT
+        and manifest.current_lexical_rules
     )
 
 
