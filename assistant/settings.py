@@ -18,9 +18,10 @@ Environment:
   cost 3x generation speed with Qwen's 151k vocabulary here), RADSEARCH_LLM_CONTEXT (tokens), RADSEARCH_LLM_THREADS;
 - chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list);
 - search: RADSEARCH_ABBREVIATIONS (a CSV with columns abbr,expansion merged over the built-in shorthand tables),
-  RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/abbreviations.py), RADSEARCH_RERANKER (a re-ranker trained by
-  `assistant train-reranker`, by name or folder, `NAME@0.5` to set its share of the score, that re-scores the top
-  hits of every search; off by default).
+  RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/abbreviations.py), RADSEARCH_RERANKER (the second stage that
+  re-scores the top hits of every search: `support`, the default, the model-free support check of
+  retriever/support.py; a re-ranker trained by `assistant train-reranker`, by name or folder; `NAME@0.5` to set its
+  share of the score; `off` for none).
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ from typing import TYPE_CHECKING, Literal
 
 from assistant.llm import Structured
 from models.paths import DataPaths
+from retriever.methods import DEFAULT_SECOND_STAGE
 
 if TYPE_CHECKING:
     from retriever.abbreviations import QueryExpander
-    from retriever.rerank import Reranker
+    from retriever.rerank import SecondStage
 
 Backend = Literal["embedded", "openai"]
 
@@ -152,11 +154,11 @@ def reranker_setting(value: str | None) -> str | None:
 class SearchSettings:
     """Query-side abbreviation expansion: on with the built-in tables unless switched off; `abbreviations` is a
     user table (CSV abbr,expansion) whose rows win over the built-in ones. `reranker`: a second stage's name or
-    folder (None: none)."""
+    folder (None: none; the product's default stage, retriever.methods.DEFAULT_SECOND_STAGE, unless set)."""
 
     expand_abbreviations: bool = True
     abbreviations: Path | None = None
-    reranker: str | None = None
+    reranker: str | None = DEFAULT_SECOND_STAGE
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> SearchSettings:
@@ -167,18 +169,22 @@ class SearchSettings:
         return cls(
             expand_abbreviations=switch == "on",
             abbreviations=Path(table) if table else None,
-            reranker=reranker_setting(env.get("RADSEARCH_RERANKER")),
+            reranker=reranker_setting(env.get("RADSEARCH_RERANKER") or DEFAULT_SECOND_STAGE),
         )
 
-    def load_reranker(self, flag: str | None = None) -> Reranker | None:
+    def load_reranker(self, flag: str | None = None) -> SecondStage | None:
         """The re-ranker `--reranker` (`flag`, which wins; "off": none) or these settings name, loaded; None when
-        neither names one. ModelNotAvailable when the name is not a trained re-ranker."""
+        neither names one; `support` is the model-free support check (retriever/support.py). ModelNotAvailable when
+        the name is not a trained re-ranker."""
         name = reranker_setting(flag) if flag is not None else self.reranker
         if name is None:
             return None
+        from retriever import support
         from retriever.rerank import RERANK_WEIGHT, Reranker, split_weight
 
         folder, weight = split_weight(name)
+        if folder == support.NAME:
+            return support.SupportCheck(weight=weight or support.WEIGHT)
         return Reranker(folder, weight=weight or RERANK_WEIGHT)
 
     def expander(self) -> QueryExpander:

@@ -8,7 +8,9 @@ against it. Options in brackets set the matched field, the number of reports and
 `hybrid-weighted:radsearch-minilm[report,k=3,prompt=diagnosis_candidates]` (defaults: impression, k=1 and
 diagnosis_rag, the paper's setting, or the run's --field/-k/--prompt). `none` takes only a prompt,
 `none[prompt=diagnosis_brief_norag]`, else the product's no-retrieval prompt (NORAG_PROMPT), so a new answer format
-can be compared with and without retrieval. Retrieval runs through the product's own path
+can be compared with and without retrieval. `rerank=NAME` re-scores the top hits with a second stage as
+`assistant ask --reranker NAME` does (`support`, the product's default stage, or a trained cross-encoder; a
+condition without it searches with the first stage alone). Retrieval runs through the product's own path
 (`ReportIndex` + `ReportRetriever`), over a corpus from which the cases' own reports have been removed, so no case
 can be answered by reading its own report.
 """
@@ -44,6 +46,8 @@ class Condition:
     field: str = "impression"
     k: int = 1
     prompt: str = DEFAULT_PROMPT
+    #: A second stage (eval.retrieval.reranker_for reference) the search re-scores its top hits with, or None.
+    rerank: str | None = None
 
     @property
     def retrieval(self) -> bool:
@@ -82,6 +86,7 @@ class Condition:
         options = [self.field] if self.field != "impression" else []
         options += [f"k={self.k}"] if self.k != 1 and self.uses_llm else []
         options += [f"prompt={self.prompt}"] if self.prompt != DEFAULT_PROMPT and self.uses_llm else []
+        options += [f"rerank={self.rerank}"] if self.rerank else []
         return f"{self.spec}[{','.join(options)}]" if options else self.spec
 
 
@@ -118,8 +123,10 @@ def _with_option(condition: Condition, option: str) -> Condition:
         return replace(condition, k=int(value))
     if key == "prompt" and value:
         return replace(condition, prompt=value)
+    if key == "rerank" and value and condition.retrieval:
+        return replace(condition, rerank=value)
     raise ValueError(f"bad condition option {option!r} in {condition.spec!r}: use one of {', '.join(FIELDS)}, k=N, "
-                     "prompt=NAME")
+                     "prompt=NAME, rerank=NAME")
 
 
 def corpus_key(reports: Sequence[Report]) -> str:

@@ -64,6 +64,10 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
     index = load_or_build_index(corpus, condition.encoder, (condition.field,), config.index_cache)
     built = index.manifest.encoder
     config.encoders[condition.name] = f"{built.name} ({built.fingerprint[:12]})"
+    if condition.rerank:
+        from eval.retrieval import reranker_for
+
+        index.reranker = reranker_for(condition.rerank)
     return ReportRetriever(index=index, field=condition.field, k=condition.k, method=condition.method)
 
 

@@ -5,6 +5,8 @@
     python -m eval.rerank_benchmark --split test --weights 0.3                # the weight dev chose, once
     python -m eval.rerank_benchmark --split dev --weights 0.3,0.2 --gates 15 --name rerank_dev_gated
                                         # only queries of 15+ words re-scored (the train findings' 5th percentile)
+    python -m eval.rerank_benchmark --reranker support --split dev --weights 0.3,0.5 --gates 15
+                                        # the model-free support check (retriever/support.py) instead: no training
 
 Trains `RERANKER` (retriever/rerank_train.py: findings -> impression pairs of the shared data's TRAIN split, negatives
 of four kinds) from the product's default encoder if it is not in the models directory yet; an interrupted training
@@ -14,7 +16,8 @@ findings -> impression match@k per source and pooled (eval.retrieval, as eval/re
 robustness parts (eval/robustness: ICD-10-CM rephrasings, query variants, error discrimination) with query expansion
 on, as the product searches. Each (query, candidate) pair is scored once whatever the number of weights
 (eval.retrieval.MemoReranker). Weights are compared on dev; the test split is for the one chosen, once. Writes
-eval/results/rerank_<split>.{json,md}. Skips cleanly when the shared data is absent.
+eval/results/rerank_<split>.{json,md} (`support_<split>` for the support check). Skips cleanly when the shared data
+is absent.
 """
 
 from __future__ import annotations
@@ -35,10 +38,12 @@ from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, index_backend, load_shared, write_results
 from eval.stats import format_p, mcnemar
+from retriever import support as support_stage
 from retriever.report import Report
 from retriever.rerank import CARD_FILE, RERANK_WEIGHT, WEIGHT_MARK, split_weight
 
 RERANKER = "radsearch-rerank-minilm"
+SUPPORT = support_stage.NAME
 #: Issue 20's bound on the abbreviated-query match@5 drop.
 ABBREVIATED_DROP = 0.02
 
@@ -61,6 +66,14 @@ def ensure_trained(data: Path, name: str = RERANKER, base: str = DEFAULT_MODEL, 
     )
     print(f"dev pairwise accuracy: {result.card['dev_pairwise_accuracy']}", flush=True)
     return result.path
+
+
+def support_card() -> dict[str, str]:
+    """What identifies the support check's results: its module's source (a changed rule must not resume a run)."""
+    import hashlib
+    import inspect
+
+    return {"stage": SUPPORT, "source_sha256": hashlib.sha256(inspect.getsource(support_stage).encode()).hexdigest()}
 
 
 def retrieval(ref: str, reports: list[Report]) -> dict[str, Any]:
@@ -105,7 +118,7 @@ def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[floa
 
     base = f"{product_default()}+expand"
     refs = {"without": base} | {
-        side_label(w, g): f"{base}{RERANK_SUFFIX}{reranker}{WEIGHT_MARK}{w:g}" + (f"{GATE_MARK}{g}" if g else "")
+        side_label(w, g): f"{base}{RERANK_SUFFIX}{reranker}{WEIGHT_MARK}{w:g}{GATE_MARK}{g}"
         for w in weights
         for g in gates
     }
@@ -167,16 +180,21 @@ def render(results: dict[str, Any]) -> str:
     without = results["without"]
     header = "| {} | without | " + " | ".join(names) + " |"
     rule = "|---|---:|" + "---:|" * len(names)
+    what = ("the support check (retriever/support.py: idf of the hit's terms the query has minus of those it has "
+            "not; no model)" if results["reranker"] == SUPPORT
+            else "retriever/rerank.py; trained on the train split by retriever/rerank_train.py, card below")
     lines = [
-        f"# Cross-encoder re-ranker, {results['split']} split (issue 20)",
+        f"# {'Support check' if results['reranker'] == SUPPORT else 'Cross-encoder re-ranker'}, "
+        f"{results['split']} split (issue 20)",
         "",
         f"Run {results['created']} (`{results['command']}`, load average {results['load']}). Product default "
         f"`{results['refs']['without']}` without and with `{results['reranker']}` re-scoring its top 20 hits "
-        "(retriever/rerank.py; trained on the train split by retriever/rerank_train.py, card below); a weight is "
-        "the cross-encoder's share of the re-scored hits' score (min-max normalized, the first stage's the rest; "
-        f"weight 1 = its score alone). {results['reports']} {results['split']}-split reports." + (
-            " A side with `N+ words` re-scores only queries of N words or more; the words of the train-split findings "
-            "it learned from: " + ", ".join(f"{k} {v}" for k, v in results["train_query_words"].items()) + "."
+        f"({what}); a weight is the second stage's share of the re-scored hits' score (min-max normalized, the "
+        f"first stage's the rest; weight 1 = its score alone). {results['reports']} {results['split']}-split "
+        "reports." + (
+            " A side with `N+ words` re-scores only queries of N words or more; the words of the train-split "
+            "findings the re-ranker learned from: "
+            + ", ".join(f"{k} {v}" for k, v in results["train_query_words"].items()) + "."
             if "train_query_words" in results and any(", " in name for name in results["refs"]) else ""),
         "",
         "## Findings -> impression (match@5; each source against its own impressions)",
@@ -211,6 +229,8 @@ def render(results: dict[str, Any]) -> str:
         verdict = f"adopt at {decision['chosen']}" if decision["adopt"] else "keep search without it"
         lines += ["", f"Decision: {verdict}."]
     card = results["card"]
+    if results["reranker"] == SUPPORT:
+        return "\n".join(lines) + "\n"
     lines += ["", "## The re-ranker", "", f"Base `{card['base_model']['ref']}`, {card['loss']}, "
               f"{card['data']['pairs']['train']} training pairs, examples {card['data']['examples']['train']}, "
               f"seconds per epoch {card['train_seconds_per_epoch']}; dev pairwise accuracy before "
@@ -247,25 +267,30 @@ def main(argv: list[str] | None = None) -> int:
                         help="the re-ranker's shares of the score to compare, e.g. 1,0.3 (default: the product's)")
     parser.add_argument("--gates", type=gate_list, default=[0],
                         help="minimum query words for the re-ranker to act, e.g. 0,15 (0: every query; default 0)")
-    parser.add_argument("--name", help="results name (default: rerank_<split>)")
+    parser.add_argument("--reranker", choices=(RERANKER, SUPPORT), default=RERANKER,
+                        help=f"the second stage: the trained cross-encoder (trained first if missing) or the "
+                             f"model-free support check (default {RERANKER})")
+    parser.add_argument("--name", help="results name (default: rerank_<split>, support_<split>)")
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     if not args.data.is_dir():
         print(f"skipped: shared data folder {args.data} is absent")
         return 0
-    folder = ensure_trained(args.data, max_steps=args.max_steps)
+    support = args.reranker == SUPPORT
+    folder = None if support else ensure_trained(args.data, max_steps=args.max_steps)
     if args.train_only:
         return 0
     results: dict[str, Any] = {
-        "name": args.name or f"rerank_{args.split}",
+        "name": args.name or f"{'support' if support else 'rerank'}_{args.split}",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m eval.rerank_benchmark", *(argv if argv is not None else sys.argv[1:])]),
         "split": args.split,
-        "reranker": RERANKER,
-        "card": json.loads((folder / CARD_FILE).read_text(encoding="utf-8")),
+        "reranker": args.reranker,
+        "card": support_card() if folder is None
+        else json.loads((folder / CARD_FILE).read_text(encoding="utf-8")),
     }
     progress = eval_home() / f"{results['name']}.partial.json"
-    results |= compare(args.data, args.split, results["card"], args.weights, progress=progress, gates=args.gates)
+    results |= compare(args.data, args.split, results["card"], args.weights, args.reranker, progress, args.gates)
     results["train_query_words"] = query_words(args.data)
     results["load"] = "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
     if args.split == "dev":

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from retriever.report import Report
-from retriever.rerank import Reranker, split_weight
+from retriever.rerank import Reranker, SecondStage, split_weight
 
 if TYPE_CHECKING:
     from retriever.encoder import Encoder
@@ -123,7 +123,7 @@ class IndexRanker:
     encoder: Encoder | None = None
     dense_weight: float | None = None
     #: A second stage (retriever/rerank.py) the index re-scores its top hits with, as `--reranker` does.
-    reranker: Reranker | None = None
+    reranker: SecondStage | None = None
 
     def __post_init__(self) -> None:
         from retriever.encoder import Encoder
@@ -215,9 +215,12 @@ class MemoReranker(Reranker):
 
 
 @lru_cache(maxsize=2)
-def _loaded_reranker(name: str) -> Reranker:
-    """One loaded re-ranker per name and run, its scores remembered (MemoReranker)."""
-    return MemoReranker(name)
+def _loaded_reranker(name: str) -> SecondStage:
+    """One loaded re-ranker per name and run, its scores remembered (MemoReranker); `support` is the model-free
+    support check (retriever/support.py) at its own weight and gate."""
+    from retriever import support
+
+    return support.SupportCheck() if name == support.NAME else MemoReranker(name)
 
 
 #: What ends a benchmark's re-ranker reference to gate it by query length: `NAME@0.2:15` re-scores only queries of
@@ -225,20 +228,21 @@ def _loaded_reranker(name: str) -> Reranker:
 GATE_MARK = ":"
 
 
-def split_gate(ref: str) -> tuple[str, int]:
-    """`...NAME@0.2:15` -> ("...NAME@0.2", 15); a reference without a gate -> (ref, 0)."""
+def split_gate(ref: str) -> tuple[str, int | None]:
+    """`...NAME@0.2:15` -> ("...NAME@0.2", 15); a reference without a gate -> (ref, None)."""
     head, marker, gate = ref.rpartition(GATE_MARK)
-    return (head, int(gate)) if marker and gate.isdigit() else (ref, 0)
+    return (head, int(gate)) if marker and gate.isdigit() else (ref, None)
 
 
-def reranker_for(ref: str) -> Reranker:
+def reranker_for(ref: str) -> SecondStage:
     """The re-ranker `NAME`, `NAME@WEIGHT` (retriever.rerank.split_weight) or `NAME@WEIGHT:MIN_WORDS` names: every
     weight and gate of one name shares the loaded model and its remembered scores, so a sweep scores each (query,
-    text) pair once."""
+    text) pair once. A weight or gate left out is the stage's own."""
     head, gate = split_gate(ref)
     name, weight = split_weight(head)
     loaded = _loaded_reranker(name)
-    return (loaded if weight is None else loaded.weighted(weight)).gated(gate)
+    stage = loaded if weight is None else loaded.weighted(weight)
+    return stage if gate is None else stage.gated(gate)
 
 
 def make_ranker(ref: str, backend: str = "torch") -> Ranker:

@@ -102,6 +102,7 @@ class BM25Field:
         self._vocab = model.vocab_dict
         #: Per document, its terms' ids in `_vocab` (None for an index saved before they were kept).
         self._token_ids = token_ids
+        self._document_frequency: np.ndarray | None = None
 
     @classmethod
     def build(cls, texts: Iterable[str], rowids: Sequence[int] | np.ndarray) -> BM25Field:
@@ -144,6 +145,18 @@ class BM25Field:
             offsets = np.load(folder / "token_offsets.npy")
             token_ids = np.split(np.load(folder / "token_ids.npy"), offsets[1:-1])
         return cls(bm25s.BM25.load(str(folder)), np.load(folder / "rowids.npy"), token_ids)
+
+    def idf(self, terms: Sequence[str]) -> np.ndarray:
+        """Each term's inverse document frequency in this field, as BM25 weighs it (Lucene's log(1 + (N - df +
+        0.5) / (df + 0.5))); a term no document has gets the highest. Document frequencies are read off the
+        index's term columns once, on first use."""
+        if self._document_frequency is None:
+            self._document_frequency = np.diff(np.asarray(self._model.scores["indptr"]))
+        frequency = self._document_frequency
+        df = np.array([frequency[i] if (i := self._vocab.get(t)) is not None and i < len(frequency) else 0
+                       for t in terms], dtype=np.float64)
+        documents = float(self._model.scores["num_docs"])
+        return np.log1p((documents - df + 0.5) / (df + 0.5))
 
     def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Top-k (rowid, BM25 score); reports with score 0 (no shared term) are not returned."""

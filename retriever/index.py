@@ -38,7 +38,7 @@ from retriever.output_paths import check_replaceable
 from retriever.query import PreparedQuery, clean_query
 from retriever.report import FIELDS, Report
 from retriever.report_store import ReportStore, write_store
-from retriever.rerank import Reranker
+from retriever.rerank import SecondStage
 
 STORE_FILE = "reports.sqlite"
 
@@ -226,8 +226,9 @@ class ReportIndex:
         self._encoder_lock = threading.RLock()
         #: Expands the query's shorthand before search (retriever/abbreviations.py); None: the process default.
         self.query_expander: QueryExpander | None = None
-        #: Re-scores the first stage's top hits with a cross-encoder (retriever/rerank.py); None: no second stage.
-        self.reranker: Reranker | None = None
+        #: Re-scores the first stage's top hits (a cross-encoder, retriever/rerank.py, or the support check,
+        #: retriever/support.py); None: no second stage.
+        self.reranker: SecondStage | None = None
 
     # ----------------------------------------------------------------------------------------- build/save
     @classmethod
@@ -353,7 +354,7 @@ class ReportIndex:
             scored = fuse_dense_and_bm25(method, dense, self._bm25[field].search(text, fused, allowed))[:depth]
         reports = self._reports([rowid for rowid, _ in scored])
         if self.reranker is not None:
-            scored = self.reranker.rerank(text, scored, lambda s: reports[s].text_of(field))
+            scored = self.reranker.rerank(text, scored, lambda s: reports[s].text_of(field), self._bm25[field].idf)
         ordered = contradicting_last(text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS)[:k]
         return [
             Hit(rank=i, score=score, field=field, report=reports[rowid], method=method, contradicts=contradicts,

@@ -22,7 +22,7 @@ import copy
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import numpy as np
 
@@ -76,7 +76,74 @@ def _checked(weight: float) -> float:
     return weight
 
 
-class Reranker:
+#: Scores a list of terms by their inverse document frequency in the searched field (BM25Field.idf): what a
+#: second stage that reads words, not vectors, needs from the index.
+Idf = Callable[[Sequence[str]], np.ndarray]
+
+
+class SecondStage:
+    """What every second stage shares: re-score the first stage's top `depth` hits with a relevance of its own,
+    mixed at `weight` (its share; the first stage has the rest), for queries of `min_query_words` words or more.
+    Subclasses say how relevant each text is (`relevance`): a cross-encoder (Reranker) or the model-free support
+    check (retriever/support.py)."""
+
+    #: Shown where a search says which second stage ran (`assistant search --json`).
+    name: str = ""
+
+    def __init__(self, weight: float) -> None:
+        self.weight = _checked(weight)
+        #: Queries of fewer words keep the first stage's order (0: every query is re-scored).
+        self.min_query_words = 0
+
+    def relevance(self, query: str, texts: Sequence[str], idf: Idf | None) -> np.ndarray:
+        """Higher = more relevant, one value per text, any scale (the mix min-max normalizes it)."""
+        raise NotImplementedError
+
+    def weighted(self, weight: float) -> Self:
+        """This stage (sharing any loaded model) mixing its score at another weight."""
+        other = copy.copy(self)
+        other.weight = _checked(weight)
+        return other
+
+    def gated(self, min_query_words: int) -> Self:
+        """This stage (sharing any loaded model) leaving queries of fewer than `min_query_words` words alone."""
+        if min_query_words < 0:
+            raise ValueError(f"a minimum number of query words is 0 or more, not {min_query_words}")
+        other = copy.copy(self)
+        other.min_query_words = min_query_words
+        return other
+
+    def rerank(
+        self,
+        query: str,
+        scored: Sequence[tuple[T, float]],
+        text_of: Callable[[T], str],
+        idf: Idf | None = None,
+        depth: int = RERANK_DEPTH,
+    ) -> list[tuple[T, float]]:
+        """The first `depth` of `scored` (item, first-stage score) re-ordered by a new score: the stage's relevance
+        alone at weight 1, else `weight` x it + (1 - `weight`) x the first stage's, both min-max normalized over
+        the re-scored hits (retriever.fusion.weighted_fusion); the items after them follow in their order with
+        scores kept below every re-scored one. A query shorter than `min_query_words` gets `scored` back as is.
+        `idf`: the searched field's term weights, for a stage that reads words."""
+        if len(query.split()) < self.min_query_words:
+            return list(scored)
+        head, tail = list(scored[:depth]), list(scored[depth:])
+        if not head:
+            return []
+        relevance = self.relevance(query, [text_of(item) for item, _ in head], idf)
+        if self.weight >= 1.0:
+            new = [(n, float(relevance[n])) for n in sorted(range(len(head)), key=lambda n: -float(relevance[n]))]
+        else:
+            first = [(n, score) for n, (_, score) in enumerate(head)]
+            second = [(n, float(relevance[n])) for n in range(len(head))]
+            new = weighted_fusion([first, second], [1.0 - self.weight, self.weight])
+        reranked = [(head[n][0], score) for n, score in new]
+        floor = min(score for _, score in reranked)
+        return reranked + [(item, min(score, floor)) for item, score in tail]
+
+
+class Reranker(SecondStage):
     """A cross-encoder that scores (query, text) pairs; thread-safe (its tokenizer and model are used under a lock)."""
 
     def __init__(
@@ -85,12 +152,8 @@ class Reranker:
         from sentence_transformers import CrossEncoder
 
         self.location = reranker_location(ref)
+        super().__init__(weight)
         self.name = self.location.name
-        self.weight = _checked(weight)
-        #: Queries of fewer words keep the first stage's order (0: every query is re-scored). Why a gate: the
-        #: cross-encoder learned from findings paragraphs, and on short term-like queries (ICD-10-CM rephrasings)
-        #: it moved right answers down on the dev split (eval/results/rerank_dev.md).
-        self.min_query_words = 0
         self._model: Any = CrossEncoder(str(self.location), device=device, max_length=max_length)
         self._lock = threading.Lock()
 
@@ -103,39 +166,8 @@ class Reranker:
             raw = self._model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
         return np.asarray(raw, dtype=np.float32).reshape(len(texts))
 
-    def weighted(self, weight: float) -> Reranker:
-        """This re-ranker (the same loaded model) mixing its score at another weight."""
-        other = copy.copy(self)
-        other.weight = _checked(weight)
-        return other
-
-    def gated(self, min_query_words: int) -> Reranker:
-        """This re-ranker (the same loaded model) leaving queries of fewer than `min_query_words` words alone."""
-        if min_query_words < 0:
-            raise ValueError(f"a minimum number of query words is 0 or more, not {min_query_words}")
-        other = copy.copy(self)
-        other.min_query_words = min_query_words
-        return other
-
-    def rerank(
-        self, query: str, scored: Sequence[tuple[T, float]], text_of: Callable[[T], str], depth: int = RERANK_DEPTH
-    ) -> list[tuple[T, float]]:
-        """The first `depth` of `scored` (item, first-stage score) re-ordered by a new score: the cross-encoder's
-        alone at weight 1, else `weight` x it + (1 - `weight`) x the first stage's, both min-max normalized over
-        the re-scored hits (retriever.fusion.weighted_fusion); the items after them follow in their order with
-        scores kept below every re-scored one. A query shorter than `min_query_words` gets `scored` back as is."""
-        if len(query.split()) < self.min_query_words:
-            return list(scored)
-        head, tail = list(scored[:depth]), list(scored[depth:])
-        if not head:
-            return []
-        relevance = self.scores(query, [text_of(item) for item, _ in head])
-        if self.weight >= 1.0:
-            new = [(n, float(relevance[n])) for n in sorted(range(len(head)), key=lambda n: -float(relevance[n]))]
-        else:
-            first = [(n, score) for n, (_, score) in enumerate(head)]
-            cross = [(n, float(relevance[n])) for n in range(len(head))]
-            new = weighted_fusion([first, cross], [1.0 - self.weight, self.weight])
-        reranked = [(head[n][0], score) for n, score in new]
-        floor = min(score for _, score in reranked)
-        return reranked + [(item, min(score, floor)) for item, score in tail]
+    def relevance(self, query: str, texts: Sequence[str], idf: Idf | None) -> np.ndarray:
+        """The cross-encoder's score (`scores`); it reads the words itself, so `idf` is not used. A gate
+        (`gated`) keeps short term-like queries (ICD-10-CM rephrasings) out: it learned from findings paragraphs
+        and moved right answers down on them on the dev split (eval/results/rerank_dev.md)."""
+        return self.scores(query, texts)

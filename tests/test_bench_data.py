@@ -105,6 +105,11 @@ def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_mode
     assert k2.name == "mpnet[k=2]" and parse_conditions("mpnet", k=2)[0].name == "mpnet[k=2]"
     with pytest.raises(ValueError, match="bad condition option 'k=0'"):
         parse_conditions("mpnet[k=0]")
+    staged, plain = parse_conditions("hybrid-weighted:x[rerank=support], hybrid-weighted:x")
+    assert (staged.rerank, staged.name, plain.rerank) == ("support", "hybrid-weighted:x[rerank=support]", None)
+    assert staged != plain  # its answers are cached apart
+    with pytest.raises(ValueError, match="bad condition option 'rerank=support'"):
+        parse_conditions("none[rerank=support]")
 
 
 def test_no_retrieval_takes_only_a_prompt_of_its_own() -> None:

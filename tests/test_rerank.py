@@ -192,7 +192,7 @@ def test_benchmarks_name_a_weight_and_score_each_pair_once(trained) -> None:
     from eval.retrieval import split_gate
 
     assert split_gate("hybrid-weighted:enc+rerank=rr@0.2:15") == ("hybrid-weighted:enc+rerank=rr@0.2", 15)
-    assert split_gate("hybrid-weighted:enc+rerank=rr@0.2") == ("hybrid-weighted:enc+rerank=rr@0.2", 0)
+    assert split_gate("hybrid-weighted:enc+rerank=rr@0.2") == ("hybrid-weighted:enc+rerank=rr@0.2", None)
     gated = reranker_for(f"{trained.path}@0.2:15")
     assert (gated.weight, gated.min_query_words) == (0.2, 15)
 
@@ -221,7 +221,8 @@ def test_unknown_reranker_and_too_little_data_are_clear_errors(tmp_path: Path) -
 
 
 def test_settings_name_a_reranker_or_none() -> None:
-    assert SearchSettings.from_env({}).reranker is None
+    assert SearchSettings.from_env({}).reranker == SearchSettings().reranker == "support"
+    assert SearchSettings.from_env({"RADSEARCH_RERANKER": ""}).reranker == "support"
     assert SearchSettings.from_env({"RADSEARCH_RERANKER": "off"}).reranker is None
     assert SearchSettings.from_env({"RADSEARCH_RERANKER": " site-rr "}).reranker == "site-rr"
     assert SearchSettings(reranker="site-rr").load_reranker("off") is None

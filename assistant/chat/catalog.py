@@ -20,7 +20,7 @@ from models.paths import DataPaths
 
 if TYPE_CHECKING:
     from retriever.index import ReportIndex
-    from retriever.rerank import Reranker
+    from retriever.rerank import SecondStage
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class IndexCatalog:
         extra: Sequence[Path] = (),
         *,
         device: str | None = None,
-        reranker: Reranker | None = None,
+        reranker: SecondStage | None = None,
     ) -> None:
         self._paths = paths
         self._extra = [Path(p).expanduser() for p in extra]

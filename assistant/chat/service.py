@@ -40,7 +40,7 @@ from retriever.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
     from retriever.index import ReportIndex, SearchFilters
-    from retriever.rerank import Reranker
+    from retriever.rerank import SecondStage
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ Outputs = tuple[list[dict[str, Any]], Any, str, list[Message], str]
 class ChatService:
     """Answers one resident's message; shared by all sessions (per-session state travels in the arguments)."""
 
-    def __init__(self, config: ChatConfig, llm: LLM | None = None, reranker: Reranker | None = None) -> None:
+    def __init__(self, config: ChatConfig, llm: LLM | None = None, reranker: SecondStage | None = None) -> None:
         self.config = config
         settings = config.settings
         self.catalog = IndexCatalog(settings.paths, config.indexes, device=settings.encoder.device, reranker=reranker)

@@ -39,8 +39,9 @@ ColumnMapOption = Annotated[
 RerankerOption = Annotated[
     str | None,
     typer.Option(
-        help="Re-score the top 20 hits with a cross-encoder trained by `assistant train-reranker` (name or folder, "
-        "NAME@0.5 for its share of the score, 0.3 by default; off: none; default: RADSEARCH_RERANKER, else none).",
+        help="Re-score the top 20 hits: `support` (model-free: demotes hits that assert what a findings query of 15+ "
+        "words never says) or a cross-encoder trained by `assistant train-reranker` (name or folder); NAME@0.5 for "
+        "its share of the score; off: none; default: RADSEARCH_RERANKER, else support.",
     ),
 ]
 ModelOption = Annotated[
