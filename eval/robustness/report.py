@@ -89,16 +89,21 @@ def _errors(part: dict[str, Any], split: str) -> list[str]:
 
 
 def shipped(part: dict[str, Any], default: str) -> tuple[str, dict[str, Any] | None]:
-    """The product as shipped (query expansion on) when measured, else the default ranker without it."""
+    """The product as shipped (query expansion on, its default second stage re-scoring) when measured, else the
+    default ranker with expansion alone, else without it."""
+    from eval.retrieval import RERANK_SUFFIX
+    from retriever.methods import DEFAULT_SECOND_STAGE
+
     rankers = part.get("rankers", {})
-    for ref in (f"{default}+expand", default):
+    staged = [f"{default}+expand{RERANK_SUFFIX}{DEFAULT_SECOND_STAGE}"] if DEFAULT_SECOND_STAGE else []
+    for ref in (*staged, f"{default}+expand", default):
         if ref in rankers:
             return ref, rankers[ref]
     return default, None
 
 
 def _targets(results: dict[str, Any], default: str) -> list[str]:
-    """The default ranker (with query expansion where measured) against each bar it has a result for."""
+    """The default ranker (as shipped where measured, `shipped`) against each bar it has a result for."""
     rows = []
     ref, icd = shipped(results.get("icd", {}), default)
     if icd:
@@ -113,7 +118,7 @@ def _targets(results: dict[str, Any], default: str) -> list[str]:
         if before and ref != default:
             clean, today = queries["clean"]["match@5"], before["clean"]["match@5"]
             rows.append(
-                f"| clean match@5 with expansion no lower than without | {clean:.3f} vs {today:.3f} | "
+                f"| clean match@5 as shipped (`{ref}`) no lower than the bare ranker | {clean:.3f} vs {today:.3f} | "
                 f"{'met' if clean >= today else 'not met'} |"
             )
     ref, found = shipped(results.get("errors", {}), default)
@@ -124,7 +129,8 @@ def _targets(results: dict[str, Any], default: str) -> list[str]:
     if not rows:
         return []
     return [
-        f"## Targets of issue 20 for the product default (`{default}`, with query expansion where measured)",
+        f"## Targets of issue 20 for the product default (`{default}`, as shipped where measured: query expansion "
+        "and the default second stage)",
         "",
         "| target | measured | |",
         "|---|---:|---|",
