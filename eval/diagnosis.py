@@ -201,11 +201,13 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
 
 
 def default_condition() -> Condition:
-    """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt) as a condition."""
+    """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt, second stage) as
+    a condition."""
     from assistant.answer_defaults import FIELD, PROMPT, K
     from eval.retrieval_benchmark import product_default
+    from retriever.methods import DEFAULT_SECOND_STAGE
 
-    return Condition(product_default(), FIELD, K, PROMPT)
+    return Condition(product_default(), FIELD, K, PROMPT, rerank=DEFAULT_SECOND_STAGE)
 
 
 def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, str]:

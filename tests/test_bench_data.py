@@ -110,6 +110,10 @@ def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_mode
     assert staged != plain  # its answers are cached apart
     with pytest.raises(ValueError, match="bad condition option 'rerank=support'"):
         parse_conditions("none[rerank=support]")
+    from eval.diagnosis import default_condition
+    from retriever.methods import DEFAULT_SECOND_STAGE
+
+    assert default_condition().rerank == DEFAULT_SECOND_STAGE  # the benchmark's default is what `ask` searches with
 
 
 def test_no_retrieval_takes_only_a_prompt_of_its_own() -> None:
