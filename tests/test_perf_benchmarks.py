@@ -80,6 +80,17 @@ def test_search_benchmark(shared_data: Path, results_file: Path, private_models_
     assert flat["findings"]["recall@10"] == 1.0 and flat["short"]["encode_plus_search"]["p50_ms"] > 0
 
 
+def test_second_stage_benchmark(shared_data: Path, results_file: Path) -> None:
+    from eval.perf import report, second_stage
+
+    assert second_stage.main(["--quick", "--results", str(results_file)]) == 0
+    section = _section(results_file, "second_stage")
+    assert (section["rows"][0]["field"], section["rows"][0]["stage"]) == ("impression", "support check")
+    assert {r["field"] for r in section["rows"]} == {"impression", "report"} and section["hits_per_query"] == 20
+    assert all(r["median_ms"] > 0 and r["queries"] == section["queries"] > 0 for r in section["rows"])
+    assert "## Second stage" in report.render(json.loads(results_file.read_text()))
+
+
 def test_answer_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
     require_embedded_smollm2()
     from eval.perf import answer

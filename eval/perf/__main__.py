@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "embedding": ([], ["--encoders", "minilm"]),
     "fusions": ([], ["--texts", "8", "--calls", "3"]),
     "search": ([], ["--sizes", "2000", "--queries", "10"]),
+    "second_stage": ([], []),
     "answer": ([], ["--backends", "embedded", "--model", "smollm2", "--queries", "1", "--max-tokens", "16"]),
     "ask_latency": (["--threads", "2"], ["--model", "smollm2", "--queries", "1"]),
     "coldstart": ([], ["--skip-ask", "--repeats", "1"]),

@@ -239,8 +239,18 @@ def concurrency(section: dict[str, Any], targets: list[str]) -> list[str]:
     return lines
 
 
-SECTIONS = {"embedding": embedding, "fusions": fusions, "search": search, "answer": answer,
-            "ask_latency": ask_latency, "llama_build": llama_build, "coldstart": coldstart,
+def second_stage(section: dict[str, Any], targets: list[str]) -> list[str]:
+    """The time each second stage adds to one search (the same hits for both, interleaved)."""
+    lines = [f"## Second stage: re-scoring a search's top {section['hits_per_query']} hits", "", _stamp(section), "",
+             f"{section['queries']} held-out findings queries, their top hits among {section['corpus']} test-split "
+             "reports' impressions or whole reports; milliseconds per search:", ""]  # fmt: skip
+    lines += _table(["field", "stage", "median ms", "p95 ms"],
+                    [[r["field"], r["stage"], r["median_ms"], r["p95_ms"]] for r in section["rows"]])  # fmt: skip
+    return lines
+
+
+SECTIONS = {"embedding": embedding, "fusions": fusions, "search": search, "second_stage": second_stage,
+            "answer": answer, "ask_latency": ask_latency, "llama_build": llama_build, "coldstart": coldstart,
             "concurrency": concurrency}  # fmt: skip
 
 
