@@ -12,6 +12,9 @@ normalized mix, retriever/fusion.py): replacing threw away what the first stage 
 findings -> impression match@5 0.495 -> 0.219 on dev), so the share is a parameter measured on the dev split by
 `python -m eval.rerank_benchmark --weights ...`.
 
+`SecondStage` is what every second stage shares (the mix, the weight, the query-length gate); the product's default
+stage is not this cross-encoder but the model-free support check (retriever/support.py), which reads words.
+
 A re-ranker is trained by `assistant train-reranker` (retriever/rerank_train.py) on a site's own findings ->
 impression pairs, like the encoder, and named in a search with `--reranker NAME` or `RADSEARCH_RERANKER`.
 """
