@@ -7,6 +7,8 @@
                                         # only queries of 15+ words re-scored (the train findings' 5th percentile)
     python -m eval.rerank_benchmark --reranker support --split dev --weights 0.3,0.5 --gates 15
                                         # the model-free support check (retriever/support.py) instead: no training
+    python -m eval.rerank_benchmark --reranker support-words --split dev --weights 0.3,0.5 --gates 15
+                                        # it on single terms only, to measure what its term pairs add
 
 Trains `RERANKER` (retriever/rerank_train.py: findings -> impression pairs of the shared data's TRAIN split, negatives
 of four kinds) from the product's default encoder if it is not in the models directory yet; an interrupted training
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.resumable import run_resumable
-from eval.retrieval import GATE_MARK, RERANK_SUFFIX, split_gate
+from eval.retrieval import GATE_MARK, RERANK_SUFFIX, SUPPORT_WORDS, split_gate
 from eval.retrieval_benchmark import DEFAULT_MODEL, product_default
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
@@ -44,6 +46,8 @@ from retriever.rerank import CARD_FILE, RERANK_WEIGHT, WEIGHT_MARK, split_weight
 
 RERANKER = "radsearch-rerank-minilm"
 SUPPORT = support_stage.NAME
+#: The model-free stages (no training): the support check, and it on single terms only.
+SUPPORT_STAGES = (SUPPORT, SUPPORT_WORDS)
 #: Issue 20's bound on the abbreviated-query match@5 drop.
 ABBREVIATED_DROP = 0.02
 
@@ -69,11 +73,13 @@ def ensure_trained(data: Path, name: str = RERANKER, base: str = DEFAULT_MODEL, 
 
 
 def support_card() -> dict[str, str]:
-    """What identifies the support check's results: its module's source (a changed rule must not resume a run)."""
+    """What identifies the support check's results: the source of the code that scores (a changed rule must not
+    resume a run; a changed docstring or default weight, which a run names in its references, need not rerun one)."""
     import hashlib
     import inspect
 
-    return {"stage": SUPPORT, "source_sha256": hashlib.sha256(inspect.getsource(support_stage).encode()).hexdigest()}
+    source = inspect.getsource(support_stage.SupportCheck) + inspect.getsource(support_stage.adjacent_pairs)
+    return {"stage": SUPPORT, "scorer_sha256": hashlib.sha256(source.encode()).hexdigest()}
 
 
 def retrieval(ref: str, reports: list[Report]) -> dict[str, Any]:
@@ -109,11 +115,12 @@ def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[floa
             progress: Path | None = None, gates: Sequence[int] = (0,)) -> dict[str, Any]:
     """Every measure for the product default without the re-ranker (`without`) and with it at each weight
     (`side_label`). About 40 minutes of cross-encoder scoring on 2 cores, so each finished measure is kept in
-    `progress` (eval/resumable.py), reused only for the same split, rankers, re-ranker card and default encoder
-    weights."""
+    `progress` (eval/resumable.py), reused only for the same split, rankers, re-ranker card, default encoder
+    weights and negation rules."""
     from eval.robustness import errors, icd, queries
     from eval.robustness.search import RankerSpec
     from models.resolve import resolve_encoder
+    from retriever.bm25_index import TOKENIZER_FINGERPRINT
     from retriever.encoder import weights_fingerprint
 
     base = f"{product_default()}+expand"
@@ -138,7 +145,7 @@ def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[floa
         }
 
     encoder = weights_fingerprint(str(resolve_encoder(DEFAULT_MODEL)[0]))
-    key = {"split": split, "refs": refs, "card": card, "encoder": encoder}
+    key = {"split": split, "refs": refs, "card": card, "encoder": encoder, "lexical_rules": TOKENIZER_FINGERPRINT}
     done = run_resumable({name: measures(ref) for name, ref in refs.items()}, key, progress,
                          log=lambda m: print(f"{split}: {m}", flush=True))
     return {"refs": refs, "reports": len(reports), "items": len(items)} | done
@@ -180,11 +187,13 @@ def render(results: dict[str, Any]) -> str:
     without = results["without"]
     header = "| {} | without | " + " | ".join(names) + " |"
     rule = "|---|---:|" + "---:|" * len(names)
-    what = ("the support check (retriever/support.py: idf of the hit's terms the query has minus of those it has "
-            "not; no model)" if results["reranker"] == SUPPORT
+    pairs = "" if results["reranker"] == SUPPORT_WORDS else " and adjacent term pairs"
+    what = (f"the support check (retriever/support.py: idf of the hit's terms{pairs} the query has minus of those "
+            "it has not; no model)" if results["reranker"] in SUPPORT_STAGES
             else "retriever/rerank.py; trained on the train split by retriever/rerank_train.py, card below")
     lines = [
-        f"# {'Support check' if results['reranker'] == SUPPORT else 'Cross-encoder re-ranker'}, "
+        f"# {'Support check' if results['reranker'] in SUPPORT_STAGES else 'Cross-encoder re-ranker'}"
+        f"{', single terms only' if results['reranker'] == SUPPORT_WORDS else ''}, "
         f"{results['split']} split (issue 20)",
         "",
         f"Run {results['created']} (`{results['command']}`, load average {results['load']}). Product default "
@@ -229,7 +238,7 @@ def render(results: dict[str, Any]) -> str:
         verdict = f"adopt at {decision['chosen']}" if decision["adopt"] else "keep search without it"
         lines += ["", f"Decision: {verdict}."]
     card = results["card"]
-    if results["reranker"] == SUPPORT:
+    if results["reranker"] in SUPPORT_STAGES:
         return "\n".join(lines) + "\n"
     lines += ["", "## The re-ranker", "", f"Base `{card['base_model']['ref']}`, {card['loss']}, "
               f"{card['data']['pairs']['train']} training pairs, examples {card['data']['examples']['train']}, "
@@ -267,21 +276,22 @@ def main(argv: list[str] | None = None) -> int:
                         help="the re-ranker's shares of the score to compare, e.g. 1,0.3 (default: the product's)")
     parser.add_argument("--gates", type=gate_list, default=[0],
                         help="minimum query words for the re-ranker to act, e.g. 0,15 (0: every query; default 0)")
-    parser.add_argument("--reranker", choices=(RERANKER, SUPPORT), default=RERANKER,
-                        help=f"the second stage: the trained cross-encoder (trained first if missing) or the "
-                             f"model-free support check (default {RERANKER})")
-    parser.add_argument("--name", help="results name (default: rerank_<split>, support_<split>)")
+    parser.add_argument("--reranker", choices=(RERANKER, *SUPPORT_STAGES), default=RERANKER,
+                        help=f"the second stage: the trained cross-encoder (trained first if missing), the "
+                             f"model-free support check, or it on single terms only (default {RERANKER})")
+    parser.add_argument("--name", help="results name (default: rerank_<split>, support_<split>, "
+                                       "support_words_<split>)")
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     if not args.data.is_dir():
         print(f"skipped: shared data folder {args.data} is absent")
         return 0
-    support = args.reranker == SUPPORT
+    support = args.reranker in SUPPORT_STAGES
     folder = None if support else ensure_trained(args.data, max_steps=args.max_steps)
     if args.train_only:
         return 0
     results: dict[str, Any] = {
-        "name": args.name or f"{'support' if support else 'rerank'}_{args.split}",
+        "name": args.name or f"{args.reranker.replace('-', '_') if support else 'rerank'}_{args.split}",
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python -m eval.rerank_benchmark", *(argv if argv is not None else sys.argv[1:])]),
         "split": args.split,

@@ -214,13 +214,21 @@ class MemoReranker(Reranker):
         return np.asarray([self._memo[(query, t)] for t in texts], dtype=np.float32)
 
 
+#: The support check without its adjacent term pairs: what the pairs add is measured against it
+#: (`python -m eval.rerank_benchmark --reranker support-words`).
+SUPPORT_WORDS = "support-words"
+
+
 @lru_cache(maxsize=2)
+
 def _loaded_reranker(name: str) -> SecondStage:
     """One loaded re-ranker per name and run, its scores remembered (MemoReranker); `support` is the model-free
-    support check (retriever/support.py) at its own weight and gate."""
+    support check (retriever/support.py) at its own weight and gate, `support-words` the same on single terms."""
     from retriever import support
 
-    return support.SupportCheck() if name == support.NAME else MemoReranker(name)
+    if name in (support.NAME, SUPPORT_WORDS):
+        return support.SupportCheck(pairs=name == support.NAME)
+    return MemoReranker(name)
 
 
 #: What ends a benchmark's re-ranker reference to gate it by query length: `NAME@0.2:15` re-scores only queries of

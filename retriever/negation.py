@@ -99,6 +99,12 @@ PSEUDO_NEGATION: tuple[str, ...] = (
     "not extend",
     "not cause",
     "no significant interval change",
+    # classification qualifiers, not negations: "pneumonia, not otherwise specified", "NOS" expanded, "side not
+    # specified" (without them "not specified early syphilis" searched for reports ruling syphilis out)
+    "not specified",
+    "not otherwise specified",
+    "not elsewhere specified",
+    "not elsewhere classified",
 )
 TERMINATION: tuple[str, ...] = (
     "but",

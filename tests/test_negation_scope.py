@@ -29,6 +29,11 @@ STOP = frozenset({"the", "of", "with", "in", "is", "there", "or", "and"})
         ("Pneumothorax is not seen. Effusion present.", ["neg:pneumothorax", "effusion", "present"]),  # post, clause
         ("No consolidation but there is cardiomegaly", ["neg:consolidation", "but", "there", "is", "cardiomegaly"]),
         ("No change in the effusion", ["no", "change", "in", "the", "effusion"]),  # pseudo-negation
+        # classification qualifiers are pseudo-negations too: "not specified" names no finding ruled out
+        ("Not specified early syphilis", ["not", "specified", "early", "syphilis"]),
+        ("Seizures, side not specified, no fever", ["seizures", "side", "not", "specified", "neg:fever"]),
+        ("Pneumonia, not otherwise specified.", ["pneumonia", "not", "otherwise", "specified"]),
+        ("Goiter, not elsewhere classified", ["goiter", "not", "elsewhere", "classified"]),
         ("no a b c d e f g h", ["neg:a", "neg:b", "neg:c", "neg:d", "neg:e", "neg:f", "g", "h"]),  # six-word window
         # resolution looks back; the longer trigger wins where a pre- and a post-trigger start together
         ("Left pleural effusion appears resolved. Atelectasis.", ["neg:left", "neg:pleural", "neg:effusion",

@@ -87,6 +87,7 @@ def test_second_stage_benchmark(shared_data: Path, results_file: Path) -> None:
     section = _section(results_file, "second_stage")
     assert (section["rows"][0]["field"], section["rows"][0]["stage"]) == ("impression", "support check")
     assert {r["field"] for r in section["rows"]} == {"impression", "report"} and section["hits_per_query"] == 20
+    assert {"support check", "support check, single terms"} <= {r["stage"] for r in section["rows"]}
     assert all(r["median_ms"] > 0 and r["queries"] == section["queries"] > 0 for r in section["rows"])
     assert "## Second stage" in report.render(json.loads(results_file.read_text()))
 

@@ -57,6 +57,22 @@ def test_cached_index_is_saved_once_and_loaded_after(minilm, tmp_path: Path) -> 
     assert loaded.manifest.corpus_sha256 == built.manifest.corpus_sha256
 
 
+def test_cached_index_tokenized_under_older_negation_rules_is_retokenized(minilm, tmp_path: Path) -> None:
+    import json
+
+    from retriever.bm25_index import TOKENIZER_FINGERPRINT
+
+    reports = text_reports(["No pneumothorax.", "Small left pleural effusion."])
+    cached_index("toy", reports, minilm, tmp_path)
+    manifest = next(tmp_path.glob("toy-*")) / "manifest.json"
+    fields = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps(fields | {"lexical_rules": "older rules"}), encoding="utf-8")
+    loaded = cached_index("toy", reports, minilm, tmp_path)
+    assert loaded.manifest.lexical_rules == TOKENIZER_FINGERPRINT
+    assert json.loads(manifest.read_text(encoding="utf-8"))["lexical_rules"] == TOKENIZER_FINGERPRINT
+    assert [h.report.id for h in loaded.search("pneumothorax", k=2, method="bm25")] == []  # only a negated mention
+
+
 def test_four_way_discrimination_searches_only_the_item_and_scores_by_hand(minilm, tmp_path: Path) -> None:
     good = errors.Item(
         "negation:a",

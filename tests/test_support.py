@@ -36,10 +36,29 @@ def test_relevance_adds_the_idf_of_supported_terms_and_subtracts_the_rest() -> N
     texts = ["Small left pleural effusion.",
              "Small left pleural effusion. Right pneumothorax.",   # asserts what the findings rule out
              "Small left pleural effusion. No pneumothorax."]
-    got = check.relevance(FINDINGS, texts, lambda terms: np.array([idf[t] for t in terms]))
-    assert got == pytest.approx([1 + 2 + 3 + 4, 1 + 2 + 3 + 4 - 7 - 5, 1 + 2 + 3 + 4 + 6])
-    # without term weights every term counts 1
-    assert check.relevance(FINDINGS, texts, None) == pytest.approx([4, 2, 5])
+
+    def weights(terms):
+        return np.array([idf[t] for t in terms])
+
+    words_only = SupportCheck(pairs=False)
+    assert words_only.relevance(FINDINGS, texts, weights) == pytest.approx(
+        [1 + 2 + 3 + 4, 1 + 2 + 3 + 4 - 7 - 5, 1 + 2 + 3 + 4 + 6])
+    # adjacent pairs weigh their smaller idf: "small left" 1, "left pleural" 2, "pleural effusion" 3 are in the
+    # findings; "effusion right" 4 and "right pneumothorax" 5 are not; "effusion no-pneumothorax" 4 is
+    assert check.relevance(FINDINGS, texts, weights) == pytest.approx(
+        [10 + (1 + 2 + 3), -2 + (1 + 2 + 3 - 4 - 5), 16 + (1 + 2 + 3 + 4)])
+    # without term weights every term and pair counts 1
+    assert words_only.relevance(FINDINGS, texts, None) == pytest.approx([4, 2, 5])
+    assert check.relevance(FINDINGS, texts, None) == pytest.approx([4 + 3, 2 + 1, 5 + 4])
+
+
+def test_pairs_catch_a_hit_that_moves_the_querys_words() -> None:
+    findings = "Right lower lobe opacity. Small left effusion."
+    moved, kept = "Left lower lobe opacity.", "Right lower lobe opacity."
+    # every word of the moved hit is in the findings: words alone cannot tell the two apart
+    assert SupportCheck(pairs=False).relevance(findings, [moved, kept], None) == pytest.approx([4, 4])
+    # "left lower" is not: -1 for it, +1 for "lower lobe" and "lobe opacity"
+    assert SupportCheck().relevance(findings, [moved, kept], None) == pytest.approx([4 + 1, 4 + 3])
 
 
 def test_the_stage_demotes_a_hit_with_an_unsupported_sentence_and_spares_short_queries() -> None:
@@ -88,7 +107,7 @@ def test_the_products_default_stage_is_the_one_the_committed_dev_run_adopted() -
     from eval.shared_data import RESULTS
     from retriever.methods import DEFAULT_SECOND_STAGE
 
-    committed = json.loads((RESULTS / "support_dev.json").read_text(encoding="utf-8"))
+    committed = json.loads((RESULTS / "support_pairs_dev.json").read_text(encoding="utf-8"))
     assert committed["decision"]["adopt"] == (DEFAULT_SECOND_STAGE == NAME)
     chosen = reranker_for(committed["refs"][committed["decision"]["chosen"]].rpartition("+rerank=")[2])
     assert (chosen.weight, chosen.min_query_words) == (WEIGHT, MIN_QUERY_WORDS)

@@ -246,6 +246,8 @@ def second_stage(section: dict[str, Any], targets: list[str]) -> list[str]:
              "reports' impressions or whole reports; milliseconds per search:", ""]  # fmt: skip
     lines += _table(["field", "stage", "median ms", "p95 ms"],
                     [[r["field"], r["stage"], r["median_ms"], r["p95_ms"]] for r in section["rows"]])  # fmt: skip
+    if section.get("not_measured"):
+        lines += ["Not measured in this run: " + "; ".join(section["not_measured"]) + ".", ""]
     return lines
 
 

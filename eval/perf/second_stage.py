@@ -1,4 +1,5 @@
-"""What a second stage adds to a search: the support check and the cross-encoder, side by side in one run.
+"""What a second stage adds to a search: the support check (with and without its term pairs) and the cross-encoder,
+side by side in one run.
 
     python -m eval.perf.second_stage                 # 50 held-out findings queries, 20 hits each
     python -m eval.perf.second_stage --quick         # a smoke run: 3 queries
@@ -29,17 +30,22 @@ from retriever.support import SupportCheck
 RERANKER = "radsearch-rerank-minilm"
 
 
-def stages() -> dict[str, SecondStage]:
-    """The support check, and the cross-encoder when it has been trained here."""
+def stages() -> tuple[dict[str, SecondStage], list[str]]:
+    """The support check (and it on single terms, what its term pairs cost), and the cross-encoder when it has been
+    trained here; and what was left out, with the reason."""
     from models.resolve import ModelNotAvailable
     from retriever.rerank import Reranker
 
-    found: dict[str, SecondStage] = {"support check": SupportCheck()}
+    found: dict[str, SecondStage] = {"support check": SupportCheck(),
+                                     "support check, single terms": SupportCheck(pairs=False)}
+    missing = []
     try:
         found[f"cross-encoder {RERANKER}"] = Reranker(RERANKER)
-    except ModelNotAvailable as exc:
-        print(f"cross-encoder not measured: {exc}")
-    return found
+    except ModelNotAvailable:
+        missing.append(f"cross-encoder {RERANKER} (not trained on this machine: "
+                       "`python -m eval.rerank_benchmark --train-only`)")
+        print(f"not measured: {missing[-1]}")
+    return found, missing
 
 
 def milliseconds_per_search(stage: SecondStage, queries: list[str], hits: list[list[int]], texts: list[str],
@@ -80,12 +86,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     queries = [q for q in queries if len(q.split()) >= SupportCheck().min_query_words]
     held_out = test_split(reports)
-    measured = stages()
+    measured, missing = stages()
     rows: list[dict[str, Any]] = []
     for field_name in ("impression", "report"):
         texts = list(dict.fromkeys(t for r in held_out if (t := r.text_of(field_name)).strip()))
         rows += field_rows(field_name, measured, queries, texts)
-    data = {"queries": len(queries), "hits_per_query": RERANK_DEPTH, "corpus": len(held_out), "rows": rows}
+    data = {"queries": len(queries), "hits_per_query": RERANK_DEPTH, "corpus": len(held_out), "rows": rows,
+            "not_measured": missing}
     results.store_run("second_stage", data, args, "eval.perf.second_stage", argv)
     for row in rows:
         print(f"{row['field']}, {row['stage']}: median {row['median_ms']} ms, p95 {row['p95_ms']} ms per search")

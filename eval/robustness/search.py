@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from eval.conditions import load_current
 from eval.retrieval import reranker_for, split_rerank
 from eval.robustness.tables import SHORTHAND_FILE
 from eval.shared_data import SHARED_DATA, eval_home
@@ -100,10 +101,11 @@ def cache_folder(name: str, encoder: Encoder, reports: list[Report], root: Path 
 
 
 def cached_index(name: str, reports: list[Report], encoder: Encoder, root: Path | None = None) -> ReportIndex:
-    """The saved index of these reports for this encoder, built and saved first when there is none."""
+    """The saved index of these reports for this encoder (its BM25 side retokenized if the negation rules changed),
+    built and saved first when there is none."""
     folder = cache_folder(name, encoder, reports, root)
     if (folder / "manifest.json").is_file():
-        return ReportIndex.load(folder, encoder=encoder)
+        return load_current(folder, encoder)
     index = ReportIndex.build(reports, encoder, fields=(FIELD,), batch_size=64, progress=len(reports) > 5000)
     index.save(folder)
     return index
