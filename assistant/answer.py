@@ -128,6 +128,19 @@ def _clip(text: str, limit: int) -> str:
     return shorten(" ".join(text.split()), limit)
 
 
+def _once(text: str) -> str:
+    """The text with every sentence that repeats an earlier one (case and spacing aside) left out: a small model at
+    temperature 0 can loop on a sentence until its token budget ends, and a resident should read it once."""
+    seen: set[str] = set()
+    kept = []
+    for sentence in re.split(r"(?<=[.!?])\s+", " ".join(text.split())):
+        key = sentence.lower()
+        if key not in seen:
+            seen.add(key)
+            kept.append(sentence)
+    return " ".join(kept)
+
+
 def _as_list(value: Any) -> list[str]:
     if isinstance(value, str):
         value = re.split(r"[;,\n]", value)
@@ -156,7 +169,7 @@ def _from_mapping(data: Mapping[str, Any], mode: ParseMode) -> ParsedOutput | No
     return ParsedOutput(
         diagnosis=_clip(diagnosis, MAX_DIAGNOSIS_CHARS),
         differential=differential,
-        rationale=_clip(rationale if isinstance(rationale, str) else "", MAX_RATIONALE_CHARS),
+        rationale=_clip(_once(rationale) if isinstance(rationale, str) else "", MAX_RATIONALE_CHARS),
         cited_report_ids=[str(c).strip() for c in cited if str(c).strip()] if isinstance(cited, list) else [],
         mode=mode,
     )
@@ -215,7 +228,7 @@ def _plain_text(text: str) -> ParsedOutput | None:
     return ParsedOutput(
         diagnosis=_clip(diagnosis, MAX_DIAGNOSIS_CHARS),
         differential=_as_list(diff.group(1)) if diff else [],
-        rationale=_clip(rationale.group(1) if rationale else text, MAX_RATIONALE_CHARS),
+        rationale=_clip(_once(rationale.group(1) if rationale else text), MAX_RATIONALE_CHARS),
         cited_report_ids=[],
         mode="plain_text",
     )

@@ -80,3 +80,14 @@ def test_schema_limits_citations_to_retrieved_ids() -> None:
     assert schema["properties"]["cited_report_ids"]["items"]["enum"] == ["a", "b"]
     assert schema["properties"]["cited_report_ids"]["maxItems"] == 2
     assert answer_schema([])["properties"]["cited_report_ids"]["maxItems"] == 0
+
+
+def test_a_rationale_looping_on_a_sentence_keeps_it_once() -> None:
+    loop = "The reference report suggests monitoring. " * 6
+    parsed = parse_output(
+        '{"diagnosis": "Pleural effusion", "differential": [], "rationale": "Meniscus sign. ' + loop
+        + 'the reference report  suggests monitoring. Small volume.", "cited_report_ids": []}'
+    )
+    assert parsed.rationale == "Meniscus sign. The reference report suggests monitoring. Small volume."
+    plain = parse_output("Diagnosis: Lobar pneumonia\nRationale: Air bronchograms. " + loop)
+    assert plain.rationale == "Air bronchograms. The reference report suggests monitoring."
