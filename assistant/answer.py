@@ -129,8 +129,9 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _once(text: str) -> str:
-    """The text with every sentence that repeats an earlier one (case and spacing aside) left out: a small model at
-    temperature 0 can loop on a sentence until its token budget ends, and a resident should read it once."""
+    """The text with every sentence that repeats an earlier one (case and spacing aside) left out, and a cut-off last
+    sentence that only starts one again: a small model at temperature 0 can loop on a sentence until its token budget
+    ends, and a resident should read it once."""
     seen: set[str] = set()
     kept = []
     for sentence in re.split(r"(?<=[.!?])\s+", " ".join(text.split())):
@@ -138,6 +139,10 @@ def _once(text: str) -> str:
         if key not in seen:
             seen.add(key)
             kept.append(sentence)
+    if len(kept) > 1 and not kept[-1].endswith((".", "!", "?")):
+        cut = kept[-1].lower()
+        if any(earlier.lower().startswith(cut) for earlier in kept[:-1]):
+            kept.pop()
     return " ".join(kept)
 
 

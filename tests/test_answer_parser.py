@@ -89,5 +89,6 @@ def test_a_rationale_looping_on_a_sentence_keeps_it_once() -> None:
         + 'the reference report  suggests monitoring. Small volume.", "cited_report_ids": []}'
     )
     assert parsed.rationale == "Meniscus sign. The reference report suggests monitoring. Small volume."
-    plain = parse_output("Diagnosis: Lobar pneumonia\nRationale: Air bronchograms. " + loop)
-    assert plain.rationale == "Air bronchograms. The reference report suggests monitoring."
+    plain = parse_output("Diagnosis: Lobar pneumonia\nRationale: Air bronchograms. " + loop + "The reference")
+    assert plain.rationale == "Air bronchograms. The reference report suggests monitoring."  # the cut-off start too
+    assert parse_output("Diagnosis: Effusion\nRationale: Meniscus sign. Small").rationale == "Meniscus sign. Small"
