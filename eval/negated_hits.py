@@ -11,11 +11,13 @@ resident that is the most dangerous hit there is: a report saying the opposite o
 - findings: the findings of each shared test-split Open-i / CT-RATE report, once per labelled finding its findings
   affirm; the report itself is left out of its hits; its source is the report's.
 Search runs through the product's own `ReportIndex` (cached under the data home by
-eval.conditions.load_or_build_index) with every method of retriever.methods, matched on one field (default: the
-product's default, impression) and judged on that field's text. BM25 is the same whichever encoder's index hosts
-it, so it is run once. Negation is judged by each detector of eval.negation_detection asked for (default: `either`,
-best on Open-i reports there, then the project's `rules` for comparison). Encoders that are not available (a
-fine-tuned model not trained on this machine yet) are skipped with a note. Writes eval/results/negated_hits.{json,md}.
+eval.conditions.load_or_build_index) with every method of retriever.methods, and the default method once more with
+the product's second stage (`hybrid-weighted+rerank=support`, the default as searched), matched on one field
+(default: the product's default, impression) and judged on that field's text. BM25 is the same whichever encoder's
+index hosts it, so it is run once. Negation is judged by each detector of eval.negation_detection asked for
+(default: `either`, best on Open-i reports there, then the project's `rules` for comparison). Encoders that are
+not available (a fine-tuned model not trained on this machine yet) are skipped with a note. Writes
+eval/results/negated_hits.{json,md}.
 """
 
 from __future__ import annotations
@@ -35,8 +37,9 @@ from typing import Any
 from eval.conditions import load_or_build_index
 from eval.finding_mentions import FINDINGS_BY_SOURCE, Detector, Finding, Status, mention_status, mentions
 from eval.negation_detection import DETECTORS, load_detector
+from eval.retrieval import RERANK_SUFFIX, reranker_for
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, load_shared, write_results
-from retriever.methods import DEFAULT_METHOD, METHODS
+from retriever.methods import DEFAULT_METHOD, DEFAULT_SECOND_STAGE, METHODS
 from retriever.report import Report
 from retriever.splits import split_of
 
@@ -160,18 +163,24 @@ def run(
             continue
         timings[f"index {encoder}"] = round(time.monotonic() - started, 1)
         methods = [m for m in METHODS if m != "bm25" or not any(r["method"] == "bm25" for r in results)]
-        for method in methods:
+        # the product's default method twice when it has a second stage: as searched (the default) and without it
+        stages = [(method, None) for method in methods] + (
+            [(DEFAULT_METHOD, DEFAULT_SECOND_STAGE)] if DEFAULT_SECOND_STAGE else [])
+        for method, stage in stages:
+            label = f"{method}{RERANK_SUFFIX}{stage}" if stage else method
+            index.reranker = reranker_for(stage) if stage else None
             started = time.monotonic()
             rows = judge(queries, index_search(index, field), method, field, detectors)
-            timings[f"{method} {encoder}"] = round(time.monotonic() - started, 1)
+            timings[f"{label} {encoder}"] = round(time.monotonic() - started, 1)
             results.append({
-                "method": method,
+                "method": label,
                 "encoder": "" if method == "bm25" else encoder,
-                "default": method == DEFAULT_METHOD,
+                "default": method == DEFAULT_METHOD and stage == DEFAULT_SECOND_STAGE,
                 "summary": {name: summarize(rows, name) for name in detector_names},
                 "per_query": sparse(rows, detector_names),
             })
-            print(f"{method} {encoder}: {results[-1]['summary'][detector_names[0]]}", file=sys.stderr)
+            print(f"{label} {encoder}: {results[-1]['summary'][detector_names[0]]}", file=sys.stderr)
+        index.reranker = None
     return {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, python {platform.python_version()}",
@@ -184,6 +193,7 @@ def run(
                         "exclude": q.exclude} for q in queries],
         "detectors": list(detector_names),
         "default_method": DEFAULT_METHOD,
+        "second_stage": DEFAULT_SECOND_STAGE,
         "skipped_encoders": skipped,
         "seconds": timings,
         "results": results,
@@ -219,7 +229,9 @@ def render(payload: dict[str, Any]) -> str:
         f"Command: `{payload['command']}` ({payload['created']}). Corpus: {payload['corpus_reports']} shared "
         f"reports, field `{payload['field']}` searched and judged. Queries: "
         + ", ".join(f"{n} {kind}" for kind, n in payload["queries"].items())
-        + f". Default method: `{payload['default_method']}` (**bold**).",
+        + f". Default as searched: `{payload['default_method']}`"
+        + (f" with the `{payload['second_stage']}` second stage" if payload.get("second_stage") else "")
+        + " (**bold**).",
         "",
     ]
     bm25 = next((r for r in payload["results"] if r["method"] == "bm25"), None)

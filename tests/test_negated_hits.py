@@ -15,6 +15,7 @@ from eval.negated_hits import (
     label_queries,
     main,
     negated_hit_rate,
+    render,
     sparse,
 )
 from retriever.negation import is_negated
@@ -148,3 +149,24 @@ def test_main_skips_without_shared_data(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["--data", str(tmp_path / "absent"), "--out", str(tmp_path / "out")]) == 0
     assert "skipped" in capsys.readouterr().out
     assert not (tmp_path / "out.json").exists()
+
+
+def test_report_marks_the_default_as_searched_with_its_second_stage_and_checks_it() -> None:
+    def row(method: str, default: bool, rate: float) -> dict:
+        summary = {"either": {"findings/all": {"@5": rate, "@10": rate, "queries": 10}}}
+        return {"method": method, "encoder": "" if method == "bm25" else "enc", "default": default,
+                "summary": summary, "per_query": {}}
+
+    payload = {"command": "python -m eval.negated_hits", "created": "now", "corpus_reports": 3, "field": "impression",
+               "queries": {"findings": 10}, "default_method": "hybrid-weighted", "second_stage": "support",
+               "detectors": ["either"], "skipped_encoders": {}, "examples": [],
+               "results": [row("bm25", False, 0.09), row("hybrid-weighted", False, 0.05),
+                           row("hybrid-weighted+rerank=support", True, 0.01)]}
+    text = render(payload)
+    assert "Default as searched: `hybrid-weighted` with the `support` second stage" in text
+    assert "| **hybrid-weighted+rerank=support** | enc | 1.0% | 1.0% |" in text
+    assert "| hybrid-weighted | enc | 5.0% | 5.0% |" in text
+    # the bar is checked on the default as searched only: 1.0% <= 2% and <= 9.0% / 3
+    assert [line for line in text.splitlines() if line.startswith("- target")] == [
+        "- target (findings/all, @5): `hybrid-weighted+rerank=support` + enc 1.0% vs BM25 9.0% (bar: ≤ 2% and ≤ 3.0%): "
+        "met"]
