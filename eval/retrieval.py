@@ -220,7 +220,6 @@ SUPPORT_WORDS = "support-words"
 
 
 @lru_cache(maxsize=2)
-
 def _loaded_reranker(name: str) -> SecondStage:
     """One loaded re-ranker per name and run, its scores remembered (MemoReranker); `support` is the model-free
     support check (retriever/support.py) at its own weight and gate, `support-words` the same on single terms."""
