@@ -20,7 +20,7 @@ from typing import Any
 from eval.cases import SCREENING, Case
 from eval.grading import Grader
 from eval.plots import accuracy_bars
-from eval.stats import bonferroni, chi_square, format_p, mcnemar, wilson
+from eval.stats import bonferroni, chi_square, format_p, mcnemar, mcnemar_sample_size, wilson
 
 #: Column of the cases no configuration was chosen on (build_cases marks the screening set).
 NEVER_SCREENED = "never screened"
@@ -28,6 +28,8 @@ NEVER_SCREENED = "never screened"
 #: gain over it, McNemar p it must stay below). Other retrievers of the run (mpnet, the generalist) are reported
 #: beside them without a bar.
 TARGETS = {"none": (0.15, 0.01), "bm25": (0.05, 0.05)}
+#: The power the case count is planned for (eval/build_cases.py states the plan; each run re-checks it, `power`).
+POWER = 0.8
 
 
 def _cell(k: int, n: int) -> dict[str, Any]:
@@ -116,9 +118,19 @@ def check_targets(summary: dict[str, Any], default: str, baselines: dict[str, st
         difference = accuracy[default]["overall"]["accuracy"] - accuracy[name]["overall"]["accuracy"]
         points, alpha = TARGETS.get(spec, (None, None))
         met = None if points is None else bool(difference >= points - 1e-9 and comparison["p"] < alpha)
+        discordant = (comparison["only_a_correct"] + comparison["only_b_correct"]) / accuracy[default]["overall"]["n"]
         rows.append({"baseline": name, "difference": round(difference, 4), "p": comparison["p"],
-                     "needed_difference": points, "needed_p": alpha, "met": met})
+                     "needed_difference": points, "needed_p": alpha, "met": met, "discordant": round(discordant, 4),
+                     "cases_needed": None if points is None else power(points, discordant, alpha)})
     return rows
+
+
+def power(difference: float, discordant: float, alpha: float) -> int | None:
+    """Cases a McNemar test at `alpha` needs to show `difference` with POWER when the conditions disagree on a
+    share `discordant` of the cases, as the run observed it; None when the difference is larger than that share
+    (no case count can show it: the conditions would have to disagree more). Why: it says whether a missed bar
+    lacked cases or lacked effect."""
+    return mcnemar_sample_size(difference, discordant, alpha, POWER) if 0 < difference <= discordant else None
 
 
 def top_hit_ceiling(graded: dict[str, list[dict]], default: str, no_retrieval: str) -> dict[str, Any] | None:
@@ -143,15 +155,22 @@ def _ceiling_lines(ceiling: dict[str, Any], accuracy: dict[str, Any], default: s
             f"(`{default}`) reaches {100 * accuracy[default]['overall']['accuracy']:.1f}."]
 
 
-def _target_lines(default: str, rows: list[dict[str, Any]]) -> list[str]:
+def _target_lines(default: str, rows: list[dict[str, Any]], n_cases: int) -> list[str]:
     lines = ["", f"## Targets: the default configuration `{default}` against each baseline",
-             "| baseline | difference (points) | McNemar p | target | met |", "|---|---|---|---|---|"]
+             f"| baseline | difference (points) | McNemar p | target | met | discordant | cases for the target "
+             f"(power {POWER:g}) |", "|---|---|---|---|---|---|---|"]
     for row in rows:
         target = ("reported beside the targets" if row["met"] is None
                   else f">= +{100 * row['needed_difference']:.0f} points, p < {row['needed_p']}")
         verdict = {None: "-", True: "yes", False: "**no (missed)**"}[row["met"]]
+        needed = ("-" if row["needed_difference"] is None
+                  else "none can (the target exceeds the discordant share)" if row.get("cases_needed") is None
+                  else str(row["cases_needed"]))
         lines.append(f"| {row['baseline']} | {100 * row['difference']:+.1f} | {format_p(row['p'])} | {target} | "
-                     f"{verdict} |")
+                     f"{verdict} | {100 * row.get('discordant', 0):.1f}% | {needed} |")
+    lines += ["", f"Power: the cases a McNemar test needs to show the target's difference at its p with power "
+              f"{POWER:g}, given the share of cases the two conditions disagree on in this run (Connor 1987; "
+              f"eval.stats.mcnemar_sample_size); this run has {n_cases}."]
     return lines
 
 
@@ -185,7 +204,7 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {c['a']} | {c['b']} | {c['only_a_correct']} | {c['only_b_correct']} | {format_p(c['p'])} | "
                      f"{format_p(c['p_bonferroni'])} | {c['method']} |")
     if results.get("targets"):
-        lines += _target_lines(results["default_condition"], results["targets"])
+        lines += _target_lines(results["default_condition"], results["targets"], results["n_cases"])
     if results.get("ceiling"):
         lines += _ceiling_lines(results["ceiling"], summary["accuracy"], results["default_condition"])
     criteria = list(next(iter(summary["accuracy"].values()))["criteria"])

@@ -38,6 +38,18 @@ def test_targets_need_both_the_points_and_the_p_value() -> None:
     assert rows["bm25[report]"]["met"] is False
     # mpnet has no bar: reported only.
     assert rows["mpnet[report]"]["met"] is None
+    # Power (Connor 1987), n = (z_a/2 sqrt(d) + z_b sqrt(d - diff^2))^2 / diff^2 with the run's discordant share d:
+    # 15 points at p < 0.01 with d = 14/40: (2.5758 * 0.5916 + 0.8416 * 0.5612)^2 / 0.0225 = 178.8 -> 179 cases;
+    # 5 points at p < 0.05 with d = 2/40: (1.9600 * 0.2236 + 0.8416 * 0.2179)^2 / 0.0025 = 154.6 -> 155
+    assert (rows["none"]["discordant"], rows["none"]["cases_needed"]) == (0.35, 179)
+    assert (rows["bm25[report]"]["discordant"], rows["bm25[report]"]["cases_needed"]) == (0.05, 155)
+    assert rows["mpnet[report]"]["cases_needed"] is None
+
+
+def test_no_case_count_can_show_a_target_larger_than_the_discordant_share() -> None:
+    # 20/40 vs 18/40 disagree on 2 cases (5%): a 15-point bar against them cannot be shown by more cases
+    rows = check_targets(_summary(), "hybrid-weighted:enc[report]", {"none": "bm25[report]"})
+    assert rows[0]["needed_difference"] == 0.15 and rows[0]["cases_needed"] is None
 
 
 def test_a_missed_target_is_written_in_the_table() -> None:
@@ -50,6 +62,7 @@ def test_a_missed_target_is_written_in_the_table() -> None:
                "created": "now", "plot": "t.png", "default_condition": default, "targets": targets}
     text = render(results)
     assert "| bm25[report] | +5.0 | 0.5" in text and "**no (missed)**" in text
+    assert "| **no (missed)** | 5.0% | 155 |" in text and "this run has 40." in text
     assert "| none | +35.0 |" in text and ">= +15 points, p < 0.01 | yes |" in text
 
 
