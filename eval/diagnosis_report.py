@@ -163,11 +163,13 @@ def _target_lines(default: str, rows: list[dict[str, Any]], n_cases: int) -> lis
         target = ("reported beside the targets" if row["met"] is None
                   else f">= +{100 * row['needed_difference']:.0f} points, p < {row['needed_p']}")
         verdict = {None: "-", True: "yes", False: "**no (missed)**"}[row["met"]]
-        needed = ("-" if row["needed_difference"] is None
-                  else "none can (the target exceeds the discordant share)" if row.get("cases_needed") is None
+        measured = "discordant" in row  # runs written before the power columns have neither
+        needed = ("-" if row["needed_difference"] is None or not measured
+                  else "none can (the target exceeds the discordant share)" if row["cases_needed"] is None
                   else str(row["cases_needed"]))
+        discordant = f"{100 * row['discordant']:.1f}%" if measured else "-"
         lines.append(f"| {row['baseline']} | {100 * row['difference']:+.1f} | {format_p(row['p'])} | {target} | "
-                     f"{verdict} | {100 * row.get('discordant', 0):.1f}% | {needed} |")
+                     f"{verdict} | {discordant} | {needed} |")
     lines += ["", f"Power: the cases a McNemar test needs to show the target's difference at its p with power "
               f"{POWER:g}, given the share of cases the two conditions disagree on in this run (Connor 1987; "
               f"eval.stats.mcnemar_sample_size); this run has {n_cases}."]
