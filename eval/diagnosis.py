@@ -68,6 +68,9 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
         from eval.retrieval import reranker_for
 
         index.reranker = reranker_for(condition.rerank)
+        if not index.reranker.applies_to(condition.field):
+            raise ValueError(f"{condition.name}: the {condition.rerank} second stage does not re-score "
+                             f"{condition.field} searches (it reads {', '.join(index.reranker.fields or ())} only)")
     return ReportRetriever(index=index, field=condition.field, k=condition.k, method=condition.method)
 
 
@@ -201,13 +204,15 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
 
 
 def default_condition() -> Condition:
-    """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt, second stage) as
-    a condition."""
+    """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt, and the second
+    stage if it re-scores that field) as a condition."""
     from assistant.answer_defaults import FIELD, PROMPT, K
+    from eval.retrieval import reranker_for
     from eval.retrieval_benchmark import product_default
     from retriever.methods import DEFAULT_SECOND_STAGE
 
-    return Condition(product_default(), FIELD, K, PROMPT, rerank=DEFAULT_SECOND_STAGE)
+    applies = DEFAULT_SECOND_STAGE is not None and reranker_for(DEFAULT_SECOND_STAGE).applies_to(FIELD)
+    return Condition(product_default(), FIELD, K, PROMPT, rerank=DEFAULT_SECOND_STAGE if applies else None)
 
 
 def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, str]:

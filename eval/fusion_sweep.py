@@ -2,19 +2,26 @@
 
     python -m eval.fusion_sweep                                   # default-recipe model, shared data
     python -m eval.fusion_sweep --encoder my-site-minilm --corpus my_reports.csv
+    python -m eval.fusion_sweep --reranker off --name fusion_sweep_off   # first stage only
+    python -m eval.fusion_sweep --stage-on-every-field --name fusion_sweep_all_fields
 
 For each dense weight of the BM25 + dense score mix (and, for reference, dense alone, BM25 alone and RRF), scores
 the quantities the retrieval targets check (eval.retrieval_benchmark): findings -> impression match@5 per source
 and finding-label P@10 on the sources that have labels. The weight with the best mean of those numbers (every
 source counts the same, as the targets ask for every source) is the one to put into retriever.fusion.DENSE_WEIGHT.
-Every setting ranks through a ReportIndex as the retrieval benchmark does (eval.retrieval.IndexRanker); since the
-index fuses with DENSE_WEIGHT only, the weighted settings fuse its dense and BM25 hits with their own weight.
-Writes eval/results/fusion_sweep.json and .md. Skips cleanly when the shared data is absent.
+Every setting ranks through a ReportIndex as the retrieval benchmark does (eval.retrieval.IndexRanker), the weighted
+ones with the index's dense weight set to theirs, and each with the second stage search uses by default
+(retriever.methods.DEFAULT_SECOND_STAGE, `--reranker off` for none): the stage re-scores the fused hits, so the
+weight that is best without it need not be best with it, and users search with it (label P@10 searches whole
+reports, which the support check leaves alone; `--stage-on-every-field` lets it re-score them too, which is how
+its field scope was measured, retriever/support.py).
+Writes eval/results/NAME.json and .md (`--name`, default fusion_sweep). Skips cleanly when the shared data is absent.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from datetime import UTC, datetime
@@ -22,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from eval.label_metrics import label_retrieval
-from eval.retrieval import IndexRanker, Ranker, cached_encoder, findings_to_impression, make_ranker
+from eval.retrieval import IndexRanker, Ranker, cached_encoder, findings_to_impression, reranker_for
 from eval.retrieval_benchmark import DEFAULT_MODEL, LABEL_TARGET_SOURCES
 from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_encoder_backend_option, add_out_option, write_results
+from retriever.methods import DEFAULT_SECOND_STAGE
 from retriever.splits import split_of
 
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
@@ -49,6 +57,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--split", default="dev", choices=("train", "dev", "all"))
     add_out_option(parser, RESULTS)
+    parser.add_argument("--name", default="fusion_sweep", help="results file stem (default: %(default)s)")
+    parser.add_argument(
+        "--reranker",
+        default=DEFAULT_SECOND_STAGE or "off",
+        help="second stage every setting re-scores with, as search does (default: the product's, "
+        "%(default)s; `off` for none)",
+    )
+    parser.add_argument(
+        "--stage-on-every-field",
+        action="store_true",
+        help="the second stage re-scores every searched field, whole reports too (as before its scope "
+        "was set): the measurement behind retriever/support.py's FIELDS",
+    )
     add_encoder_backend_option(parser)
     args = parser.parse_args(argv)
     from retriever.encoder import load_encoder
@@ -63,13 +84,19 @@ def main(argv: list[str] | None = None) -> int:
         if args.split == "all" or split_of(report.id) == args.split:
             by_source.setdefault(report.source or "reports", []).append(report)
     encoder = cached_encoder(load_encoder(args.encoder, backend=args.encoder_backend))  # one encoding for all
+    stage = None if args.reranker == "off" else reranker_for(args.reranker)
+    if stage is not None and args.stage_on_every_field:
+        stage = copy.copy(stage)
+        stage.fields = None
     rankers: dict[str, Ranker] = {
-        "dense": IndexRanker("dense", encoder=encoder),
-        "bm25": make_ranker("bm25"),
-        "hybrid (RRF)": IndexRanker("rrf", method="hybrid", encoder=encoder),
+        "dense": IndexRanker("dense", encoder=encoder, reranker=stage),
+        "bm25": IndexRanker("bm25", method="bm25", reranker=stage),
+        "hybrid (RRF)": IndexRanker("rrf", method="hybrid", encoder=encoder, reranker=stage),
     }
     for weight in WEIGHTS:
-        rankers[f"weighted {weight}"] = IndexRanker(f"w{weight}", "hybrid-weighted", encoder, dense_weight=weight)
+        rankers[f"weighted {weight}"] = IndexRanker(
+            f"w{weight}", "hybrid-weighted", encoder, dense_weight=weight, reranker=stage
+        )
     rows = {}
     for name, ranker in rankers.items():
         print(f"scoring {name}", flush=True)
@@ -80,13 +107,15 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join(["python -m eval.fusion_sweep", *(argv if argv is not None else sys.argv[1:])]),
         "encoder": args.encoder,
         "encoder_backend": args.encoder_backend,
+        "reranker": args.reranker,
+        "stage_fields": "all" if args.stage_on_every_field else "the stage's own",
         "split": args.split,
         "reports": {source: len(reports) for source, reports in by_source.items()},
         "rows": rows,
         "best_dense_weight": best,
     }
-    write_results(args.out / "fusion_sweep", results, render)
-    print(f"best dense weight on the {args.split} split: {best}; wrote {args.out / 'fusion_sweep.md'}")
+    write_results(args.out / args.name, results, render)
+    print(f"best dense weight on the {args.split} split: {best}; wrote {args.out / args.name}.md")
     return 0
 
 
@@ -97,7 +126,8 @@ def render(results: dict[str, Any]) -> str:
         f"# Fusion weight sweep ({results['split']} split)",
         "",
         f"Written {results['created']} by `{results['command']}`. Encoder `{results['encoder']}` "
-        f"({results.get('encoder_backend', 'torch')}); reports "
+        f"({results.get('encoder_backend', 'torch')}), second stage `{results.get('reranker', 'off')}` "
+        f"(fields: {results.get('stage_fields', 'all')}); reports "
         f"{json.dumps(results['reports'])}. Each column is a quantity the retrieval targets check; the mean "
         "weighs every source the same. The best weighted mix sets `retriever.fusion.DENSE_WEIGHT`.",
         "",

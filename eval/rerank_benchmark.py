@@ -116,12 +116,13 @@ def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[floa
     """Every measure for the product default without the re-ranker (`without`) and with it at each weight
     (`side_label`). About 40 minutes of cross-encoder scoring on 2 cores, so each finished measure is kept in
     `progress` (eval/resumable.py), reused only for the same split, rankers, re-ranker card, default encoder
-    weights and negation rules."""
+    weights, negation rules and fusion weight."""
     from eval.robustness import errors, icd, queries
     from eval.robustness.search import RankerSpec
     from models.resolve import resolve_encoder
     from retriever.bm25_index import TOKENIZER_FINGERPRINT
     from retriever.encoder import weights_fingerprint
+    from retriever.fusion import DENSE_WEIGHT
 
     base = f"{product_default()}+expand"
     refs = {"without": base} | {
@@ -145,7 +146,8 @@ def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[floa
         }
 
     encoder = weights_fingerprint(str(resolve_encoder(DEFAULT_MODEL)[0]))
-    key = {"split": split, "refs": refs, "card": card, "encoder": encoder, "lexical_rules": TOKENIZER_FINGERPRINT}
+    key = {"split": split, "refs": refs, "card": card, "encoder": encoder, "lexical_rules": TOKENIZER_FINGERPRINT,
+           "dense_weight": DENSE_WEIGHT}
     done = run_resumable({name: measures(ref) for name, ref in refs.items()}, key, progress,
                          log=lambda m: print(f"{split}: {m}", flush=True))
     return {"refs": refs, "reports": len(reports), "items": len(items)} | done

@@ -114,8 +114,7 @@ class IndexRanker:
     negation scopes, the product's fusion, and hits that contradict the query ranked last (negation_rerank).
 
     Each corpus text is one report whose id is its position, so hits map back to the positions the metrics expect.
-    `dense_weight` is for eval.fusion_sweep only: ReportIndex fuses with retriever.fusion.DENSE_WEIGHT, so another
-    weight fuses the index's own dense and BM25 hits here, with the same candidate depths and contradiction rule.
+    `dense_weight` (eval.fusion_sweep's) replaces retriever.fusion.DENSE_WEIGHT in the index's weighted mix.
     """
 
     name: str
@@ -146,6 +145,8 @@ class IndexRanker:
         reports = [Report(str(position), **{key: text}) for position, text in enumerate(corpus)]
         index = ReportIndex.build(reports, self.encoder, (field,), batch_size=64)
         index.reranker = self.reranker
+        if self.dense_weight is not None:
+            index.dense_weight = self.dense_weight
         return index
 
     def rank(self, queries: list[str], corpus: list[str], k: int, field: str = "impression") -> list[list[int]]:
@@ -159,26 +160,9 @@ class IndexRanker:
         for query, text in zip(queries, cleaned, strict=True):
             if not text:  # nothing to search for (`assistant search` refuses it): nothing found
                 ranked.append([])
-            elif self.dense_weight is None:
-                ranked.append([int(hit.report.id) for hit in index.search(query, field, k, method=self.method)])
             else:
-                ranked.append(self._weighted(index, text, corpus, field, k))
+                ranked.append([int(hit.report.id) for hit in index.search(query, field, k, method=self.method)])
         return ranked
-
-    def _weighted(self, index: ReportIndex, query: str, corpus: list[str], field: str, k: int) -> list[int]:
-        """`hybrid-weighted` with this ranker's dense weight (the sweep's path; see the class docstring)."""
-        from retriever.bm25_index import STOPWORDS
-        from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
-        from retriever.negation_rerank import candidate_depth, contradicting_last
-
-        depth = candidate_depth(k)
-        dense, lexical = (
-            [(int(hit.report.id), hit.score) for hit in index.search(query, field, max(FUSION_DEPTH, depth), method=m)]
-            for m in ("dense", "bm25")
-        )
-        fused = fuse_dense_and_bm25("hybrid-weighted", dense, lexical, self.dense_weight)[:depth]
-        ordered = contradicting_last(query, fused, lambda scored: corpus[scored[0]], STOPWORDS)
-        return [position for (position, _), *_ in ordered[:k]]
 
 
 def _cleaned(query: str) -> str:

@@ -28,7 +28,7 @@ from typing import Any
 from eval import beir
 from eval.label_metrics import label_retrieval
 from eval.plots import match_curves
-from eval.retrieval import Ranker, findings_to_impression, make_ranker
+from eval.retrieval import RERANK_SUFFIX, Ranker, findings_to_impression, make_ranker
 from eval.retrieval_results import (
     Candidate,
     Choice,
@@ -60,6 +60,24 @@ CHOICE_SPLIT = "dev"
 CHOICE_RESULTS = RESULTS / "retrieval_dev.json"
 #: The fine-tuned model the training benchmark builds with the product's default recipe (eval.train_benchmark).
 DEFAULT_MODEL = "radsearch-minilm-negmargin-2ep"
+
+
+def product_default(model: str = DEFAULT_MODEL) -> str:
+    """The ranker the product uses by default: its default search method over `model` (the default-recipe one)."""
+    from retriever.methods import DEFAULT_METHOD
+
+    return model if DEFAULT_METHOD == "dense" else f"{DEFAULT_METHOD}:{model}"
+
+
+def shipped_default(model: str = DEFAULT_MODEL) -> str:
+    """What search, ask and chat run by default: `product_default` with the default second stage, if any
+    (retriever.methods.DEFAULT_SECOND_STAGE). The targets are checked on this one, since it is what users get."""
+    from retriever.methods import DEFAULT_SECOND_STAGE
+
+    stage = f"{RERANK_SUFFIX}{DEFAULT_SECOND_STAGE}" if DEFAULT_SECOND_STAGE else ""
+    return product_default(model) + stage
+
+
 DEFAULT_RANKERS = ",".join(
     [
         "bm25",
@@ -69,6 +87,7 @@ DEFAULT_RANKERS = ",".join(
         DEFAULT_MODEL,
         f"hybrid:{DEFAULT_MODEL}",
         f"hybrid-weighted:{DEFAULT_MODEL}",
+        shipped_default(),
     ]
 )
 LABEL_QUERIES = Path(__file__).resolve().parent / "datasets" / "shared_label_queries"
@@ -152,13 +171,6 @@ def render(results: RetrievalResults) -> str:
         lines += ["", "Not evaluated (model not available): " + ", ".join(results.missing)]
     lines += ["", f"![match@k]({results.plot})", ""]
     return "\n".join(lines)
-
-
-def product_default(model: str = DEFAULT_MODEL) -> str:
-    """The ranker the product uses by default: its default search method over `model` (the default-recipe one)."""
-    from retriever.methods import DEFAULT_METHOD
-
-    return model if DEFAULT_METHOD == "dense" else f"{DEFAULT_METHOD}:{model}"
 
 
 def check_targets(rankers: dict[str, RankerResult], default: str) -> Targets:
@@ -306,7 +318,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beir", type=Path, default=None, help="BEIR folder (default: shared label queries)")
     add_out_option(parser, RESULTS)
     parser.add_argument("--name", default="retrieval")
-    parser.add_argument("--default", default=None, help="ranker checked against the targets (default: the product's)")
+    parser.add_argument("--default", default=None,
+                        help="ranker checked against the targets (default: the product's, second stage included)")
     parser.add_argument(
         "--reuse",
         default="",
@@ -387,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     if not results.rankers:
         print("no ranker could be evaluated")
         return 1
-    conclude(results, args.default or product_default())
+    conclude(results, args.default or shipped_default())
     key = "overall" if len(results.reports) > 1 else next(iter(results.reports))
     curves = {
         n: {int(m.split("@")[1]): v for m, v in r.findings_to_impression[key].all.items() if m.startswith("match@")}

@@ -29,7 +29,7 @@ from retriever.abbreviations import QueryExpander, default_expander
 from retriever.bm25_index import STOPWORDS, TOKENIZER_FINGERPRINT, BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
-from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
+from retriever.fusion import DENSE_WEIGHT, FUSION_DEPTH, fuse_dense_and_bm25
 from retriever.index_swap import replacing, restore_interrupted
 from retriever.manifest import EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.methods import DEFAULT_METHOD, METHODS
@@ -229,6 +229,7 @@ class ReportIndex:
         #: Re-scores the first stage's top hits (a cross-encoder, retriever/rerank.py, or the support check,
         #: retriever/support.py); None: no second stage.
         self.reranker: SecondStage | None = None
+        self.dense_weight: float = DENSE_WEIGHT  #: hybrid-weighted's dense share; eval.fusion_sweep tries others
 
     # ----------------------------------------------------------------------------------------- build/save
     @classmethod
@@ -350,10 +351,10 @@ class ReportIndex:
             scored = self._dense(text, field, depth, allowed)
         else:
             fused = max(FUSION_DEPTH, depth)
-            dense = self._dense(text, field, fused, allowed)
-            scored = fuse_dense_and_bm25(method, dense, self._bm25[field].search(text, fused, allowed))[:depth]
+            dense, lexical = self._dense(text, field, fused, allowed), self._bm25[field].search(text, fused, allowed)
+            scored = fuse_dense_and_bm25(method, dense, lexical, self.dense_weight)[:depth]
         reports = self._reports([rowid for rowid, _ in scored])
-        if self.reranker is not None:
+        if self.reranker is not None and self.reranker.applies_to(field):
             scored = self.reranker.rerank(text, scored, lambda s: reports[s].text_of(field), self._bm25[field].idf)
         ordered = contradicting_last(text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS)[:k]
         return [
@@ -372,8 +373,7 @@ class ReportIndex:
             return None
         if isinstance(self._store, list):
             keep = [
-                i
-                for i, r in enumerate(self._store)
+                i for i, r in enumerate(self._store)
                 if (not filters.modality or r.modality.lower() == filters.modality.lower())
                 and (not filters.source or r.source.lower() == filters.source.lower())
                 and (not filters.label or filters.label.lower() in {x.lower() for x in r.labels})

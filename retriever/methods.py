@@ -12,9 +12,9 @@ FUSED_METHODS: tuple[str, ...] = ("hybrid", "hybrid-weighted")
 METHODS: tuple[str, ...] = ("dense", "bm25", *FUSED_METHODS)
 DEFAULT_METHOD = "hybrid-weighted"
 #: The second stage search, ask and chat re-score the top hits with unless told otherwise (`--reranker`,
-#: RADSEARCH_RERANKER; `off` for none): the model-free support check (retriever/support.py), adopted by the rule of
-#: `python -m eval.rerank_benchmark --reranker support` on the dev split (eval/results/support_pairs_dev.md) and kept
-#: equal to it by tests/test_support.py.
+#: RADSEARCH_RERANKER; `off` for none): the model-free support check (retriever/support.py; it re-scores impression
+#: searches only), adopted by the rule of `python -m eval.rerank_benchmark --reranker support` on the dev split
+#: (eval/results/support_fusion_dev.md) and kept equal to it by tests/test_support.py.
 DEFAULT_SECOND_STAGE: str | None = "support"
 
 

@@ -92,6 +92,8 @@ class SecondStage:
 
     #: Shown where a search says which second stage ran (`assistant search --json`).
     name: str = ""
+    #: The searched fields it re-scores (`applies_to`); None: every field.
+    fields: tuple[str, ...] | None = None
 
     def __init__(self, weight: float) -> None:
         self.weight = _checked(weight)
@@ -101,6 +103,11 @@ class SecondStage:
     def relevance(self, query: str, texts: Sequence[str], idf: Idf | None) -> np.ndarray:
         """Higher = more relevant, one value per text, any scale (the mix min-max normalizes it)."""
         raise NotImplementedError
+
+    def applies_to(self, field: str) -> bool:
+        """Whether a search of `field` goes through this stage (the index leaves the others as the first stage
+        ranked them)."""
+        return self.fields is None or field in self.fields
 
     def weighted(self, weight: float) -> Self:
         """This stage (sharing any loaded model) mixing its score at another weight."""

@@ -110,10 +110,15 @@ def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_mode
     assert staged != plain  # its answers are cached apart
     with pytest.raises(ValueError, match="bad condition option 'rerank=support'"):
         parse_conditions("none[rerank=support]")
+    from assistant.answer_defaults import FIELD
     from eval.diagnosis import default_condition
+    from eval.retrieval import reranker_for
     from retriever.methods import DEFAULT_SECOND_STAGE
 
-    assert default_condition().rerank == DEFAULT_SECOND_STAGE  # the benchmark's default is what `ask` searches with
+    # the benchmark's default is what `ask` searches with: the second stage only where it re-scores the ask's field
+    applies = DEFAULT_SECOND_STAGE is not None and reranker_for(DEFAULT_SECOND_STAGE).applies_to(FIELD)
+    assert default_condition().rerank == (DEFAULT_SECOND_STAGE if applies else None)
+    assert (default_condition().field, default_condition().rerank) == ("report", None)  # support reads impressions
 
 
 def test_no_retrieval_takes_only_a_prompt_of_its_own() -> None:

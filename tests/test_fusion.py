@@ -43,3 +43,19 @@ def test_product_fusion_uses_the_dense_weight() -> None:
     assert fuse_dense_and_bm25("hybrid", dense, bm25) == reciprocal_rank_fusion([dense, bm25])
     with pytest.raises(ValueError):
         fuse_dense_and_bm25("dense", dense, bm25)
+
+
+def test_the_products_dense_weight_is_the_one_the_committed_dev_sweep_picked() -> None:
+    """DENSE_WEIGHT is a measured choice (eval/results/fusion_sweep.md), made with the product's default encoder and
+    second stage on the dev split: a change to any of them, or to the weight, must come with a new sweep."""
+    import json
+
+    from eval.retrieval_benchmark import DEFAULT_MODEL
+    from eval.shared_data import RESULTS
+    from retriever.fusion import DENSE_WEIGHT
+    from retriever.methods import DEFAULT_SECOND_STAGE
+
+    committed = json.loads((RESULTS / "fusion_sweep.json").read_text(encoding="utf-8"))
+    assert committed["best_dense_weight"] == DENSE_WEIGHT
+    assert (committed["split"], committed["encoder"]) == ("dev", DEFAULT_MODEL)
+    assert committed["reranker"] == (DEFAULT_SECOND_STAGE or "off")

@@ -16,11 +16,13 @@ from eval.retrieval_benchmark import (
     CHOICE_RESULTS,
     CHOICE_SPLIT,
     DEFAULT_MODEL,
+    DEFAULT_RANKERS,
     check_targets,
     choose_default,
     default_candidates,
     product_default,
     reuse_previous,
+    shipped_default,
 )
 from eval.retrieval_results import RankerResult, RetrievalResults
 from retriever import faiss_index
@@ -79,13 +81,19 @@ def test_hits_that_contradict_the_query_are_ranked_last(minilm, method: str) -> 
     assert ranked[0] == 1 and 0 not in ranked[:-1]  # last, or not found at all (BM25 indexes neg:effusion)
 
 
-def test_the_sweeps_weight_at_the_product_value_ranks_as_the_product(minilm) -> None:
-    """eval.fusion_sweep's own fusion (another dense weight than ReportIndex takes) agrees with the index's
-    hybrid-weighted search at the product's weight."""
-    product = IndexRanker("p", method="hybrid-weighted", encoder=minilm)
-    sweep = IndexRanker("s", method="hybrid-weighted", encoder=minilm, dense_weight=DENSE_WEIGHT)
+def test_the_sweeps_dense_weight_reaches_the_index_fusion(minilm) -> None:
+    """eval.fusion_sweep's weight replaces the product's in the index's own weighted mix: at the product's weight it
+    ranks as the product; at 1 the BM25 side weighs nothing, so it ranks as dense search; at 0 the reports BM25
+    found come first, in BM25's order."""
     queries = [*QUERIES, "no pleural effusion", "left lung nodule"]
-    assert sweep.rank(queries, CORPUS, 5) == product.rank(queries, CORPUS, 5)
+    product = IndexRanker("p", method="hybrid-weighted", encoder=minilm).rank(queries, CORPUS, 5)
+    assert IndexRanker("s", "hybrid-weighted", minilm, dense_weight=DENSE_WEIGHT).rank(queries, CORPUS, 5) == product
+    dense = IndexRanker("d", encoder=minilm).rank(queries, CORPUS, 5)
+    assert IndexRanker("1", "hybrid-weighted", minilm, dense_weight=1.0).rank(queries, CORPUS, 5) == dense
+    bm25_first = IndexRanker("0", "hybrid-weighted", minilm, dense_weight=0.0).rank(
+        ["pleural effusion nodule"], CORPUS, 5
+    )[0]
+    assert bm25_first[:2] == make_ranker("bm25").rank(["pleural effusion nodule"], CORPUS, 5)[0][:2]
 
 
 class _WordHashes:
@@ -213,9 +221,28 @@ def test_product_default_is_the_one_the_committed_dev_results_chose() -> None:
     assert product_default() == results.choice.best
 
 
+def test_the_benchmark_checks_its_targets_on_what_users_search_with() -> None:
+    """The test-split targets are checked on the default method with the default second stage, and the method over
+    the same model without it stays beside it, so the stage's own effect is in the same table."""
+    from retriever.methods import DEFAULT_SECOND_STAGE
+
+    rankers = DEFAULT_RANKERS.split(",")
+    assert shipped_default() == product_default() + (f"+rerank={DEFAULT_SECOND_STAGE}" if DEFAULT_SECOND_STAGE else "")
+    assert shipped_default() in rankers and product_default() in rankers
+    assert make_ranker(shipped_default(), backend="torch").reranker is not None or DEFAULT_SECOND_STAGE is None
+
+
 def _results_file(path: Path, **changes: object) -> None:
-    results = RetrievalResults("retrieval", "then", "python -m eval.retrieval_benchmark", "test", {"openi": 4}, "",
-                               "onnx-int8", {"mpnet": _ranker(0.4, 0.2)})
+    results = RetrievalResults(
+        "retrieval",
+        "then",
+        "python -m eval.retrieval_benchmark",
+        "test",
+        {"openi": 4},
+        "",
+        "onnx-int8",
+        {"mpnet": _ranker(0.4, 0.2)},
+    )
     path.write_text(json.dumps(replace(results, **changes).to_json()))
 
 

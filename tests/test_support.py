@@ -84,7 +84,7 @@ def test_search_with_the_stage_orders_hits_by_support_under_the_fields_idf(minil
     reports = [Report("added", impression="Small left pleural effusion, heart size normal. Rib fracture."),
                Report("own", impression="Left pleural effusion.")] + [
         Report(f"other{n}", impression=f"Heart size normal, case {n}.") for n in range(5)]
-    index = ReportIndex.build(reports, minilm, ("impression",))
+    index = ReportIndex.build(reports, minilm, ("impression", "report"))
     short = "left pleural effusion, heart size normal"
     plain, short_plain = ([h.report for h in index.search(q, k=7, method="bm25")] for q in (FINDINGS, short))
     assert [r.id for r in plain[:2]] == ["added", "own"]
@@ -94,6 +94,11 @@ def test_search_with_the_stage_orders_hits_by_support_under_the_fields_idf(minil
     assert staged == [plain[n].id for n in np.argsort(-relevance, kind="stable")][:3]
     assert staged[:2] == ["own", "added"]
     assert [h.report.id for h in index.search(short, k=7, method="bm25")] == [r.id for r in short_plain]  # gated
+    # a whole-report search is left as the first stage ranked it (module docstring: impressions only)
+    assert SupportCheck.fields == ("impression",) and not index.reranker.applies_to("report")
+    whole = index.search(FINDINGS, field="report", k=7, method="bm25")
+    index.reranker = None
+    assert [h.report.id for h in whole] == [h.report.id for h in index.search(FINDINGS, "report", 7, method="bm25")]
 
 
 def test_settings_name_the_support_check_like_a_reranker() -> None:
@@ -107,7 +112,7 @@ def test_the_products_default_stage_is_the_one_the_committed_dev_run_adopted() -
     from eval.shared_data import RESULTS
     from retriever.methods import DEFAULT_SECOND_STAGE
 
-    committed = json.loads((RESULTS / "support_pairs_dev.json").read_text(encoding="utf-8"))
+    committed = json.loads((RESULTS / "support_fusion_dev.json").read_text(encoding="utf-8"))
     assert committed["decision"]["adopt"] == (DEFAULT_SECOND_STAGE == NAME)
     chosen = reranker_for(committed["refs"][committed["decision"]["chosen"]].rpartition("+rerank=")[2])
     assert (chosen.weight, chosen.min_query_words) == (WEIGHT, MIN_QUERY_WORDS)

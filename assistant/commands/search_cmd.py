@@ -96,6 +96,7 @@ def search(
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
+    stage = idx.reranker if idx.reranker is not None and idx.reranker.applies_to(field) else None
     for note in (notice, idx.lexical_notice(folder) if method != "dense" else ""):
         if note:
             print_note(err, note)
@@ -106,8 +107,8 @@ def search(
             "field": field,
             "method": method,
             "encoder": idx.manifest.encoder.name,
-            "reranker": idx.reranker.name if idx.reranker else None,
-            "reranker_weight": idx.reranker.weight if idx.reranker else None,
+            "reranker": stage.name if stage else None,
+            "reranker_weight": stage.weight if stage else None,
             "truncated": bool(notice),
             "hits": [{"rank": h.rank, "score": h.score, "contradicts": h.contradicts,
                       "partly_contradicts": h.partly_contradicts, **asdict(h.report)} for h in hits],
@@ -121,7 +122,7 @@ def search(
     columns = [("#", ""), ("score", ""), ("report", "cyan"), ("src/mod", ""), ("impression", "bold"), ("findings", "dim")]
     if marks:  # the column only when there is something to mark
         columns.insert(2, ("contradicts", "bold red"))
-    stages = f"{method}, {idx.manifest.encoder.name}" + (f", re-ranked by {idx.reranker.name}" if idx.reranker else "")
+    stages = f"{method}, {idx.manifest.encoder.name}" + (f", re-ranked by {stage.name}" if stage else "")
     table = Table(title=literal(f"{field} matches ({stages})"), show_lines=True)
     for column, style in columns:
         table.add_column(column, style=style, overflow="fold")

@@ -39,9 +39,10 @@ ColumnMapOption = Annotated[
 RerankerOption = Annotated[
     str | None,
     typer.Option(
-        help="Re-score the top 20 hits: `support` (model-free: demotes hits that assert what a findings query of 15+ "
-        "words never says) or a cross-encoder trained by `assistant train-reranker` (name or folder); NAME@0.5 for "
-        "its share of the score; off: none; default: RADSEARCH_RERANKER, else support.",
+        help="Re-score the top 20 hits: `support` (model-free, impression searches only: demotes impressions that "
+        "assert what a findings query of 15+ words never says) or a cross-encoder trained by `assistant "
+        "train-reranker` (name or folder); NAME@0.5 for its share of the score; off: none; default: "
+        "RADSEARCH_RERANKER, else support.",
     ),
 ]
 ModelOption = Annotated[
