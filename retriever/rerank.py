@@ -104,10 +104,13 @@ class SecondStage:
         """Higher = more relevant, one value per text, any scale (the mix min-max normalizes it)."""
         raise NotImplementedError
 
-    def applies_to(self, field: str) -> bool:
-        """Whether a search of `field` goes through this stage (the index leaves the others as the first stage
-        ranked them)."""
-        return self.fields is None or field in self.fields
+    def applies_to(self, field: str, query: str | None = None) -> bool:
+        """Whether a search of `field` (for `query`, as searched, if given: the query-length gate) goes through this
+        stage; the index leaves the others as the first stage ranked them."""
+        return (self.fields is None or field in self.fields) and (query is None or not self._too_short(query))
+
+    def _too_short(self, query: str) -> bool:
+        return len(query.split()) < self.min_query_words
 
     def weighted(self, weight: float) -> Self:
         """This stage (sharing any loaded model) mixing its score at another weight."""
@@ -136,7 +139,7 @@ class SecondStage:
         the re-scored hits (retriever.fusion.weighted_fusion); the items after them follow in their order with
         scores kept below every re-scored one. A query shorter than `min_query_words` gets `scored` back as is.
         `idf`: the searched field's term weights, for a stage that reads words."""
-        if len(query.split()) < self.min_query_words:
+        if self._too_short(query):
             return list(scored)
         head, tail = list(scored[:depth]), list(scored[depth:])
         if not head:

@@ -69,6 +69,27 @@ def test_search_table_and_json(built: tuple[Path, str]) -> None:
     assert json.loads(bm25.stdout)["hits"][0]["id"] == "site:2"
 
 
+def test_search_names_the_second_stage_only_where_it_ran(built: tuple[Path, str]) -> None:
+    """The default support check re-scores impression searches of 15+ words; the JSON and the table title name it
+    for those and for nothing else (a short query, or findings and whole reports, keep the first stage's order)."""
+    out, _ = built
+    long = ("Moderate right pleural effusion with adjacent compressive atelectasis of the right lower lobe and no left "
+            "effusion")
+    assert len(long.split()) >= 15
+
+    def stage(query: str, *options: str) -> str | None:
+        result = run("search", query, "--index", str(out), "--json", *options)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)["reranker"]
+
+    assert stage(long) == "support"
+    assert stage("right pleural effusion") is None
+    assert stage(long, "--field", "findings") is None
+    assert stage(long, "--reranker", "off") is None
+    table = run("search", "right pleural effusion", "--index", str(out))
+    assert table.returncode == 0 and "re-ranked by" not in table.stdout
+
+
 def test_search_bad_inputs(built: tuple[Path, str], tmp_path: Path) -> None:
     out, _ = built
     empty = run("search", "   ", "--index", str(out))

@@ -96,7 +96,7 @@ def search(
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    stage = idx.reranker if idx.reranker is not None and idx.reranker.applies_to(field) else None
+    stage = idx.reranker if idx.reranker is not None and idx.reranker.applies_to(field, searched_as) else None
     for note in (notice, idx.lexical_notice(folder) if method != "dense" else ""):
         if note:
             print_note(err, note)
