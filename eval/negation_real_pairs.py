@@ -39,7 +39,7 @@ How the pairs are built (`real_pairs`):
 Beside them, the current synthetic pairs (held-out Open-i sentences with the other polarity made by rule, and the
 NegEx annotated set), with the same statistics.
 
-    python -m eval.negation_real_pairs [--encoders minilm mpnet radsearch-minilm-negmargin-2ep] [--seed 17]
+    python -m eval.negation_real_pairs [--encoders minilm mpnet radsearch-minilm-negmargin-2ep-256] [--seed 17]
 """
 
 from __future__ import annotations

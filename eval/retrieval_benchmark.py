@@ -59,7 +59,7 @@ LABEL_TARGET_SOURCES = ("openi", "ctrate")
 CHOICE_SPLIT = "dev"
 CHOICE_RESULTS = RESULTS / "retrieval_dev.json"
 #: The fine-tuned model the training benchmark builds with the product's default recipe (eval.train_benchmark).
-DEFAULT_MODEL = "radsearch-minilm-negmargin-2ep"
+DEFAULT_MODEL = "radsearch-minilm-negmargin-2ep-256"
 
 
 def product_default(model: str = DEFAULT_MODEL) -> str:
