@@ -35,11 +35,13 @@ from statistics import mean
 from typing import Any
 
 from eval.conditions import load_or_build_index
-from eval.finding_mentions import FINDINGS_BY_SOURCE, Detector, Finding, Status, mention_status, mentions
+from eval.finding_mentions import Detector, Status, mention_status
 from eval.negation_detection import DETECTORS, load_detector
 from eval.retrieval import RERANK_SUFFIX, reranker_for
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, load_shared, write_results
+from retriever.findings import FINDINGS_BY_SOURCE, Finding
 from retriever.methods import DEFAULT_METHOD, DEFAULT_SECOND_STAGE, METHODS
+from retriever.negation_pairs import mentions
 from retriever.report import Report
 from retriever.splits import split_of
 

@@ -30,11 +30,13 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from eval.finding_mentions import OPENI_FINDINGS, Detector, Status, mentions, status_of, term_spans
+from eval.finding_mentions import Detector, Status, status_of
 from eval.grader_validation import agreement
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
 from eval.stats import format_p, mcnemar
+from retriever.findings import OPENI_FINDINGS
 from retriever.negation import is_negated
+from retriever.negation_pairs import mentions, term_spans
 
 DETECTORS = ("rules", "context", "either", "both")
 #: How the combined detectors merge the two verdicts.

@@ -13,16 +13,17 @@ pairs; pairs of one finding are not independent, so the interval is if anything 
 whose affirmed sentence is the nearer. Target for the default encoder: Δcos >= 0.45 (published: 0.42 for a
 negation-trained SBERT).
 
-How the pairs are built (`real_pairs`):
+How the pairs are built (retriever.label_pairs, which training's label-query triplets share):
 - reports: those of the dev and test splits only (retriever.splits.split_of), so no report the encoders were
   fine-tuned on is used (variants keep the dev split alone, to compare training recipes on, and the test split
-  alone), of the sources with a label list in eval.finding_mentions (Open-i, CT-RATE: chest reports; "mass" in a
+  alone), of the sources with a label list in retriever.findings (Open-i, CT-RATE: chest reports; "mass" in a
   MedPix neck MRI is no lung mass);
 - sentences: of the findings and impression sections (the full text when a report has neither), split as
   retriever.negation_pairs.sentences does, at most 25 words, without de-identification placeholders ("XXXX") and
-  naming no organ outside the chest (`ELSEWHERE`: CT-RATE's chest CTs also describe thyroid nodules);
+  naming no organ outside the chest (retriever.label_pairs.ELSEWHERE: CT-RATE's chest CTs also describe thyroid
+  nodules);
 - one finding mention: the sentence mentions exactly one term of all the findings' terms together (both label
-  lists plus retriever.negation_pairs.FINDING_TERMS, longest first, as eval.finding_mentions.mentions counts
+  lists plus retriever.negation_pairs.FINDING_TERMS, longest first, as retriever.negation_pairs.mentions counts
   them), and that term belongs to a finding of its report's source;
 - polarity, by the project's rules (retriever.negation_pairs.polarity): negated when the rules negate the mention;
   affirmed when they do not AND the sentence holds no negation trigger of the rules anywhere and none of `HEDGES`
@@ -56,20 +57,9 @@ from typing import Any
 
 import numpy as np
 
-from eval.finding_mentions import FINDINGS_BY_SOURCE, Finding, mentions
 from eval.retrieval_benchmark import DEFAULT_MODEL
-from retriever.negation_pairs import (
-    FINDING_TERMS,
-    MAX_PAIR_WORDS,
-    PAIR_SEED,
-    Found,
-    NegationPair,
-    add_sentence,
-    match,
-    polarity,
-    sentences,
-    term_spans,
-)
+from retriever.label_pairs import collect
+from retriever.negation_pairs import MAX_PAIR_WORDS, PAIR_SEED, NegationPair, match
 from retriever.report import Report
 from retriever.splits import split_of
 
@@ -85,71 +75,9 @@ VARIANTS = {"real dev+test": ("dev", "test"), "real dev": ("dev",), "real test":
 MAIN_VARIANT = "real dev+test"  # the one the target is judged on
 #: The rule-made pair sets of eval.negation_benchmark measured beside the real ones.
 SYNTHETIC = ("synthetic openi (test)", "synthetic negex")
-#: Organs outside the chest that CT-RATE's chest CTs also describe: a "nodule in the thyroid" is no lung nodule, so
-#: a sentence naming one is not used on either side (the label lists are chest findings).
-ELSEWHERE = ("thyroid", "liver", "hepatic", "kidney", "renal", "adrenal", "spleen", "pancreas", "gallbladder",
-             "abdominal", "breast", "axillary", "axilla")
-
-
-def owners(findings: Iterable[Finding]) -> dict[str, Finding]:
-    """term -> the first finding that lists it."""
-    owner: dict[str, Finding] = {}
-    for finding in findings:
-        for term in finding.terms:
-            owner.setdefault(term, finding)
-    return owner
-
-
-#: Per source with a label list (Open-i, CT-RATE), the findings pairs are made for, by term. Reports of other sources
-#: are not used: their findings are not labelled, and "mass" in a neck MRI is no lung mass.
-OWNERS: dict[str, dict[str, Finding]] = {source: owners(f) for source, f in FINDINGS_BY_SOURCE.items()}
-#: Every term that counts as a finding mention (both label lists and the training terms), longest first.
-MENTION_TERMS: tuple[str, ...] = tuple(
-    sorted({t for owner in OWNERS.values() for t in owner} | set(FINDING_TERMS), key=len, reverse=True)
-)
-
-
 def held_out(reports: Iterable[Report], splits: Sequence[str]) -> list[Report]:
     """The reports of the given splits, in their order."""
     return [r for r in reports if split_of(r.id) in splits]
-
-
-def judge(sentence: str, owner: dict[str, Finding]) -> tuple[Finding, bool] | None:
-    """(finding, negated) for a usable sentence of a report whose findings `owner` lists by term (see the module
-    docstring); None when it is not one."""
-    if len(sentence.split()) > MAX_PAIR_WORDS or "xxxx" in sentence.lower():
-        return None
-    if any(term_spans(sentence, organ) for organ in ELSEWHERE):
-        return None
-    found = mentions(sentence, MENTION_TERMS)
-    if len(found) != 1 or found[0][1] not in owner:
-        return None
-    term = found[0][1]
-    negated = polarity(sentence, term)
-    return None if negated is None else (owner[term], negated)
-
-
-def report_sentences(report: Report) -> list[str]:
-    """The sentences of a report's findings and impression (its full text when it has neither)."""
-    sections = [t for t in (report.findings, report.impression) if t.strip()] or [report.full_text]
-    return [s for text in sections for s in sentences(text)]
-
-
-def collect(reports: Iterable[Report]) -> Found:
-    """finding query -> negated? -> folded sentence -> Sentence, over every usable sentence of the reports."""
-    found: Found = {}
-    for report in reports:
-        owner = OWNERS.get(report.source)
-        for text in report_sentences(report) if owner else ():
-            judged = judge(text, owner)
-            if judged is not None:
-                add_sentence(found, text, judged[0].query, judged[1], report.id)
-    return found
-
-
-def real_pairs(reports: Iterable[Report], origin: str = "real", seed: int = SEED) -> list[NegationPair]:
-    """Affirmed/negated pairs of real sentences of the reports (see the module docstring)."""
-    return match(collect(reports), origin, seed)
 
 
 def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float, float]:

@@ -222,6 +222,16 @@ def mention_spans(sentence: str, terms: Iterable[str]) -> list[tuple[int, int, s
     return kept
 
 
+def mentions(text: str, terms: Iterable[str]) -> list[tuple[str, str]]:
+    """(text to judge, term) per mention: the mention is the term's first occurrence in the text to judge."""
+    found: list[tuple[str, str]] = []
+    for sentence in sentences(text, shortest=1, longest=len(text)):
+        for start, _end, term in mention_spans(sentence, terms):
+            earlier = [e for s, e in term_spans(sentence, term) if s < start]
+            found.append((sentence[max(earlier, default=0):], term))
+    return found
+
+
 def _only_term(sentence: str, terms: Iterable[str]) -> str | None:
     """The one finding term the sentence mentions (possibly more than once), else None."""
     found = {term for *_, term in mention_spans(sentence, terms)}

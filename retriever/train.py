@@ -90,7 +90,8 @@ def train_encoder(
             config.batch_size,
             batch_size,
         )
-    if config.mask_near_duplicates and (config.bm25_negatives or config.negation_negatives or config.detail_negatives):
+    hard_negatives = (config.bm25_negatives, config.negation_negatives, config.detail_negatives, config.label_negatives)
+    if config.mask_near_duplicates and any(hard_negatives):
         raise TrainingError("--mask-near-duplicates works on plain pairs: it cannot be combined with hard negatives")
     sets = training_sets(
         train_pairs,
@@ -98,6 +99,7 @@ def train_encoder(
         bm25=config.bm25_negatives,
         negation=config.negation_negatives,
         detail=config.detail_negatives,
+        labels=config.label_negatives,
         min_rows=batch_size,
     )
     checkpoints = root / CHECKPOINTS / out_name

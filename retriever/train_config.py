@@ -36,6 +36,11 @@ class TrainConfig:
     #: The impression with one side, severity word or measurement changed as a hard negative
     #: (retriever/detail_negatives.py).
     detail_negatives: bool = False
+    #: Real-sentence negation triplets keyed by the finding a resident types ("lymphadenopathy" -> "Several lymph
+    #: nodes are observed.", not "No lymph node in pathological size was observed."; retriever/label_pairs.py), for
+    #: the reports of sources with a label list (retriever/findings.py: Open-i, CT-RATE). They join the term
+    #: triplets, so they train with `negation_margin` too.
+    label_negatives: bool = False
     checkpoint_steps: int = 50
     log_steps: int = 10
     max_steps: int = -1  # > 0 stops early (tests, smoke runs)
@@ -52,6 +57,8 @@ class TrainConfig:
         if self.negation_negatives:
             name += " + negation hard negatives"
             name += f" (term triplets: cosine margin {self.negation_margin})" if self.negation_margin > 0 else ""
+        if self.label_negatives:
+            name += " + label-query negation triplets"
         if self.detail_negatives:
             name += " + side/severity/size hard negatives"
         return name

@@ -16,7 +16,8 @@ import numpy as np
 
 from retriever.bm25_index import BM25Field, tokenize
 from retriever.detail_negatives import detail_negative
-from retriever.negation_pairs import flip_polarity, real_sentence_pairs, sentence_pairs
+from retriever.label_pairs import label_sentence_pairs
+from retriever.negation_pairs import NegationPair, flip_polarity, real_sentence_pairs, sentence_pairs
 from retriever.report import Report
 
 #: Name of the training set of (query term, affirmed sentence, negated sentence) triplets.
@@ -134,6 +135,7 @@ def training_sets(
     bm25: bool = False,
     negation: bool = False,
     detail: bool = False,
+    labels: bool = False,
     terms_per_finding: int = 25,
     min_rows: int = 32,
 ) -> dict[str, dict[str, list[str]]]:
@@ -146,7 +148,9 @@ def training_sets(
     made by rule) and real-sentence pairs of them ("pleural effusion" -> "Left mild pleural effusion.", not another
     report's "No pleural effusion was detected on the left.") teach the model what a resident's short query
     means. With `detail`, the impression with one side, severity word or measurement changed is another hard
-    negative (retriever/detail_negatives.py). A group too small to fill a batch (`min_rows`) joins the largest one.
+    negative (retriever/detail_negatives.py). With `labels`, real-sentence pairs keyed by the finding's query
+    ("lymphadenopathy" -> "Several lymph nodes are observed.", retriever/label_pairs.py) join the query-term
+    triplets. A group too small to fill a batch (`min_rows`) joins the largest one.
     """
     mined = bm25_negatives(pairs) if bm25 else [None] * len(pairs)
     groups: dict[int, dict[str, list[str]]] = {}
@@ -159,16 +163,19 @@ def training_sets(
             group[column].append(value)
     _merge_small_groups(groups, pairs.positives, min_rows)
     sets = {("reports" if n == 0 else f"reports+{n}neg"): columns for n, columns in sorted(groups.items())}
+    triplets: list[NegationPair] = []
     if negation:
         texts = (text for r in reports for text in (r.findings, r.impression))
-        triplets = sentence_pairs(texts, "train", per_term=terms_per_finding)
+        triplets += sentence_pairs(texts, "train", per_term=terms_per_finding)
         triplets += real_sentence_pairs(reports, "train-real")
-        if triplets:
-            sets[NEGATION_TERMS] = {
-                "anchor": [t.query for t in triplets],
-                "positive": [t.affirmed for t in triplets],
-                "negative_1": [t.negated for t in triplets],
-            }
+    if labels:
+        triplets += label_sentence_pairs(reports, "train-label")
+    if triplets:
+        sets[NEGATION_TERMS] = {
+            "anchor": [t.query for t in triplets],
+            "positive": [t.affirmed for t in triplets],
+            "negative_1": [t.negated for t in triplets],
+        }
     return sets
 
 

@@ -85,6 +85,26 @@ def test_real_sentence_pairs_take_both_halves_from_different_reports_as_written(
     ]
 
 
+def test_label_triplets_are_keyed_by_the_finding_a_resident_types_and_only_when_asked() -> None:
+    chest = [
+        Report("ct:1", findings="Several lymph nodes are observed in the mediastinum.", impression="Adenopathy.",
+               source="ctrate"),
+        Report("ct:2", findings="No lymph node in pathological size was observed.", impression="Normal chest CT.",
+               source="ctrate"),
+        Report("mp:1", findings="Enlarged lymph nodes in the neck.", impression="Lymphoma.", source="medpix"),
+        Report("mp:2", findings="No lymph nodes in the neck.", impression="Normal neck.", source="medpix"),
+    ]
+    pairs = build_pairs(chest)
+    # The term triplets key by the reports' words: "lymph node" is no training term, so none come of these reports.
+    assert "negation-terms" not in training_sets(pairs, chest, negation=True)
+    # The label triplets key by the label's query; MedPix has no label list ("lymph nodes in the neck").
+    assert training_sets(pairs, chest, labels=True)["negation-terms"] == {
+        "anchor": ["lymphadenopathy"],
+        "positive": ["Several lymph nodes are observed in the mediastinum."],
+        "negative_1": ["No lymph node in pathological size was observed."],
+    }
+
+
 def test_polarity_is_negated_affirmed_or_in_doubt() -> None:
     assert polarity("No pleural effusion.", "pleural effusion") is True
     assert polarity("Small left pleural effusion.", "pleural effusion") is False

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.finding_mentions import OPENI_FINDINGS, Status, mention_status, mentions
+from eval.finding_mentions import Status, mention_status
 from eval.negated_hits import (
     Query,
     findings_queries,
@@ -18,7 +18,9 @@ from eval.negated_hits import (
     render,
     sparse,
 )
+from retriever.findings import OPENI_FINDINGS
 from retriever.negation import is_negated
+from retriever.negation_pairs import mentions
 from retriever.report import Report
 from retriever.splits import split_of
 

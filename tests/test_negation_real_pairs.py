@@ -1,5 +1,5 @@
-"""The real-sentence negation test (eval.negation_real_pairs): which sentences count, how pairs are matched, and
-Δcos by hand on fixed vectors. Reports written for these tests."""
+"""The real-sentence negation test (eval.negation_real_pairs, its pairs by retriever.label_pairs): which sentences
+count, how pairs are matched, and Δcos by hand on fixed vectors. Reports written for these tests."""
 
 from __future__ import annotations
 
@@ -9,20 +9,10 @@ import numpy as np
 import pytest
 
 from eval.negation_benchmark import pair_gaps
-from eval.negation_real_pairs import (
-    OWNERS,
-    TARGET,
-    collect,
-    held_out,
-    judge,
-    match,
-    mean_ci,
-    real_pairs,
-    render,
-    summarize,
-    verdict,
-)
-from retriever.negation_pairs import NegationPair
+from eval.negation_real_pairs import TARGET, held_out, mean_ci, render, summarize, verdict
+from retriever.findings import OWNERS
+from retriever.label_pairs import collect, judge, label_sentence_pairs
+from retriever.negation_pairs import NegationPair, match
 from retriever.report import Report
 from retriever.splits import split_of
 
@@ -84,7 +74,7 @@ def test_sentences_are_deduplicated_and_remember_their_reports() -> None:
 
 
 def test_pairs_are_one_to_one_from_other_reports_and_fixed_by_the_seed() -> None:
-    pairs = real_pairs(REPORTS, "real", seed=3)
+    pairs = label_sentence_pairs(REPORTS, "real", seed=3)
     assert len(pairs) == 2 and all(p.query == "pleural effusion" and p.origin == "real" for p in pairs)
     assert len({p.affirmed for p in pairs}) == 2 and len({p.negated for p in pairs}) == 2
     found = collect(REPORTS)["pleural effusion"]
@@ -92,14 +82,15 @@ def test_pairs_are_one_to_one_from_other_reports_and_fixed_by_the_seed() -> None
         affirmed = next(s for s in found[False].values() if s.text == p.affirmed)
         negated = next(s for s in found[True].values() if s.text == p.negated)
         assert negated.reports - affirmed.reports
-    assert real_pairs(REPORTS, "real", seed=3) == pairs
-    assert {tuple(real_pairs(REPORTS, "real", seed=s)) for s in range(20)} != {tuple(pairs)}  # the seed matters
+    assert label_sentence_pairs(REPORTS, "real", seed=3) == pairs
+    reshuffled = {tuple(label_sentence_pairs(REPORTS, "real", seed=s)) for s in range(20)}
+    assert reshuffled != {tuple(pairs)}  # the seed matters
 
 
 def test_a_negated_sentence_only_in_the_affirmed_ones_report_is_not_its_partner() -> None:
     only = [_report(1, "Moderate right pleural effusion. There is no pleural effusion on the left.")]
-    assert real_pairs(only) == []
-    assert len(real_pairs([*only, _report(2, "No pleural effusion.")])) == 1
+    assert label_sentence_pairs(only) == []
+    assert len(label_sentence_pairs([*only, _report(2, "No pleural effusion.")])) == 1
 
 
 def test_held_out_keeps_only_the_splits_asked_for() -> None:

@@ -58,6 +58,11 @@ def train(
         bool, typer.Option(help="Add the impression with one side (left/right), severity word or measurement "
                            "changed as a hard negative.")
     ] = DEFAULTS.detail_negatives,
+    label_negatives: Annotated[
+        bool, typer.Option(help="Add real-sentence triplets keyed by the finding a resident types "
+                           "('lymphadenopathy' -> a sentence reporting lymph nodes, not one ruling them out), from "
+                           "the reports of sources with a label list (Open-i, CT-RATE); trained with --negation-margin.")
+    ] = DEFAULTS.label_negatives,
     checkpoint_steps: CheckpointStepsOption = DEFAULTS.checkpoint_steps,
     column_map: ColumnMapOption = None,
 ) -> None:
@@ -78,7 +83,7 @@ def train(
         mask_near_duplicates=mask_near_duplicates, duplicate_threshold=duplicate_threshold, cached=cached,
         mini_batch_size=mini_batch_size, symmetric=symmetric, bm25_negatives=bm25_negatives,
         negation_negatives=negation_negatives, negation_margin=negation_margin, detail_negatives=detail_negatives,
-        checkpoint_steps=checkpoint_steps,
+        label_negatives=label_negatives, checkpoint_steps=checkpoint_steps,
     )
     try:
         trained = train_encoder(result.reports, out, config, skipped=result.reasons(), overwrite=overwrite,
