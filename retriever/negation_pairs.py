@@ -185,9 +185,14 @@ class Sentence:
 Found = dict[str, dict[bool, dict[str, Sentence]]]
 
 
+def folded(text: str) -> str:
+    """The text with case and spacing folded: two sentences are the same sentence when their folded texts are."""
+    return " ".join(text.lower().split())
+
+
 def add_sentence(found: Found, text: str, finding: str, negated: bool, report_id: str) -> None:
     """Record a judged sentence once per folded text (case and spacing), remembering each report it occurs in."""
-    key = " ".join(text.lower().split())
+    key = folded(text)
     side = found.setdefault(finding, {False: {}, True: {}})[negated]
     side.setdefault(key, Sentence(text, finding, negated)).reports.add(report_id)
 

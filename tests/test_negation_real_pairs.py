@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from eval.negation_benchmark import pair_gaps
-from eval.negation_real_pairs import TARGET, held_out, mean_ci, render, summarize, verdict
+from eval.negation_real_pairs import TARGET, held_out, mean_ci, new_text, render, summarize, verdict
 from retriever.findings import OWNERS
 from retriever.label_pairs import collect, judge, label_sentence_pairs
 from retriever.negation_pairs import NegationPair, match
@@ -108,6 +108,21 @@ class FixedEncoder:
 
     def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
         return np.stack([self.vectors[t] for t in texts])
+
+
+def test_new_text_drops_pairs_with_a_sentence_written_in_a_train_report() -> None:
+    pairs = [
+        NegationPair("pleural effusion", "Small left pleural effusion.", "No pleural effusion was detected.", "t"),
+        NegationPair("pneumothorax", "Large right pneumothorax.", "No pneumothorax.", "t"),
+        NegationPair("consolidation", "Focal consolidation.", "Lungs are clear without consolidation.", "t"),
+    ]
+    train = [
+        _report(1, "Heart size normal.  NO PLEURAL   effusion was detected."),  # case and spacing folded
+        _report(2, "Large right pneumothorax, now smaller."),  # another sentence: not the same text
+        Report(id="r:3", findings="", impression="Focal  consolidation.", source="ctrate"),  # impressions count
+    ]
+    assert new_text(pairs, train) == [pairs[1]]
+    assert new_text(pairs, []) == pairs
 
 
 def test_delta_cos_by_hand_on_two_pairs() -> None:
