@@ -83,6 +83,8 @@ NEW_TEXT = {f"{name}, new text": name for name in (MAIN_VARIANT, "real dev")}
 #: The rule-made pair sets of eval.negation_benchmark measured beside the real ones.
 SYNTHETIC = ("synthetic openi (test)", "synthetic negex")
 PAIR_SETS = (*VARIANTS, *NEW_TEXT, *SYNTHETIC)
+
+
 def held_out(reports: Iterable[Report], splits: Sequence[str]) -> list[Report]:
     """The reports of the given splits, in their order."""
     return [r for r in reports if split_of(r.id) in splits]
@@ -226,12 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     if not SHARED_DATA.is_dir():
         raise SystemExit(f"shared data {SHARED_DATA} is absent: nothing to measure")
     reports = load_shared(SHARED_DATA).reports
-    found = {name: collect(held_out(reports, VARIANTS[name])) for name in args.pair_sets if name in VARIANTS}
-    pair_sets = {name: match(sentences_of, name, args.seed) for name, sentences_of in found.items()}
+    new_text_sets = [name for name in args.pair_sets if name in NEW_TEXT]
+    real_sets = [name for name in args.pair_sets if name in VARIANTS]
+    bases = dict.fromkeys([*real_sets, *(NEW_TEXT[name] for name in new_text_sets)])  # ordered, each once
+    found = {name: collect(held_out(reports, VARIANTS[name])) for name in bases}
+    pair_sets = {name: match(found[name], name, args.seed) for name in real_sets}
     train = held_out(reports, ("train",))
-    for name in (n for n in args.pair_sets if n in NEW_TEXT):
-        pairs = match(collect(held_out(reports, VARIANTS[NEW_TEXT[name]])), name, args.seed)
-        pair_sets[name] = new_text(pairs, train)
+    pair_sets |= {name: new_text(match(found[NEW_TEXT[name]], name, args.seed), train) for name in new_text_sets}
     synthetic = dict(zip(SYNTHETIC, (openi_pairs, negex_pairs), strict=True))
     pair_sets |= {name: synthetic[name](args.limit) for name in args.pair_sets if name in synthetic}
     rows = measure(args.encoders, pair_sets)
