@@ -10,6 +10,7 @@ import typer
 
 from assistant.commands import (
     ask_cmd,
+    average_cmd,
     bench_cmd,
     chat_cmd,
     index_cmd,
@@ -41,6 +42,7 @@ app.command("update")(update_cmd.update)
 app.command("search")(search_cmd.search)
 app.command("train")(train_cmd.train)
 app.command("train-reranker")(train_reranker_cmd.train_reranker)
+app.command("average")(average_cmd.average)
 app.command("chat")(chat_cmd.chat)
 app.command("ask")(ask_cmd.ask)
 app.command("bench", context_settings=bench_cmd.CONTEXT_SETTINGS)(bench_cmd.bench)
