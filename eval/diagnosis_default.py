@@ -25,7 +25,7 @@ retrieval, BM25 and mpnet (the generalist stand-in), with the product's default 
 committed:
 
     O="[report]"   # the chosen configuration's options (python -m eval.diagnosis_default --condition)
-    H=hybrid-weighted:radsearch-minilm-negmargin-2ep-256
+    H=hybrid-weighted:radsearch-minilm-labelneg-2ep-256-avg2
     run() { RADSEARCH_LLM_THREADS=1 RADSEARCH_LLM_STRUCTURED=off RADSEARCH_LLM_TIMEOUT=600 python -m eval.diagnosis \
       --conditions "none,bm25$O,mpnet$O,$H$O,tophit:$H$O" \
       --cache eval/results/predictions/diagnosis_heldout_qwen1.5b.jsonl --name diagnosis "$@"; }

@@ -5,7 +5,7 @@
         --rankers hybrid-weighted:M+expand,...
     python -m eval.negation_real_pairs --encoders M ... --pair-sets "real dev" \\
         --out eval/results/negation_real_pairs_dev
-    python -m eval.encoder_choice --candidates radsearch-minilm-negmargin-2ep,radsearch-minilm-negmargin-2ep-256
+    python -m eval.encoder_choice --candidates radsearch-minilm-negmargin-2ep-256,radsearch-minilm-labelneg-2ep-256-avg2
 
 Why a rule: the encoder recipe trades targets against each other (negation hard negatives with a margin separated
 "effusion" from "no effusion" and cost a little plain retrieval), and picking by eye on the test split would tune

@@ -1,7 +1,7 @@
 """Negated-hit rate: how often search returns a report that rules out the very finding the query asserts.
 
     python -m eval.negated_hits                                  # minilm + mpnet, label and findings queries
-    python -m eval.negated_hits --encoders minilm,mpnet,radsearch-minilm-negmargin-2ep-256 --kinds label
+    python -m eval.negated_hits --encoders minilm,mpnet,radsearch-minilm-labelneg-2ep-256-avg2 --kinds label
 
 For a query that asserts a finding, negated-hit rate@k = share of the top-k hits whose text mentions the finding
 only negated (eval.finding_mentions: a hit that does not mention it, or affirms it anywhere, is not negated). For a

@@ -42,7 +42,7 @@ train-split report (CT-RATE repeats its boilerplate, "No pleural effusion was de
 fine-tuned encoder may have trained on the very sentence). Beside them, the current synthetic pairs (held-out Open-i
 sentences with the other polarity made by rule, and the NegEx annotated set), with the same statistics.
 
-    python -m eval.negation_real_pairs [--encoders minilm mpnet radsearch-minilm-negmargin-2ep-256] [--seed 17]
+    python -m eval.negation_real_pairs [--encoders minilm mpnet radsearch-minilm-labelneg-2ep-256-avg2] [--seed 17]
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ FUSION_DEPTH = 100
 #: The dense share of the weighted mix: the weight `python -m eval.fusion_sweep` picks on the dev split for the
 #: default model with the default second stage (eval/results/fusion_sweep.md: the best mean of per-source
 #: findings -> impression match@5 and label P@10), kept equal to it by tests/test_fusion.py.
-DENSE_WEIGHT = 0.6
+DENSE_WEIGHT = 0.7
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[Key, float]]], k: int = RRF_K) -> list[tuple[Key, float]]:

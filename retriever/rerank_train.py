@@ -1,6 +1,6 @@
 """Train a cross-encoder re-ranker (retriever/rerank.py) on a site's findings -> impression pairs: no labels needed.
 
-    result = train_reranker(reports, "my-reranker", RerankConfig(base="radsearch-minilm-negmargin-2ep-256"))
+    result = train_reranker(reports, "my-reranker", RerankConfig(base="radsearch-minilm-labelneg-2ep-256-avg2"))
     assistant search "..." --reranker my-reranker
 
 Each training findings text is read with its own impression (label 1) and with impressions it must score lower

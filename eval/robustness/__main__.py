@@ -4,7 +4,7 @@
     python -m eval.robustness --rankers mpnet --parts icd        # add one ranker to one part
     python -m eval.robustness --write-sample                     # rewrite the ICD rephrasing sample for checking
     python -m eval.robustness --parts queries --rankers $D,$D+expand,$D+expand-shared
-        # with D=hybrid-weighted:radsearch-minilm-negmargin-2ep-256: query expansion off / built-in / shared table
+        # with D=hybrid-weighted:radsearch-minilm-labelneg-2ep-256-avg2: query expansion off / built-in / shared table
 
 A ranker may end with `+EXPANDER` (eval/robustness/search.py, EXPANDERS): the query-side abbreviation expansion it
 searches with; a bare ranker searches the query as typed. The expansion rules were chosen on the dev split

@@ -1,7 +1,7 @@
 """Search for the robustness benchmarks through the product's own `ReportIndex`, with indexes cached per encoder.
 
 A ranker reference names an encoder and a search method the way the retrieval benchmark does: `bm25`, an encoder
-(`minilm`, `radsearch-minilm-negmargin-2ep-256`: dense search) or `hybrid-weighted:ENCODER`. Every benchmark text set
+(`minilm`, a fine-tuned model name: dense search) or `hybrid-weighted:ENCODER`. Every benchmark text set
 becomes a list of `Report`s (the text as the impression) and a `ReportIndex` built with the product's index
 backend, so BM25, dense and hybrid scoring, query cleaning and the contradiction re-ranking are the product's.
 Indexes are saved under the user data folder (`eval_home()/robustness`, keyed by encoder weights and corpus hash):
