@@ -52,7 +52,7 @@ def average_encoders(
     model.load_state_dict(averaged)
     card = {
         "name": out_name,
-        "base_model": cards[0].get("base_model", {"name": parts[0]}),
+        "base_model": cards[0]["base_model"],  # _check_compatible made sure the first part has one
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "loss": f"uniform weight average of {len(parts)} fine-tuned encoders (model soup)",
         "averaged_from": [
