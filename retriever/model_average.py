@@ -40,8 +40,8 @@ def average_encoders(
     encoders = [load_encoder(part) for part in parts]
     cards = [_card(Path(encoder.location)) for encoder in encoders]
     models = [encoder.model for encoder in encoders]
-    _check_compatible(parts, models, cards)
     states = [model.state_dict() for model in models]
+    _check_compatible(parts, models, states, cards)
     averaged = {}
     for key, first in states[0].items():
         if first.is_floating_point():
@@ -73,20 +73,22 @@ def _card(folder: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def _check_compatible(parts: Sequence[str], models: Sequence[Any], cards: Sequence[dict[str, Any]]) -> None:
-    """TrainingError naming the first difference that makes a weight average meaningless."""
+def _check_compatible(
+    parts: Sequence[str], models: Sequence[Any], states: Sequence[dict[str, Any]], cards: Sequence[dict[str, Any]]
+) -> None:
+    """TrainingError naming the first difference that makes a weight average meaningless (`states`: the models'
+    state dicts)."""
     first_name, first_model, first_card = parts[0], models[0], cards[0]
     base = first_card.get("base_model", {}).get("name")
     if base is None:
         raise TrainingError(f"{first_name} has no training card ({CARD_FILE}): only encoders fine-tuned with "
                             "`assistant train` from one base can be averaged")
-    reference = first_model.state_dict()
-    for name, model, card in zip(parts[1:], models[1:], cards[1:], strict=True):
+    reference = states[0]
+    for name, model, state, card in zip(parts[1:], models[1:], states[1:], cards[1:], strict=True):
         other_base = card.get("base_model", {}).get("name")
         if other_base != base:
             raise TrainingError(f"{name} was fine-tuned from {other_base or 'an unknown base'}, {first_name} from "
                                 f"{base}: only fine-tunes of one base can be averaged")
-        state = model.state_dict()
         if state.keys() != reference.keys() or any(state[k].shape != reference[k].shape for k in reference):
             raise TrainingError(f"{name} and {first_name} have different layers: they cannot be averaged")
         if any(not reference[k].is_floating_point() and not reference[k].equal(state[k]) for k in reference):
