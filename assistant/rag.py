@@ -36,11 +36,11 @@ from assistant.answer import (
     answer_schema,
     parse_output,
 )
+from assistant.configuration import configuration_hash
 from assistant.lc_retriever import document_to_report
 from assistant.llm import LLM, BackendMalformed, BackendTimeout, LLMError, LLMResult, Message
 from retriever.query import clean_query, visible_text
 
-DEFAULT_K = 1  # the RadSearch paper's setting: the single most similar report
 ANSWER_MAX_TOKENS = 512
 CHAT_OVERHEAD_TOKENS = 16  # role markers and special tokens the chat template adds per message
 HISTORY_SHARE = 4  # earlier turns may take at most 1/HISTORY_SHARE of the room left for query + references
@@ -154,12 +154,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             docs = self.retriever.invoke(query, config)
             timings["retrieval"] = time.monotonic() - start
         retrieved = [document_to_report(doc, rank) for rank, doc in enumerate(docs, start=1)]
+        configuration = self.configuration()
         base = {
             "query": query,
             "retrieved": retrieved,
             "prompt_id": self.prompt.id,
             "notes": notes,
             "timings": timings,
+            "configuration": configuration,
+            "configuration_hash": configuration_hash(configuration),
         }
 
         try:
@@ -206,6 +209,16 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             raw_output=result.text,
             **base,
         )
+
+    def configuration(self) -> dict[str, Any]:
+        """What answers with this pipeline (assistant/configuration.py): the retriever's index and search (None for
+        the no-retrieval baseline or a retriever that cannot say), the prompt, the model and its sampling."""
+        describe = getattr(self.retriever, "configuration", None)
+        return {
+            "retrieval": describe() if describe is not None else None,
+            "prompt": self.prompt.id,
+            "llm": self.llm.identity() | self._sampling(),
+        }
 
     def _sampling(self) -> dict[str, Any]:
         return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
@@ -304,7 +317,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             differential=[],
             rationale="",
             cited_report_ids=[],
-            model_id=model_id,
+            model_id=model_id or base["configuration"]["llm"].get("model"),  # the model asked, if it never answered
             degraded=True,
             degraded_kind=kind,
             degraded_reason=reason,

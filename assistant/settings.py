@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Literal
 
 from assistant.llm import Structured
 from models.paths import DataPaths
+from models.preset import PRESET
 from retriever.methods import DEFAULT_SECOND_STAGE
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 Backend = Literal["embedded", "openai"]
 
-DEFAULT_GGUF = "qwen1.5b"
+DEFAULT_GGUF = PRESET.answer.llm
 
 
 def _index_backend() -> str:

@@ -152,7 +152,7 @@ def load_current(folder: Path, encoder: Encoder) -> ReportIndex:
     from retriever.index_update import update_index
 
     index = ReportIndex.load(folder, encoder)
-    if not index.lexical_notice(folder):
+    if index.manifest.current_lexical_rules:
         return index
     update_index(folder, [], encoder=encoder, retokenize=True)
     return ReportIndex.load(folder, encoder)

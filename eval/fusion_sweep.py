@@ -32,6 +32,7 @@ from eval.label_metrics import label_retrieval
 from eval.retrieval import IndexRanker, Ranker, cached_encoder, findings_to_impression, reranker_for
 from eval.retrieval_benchmark import DEFAULT_MODEL, LABEL_TARGET_SOURCES
 from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_encoder_backend_option, add_out_option, write_results
+from models.preset import adopt_search
 from retriever.methods import DEFAULT_SECOND_STAGE
 from retriever.splits import split_of
 
@@ -53,6 +54,8 @@ def score(by_source: dict[str, list[Any]], ranker: Ranker) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--encoder", default=DEFAULT_MODEL)
+    parser.add_argument("--adopt", action="store_true",
+                        help="write the chosen weight into the preset for --encoder (dev split only)")
     parser.add_argument("--corpus", action="append", default=[], help="report corpus (repeatable; default shared)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--split", default="dev", choices=("train", "dev", "all"))
@@ -116,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     write_results(args.out / args.name, results, render)
     print(f"best dense weight on the {args.split} split: {best}; wrote {args.out / args.name}.md")
+    if args.adopt:
+        adopt_search(args.encoder, f"eval/results/{args.name}.json", dense_weight=best)
+        print(f"wrote dense weight {best} for {args.encoder} into the preset (models/preset.json)")
     return 0
 
 

@@ -40,6 +40,7 @@ from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, index_backend, load_shared, write_results
 from eval.stats import format_p, mcnemar
+from models.preset import adopt_search
 from retriever import support as support_stage
 from retriever.report import Report
 from retriever.rerank import CARD_FILE, RERANK_WEIGHT, WEIGHT_MARK, split_weight
@@ -281,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reranker", choices=(RERANKER, *SUPPORT_STAGES), default=RERANKER,
                         help=f"the second stage: the trained cross-encoder (trained first if missing), the "
                              f"model-free support check, or it on single terms only (default {RERANKER})")
+    parser.add_argument("--adopt", action="store_true",
+                        help="write the support check's decision into the preset for the default encoder (dev)")
     parser.add_argument("--name", help="results name (default: rerank_<split>, support_<split>, "
                                        "support_words_<split>)")
     add_out_option(parser, RESULTS)
@@ -309,6 +312,15 @@ def main(argv: list[str] | None = None) -> int:
         results["decision"] = decide(results)
     write_results(args.out / results["name"], results, render)
     print(f"wrote {args.out / results['name']}.json and .md")
+    if args.adopt and support and "decision" in results:
+        decision = results["decision"]
+        source = f"eval/results/{results['name']}.json"
+        if decision["adopt"]:
+            weight = split_weight(split_gate(results["refs"][decision["chosen"]])[0])[1] or RERANK_WEIGHT
+            adopt_search(DEFAULT_MODEL, source, second_stage=support_stage.NAME, second_stage_weight=weight)
+        else:
+            adopt_search(DEFAULT_MODEL, source, second_stage=None)
+        print(f"wrote the decision ({decision['chosen'] or 'no second stage'}) into the preset (models/preset.json)")
     return 0
 
 

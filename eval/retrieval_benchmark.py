@@ -41,6 +41,7 @@ from eval.retrieval_results import (
 )
 from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_encoder_backend_option, add_out_option, write_results
 from eval.stats import format_p, mcnemar, paired_permutation
+from models.preset import PRESET, adopt_search
 from retriever.report import Report
 from retriever.splits import split_of
 
@@ -58,10 +59,9 @@ LABEL_TARGET_SOURCES = ("openi", "ctrate")
 #: `python -m eval.retrieval_benchmark --split dev --name retrieval_dev`.
 CHOICE_SPLIT = "dev"
 CHOICE_RESULTS = RESULTS / "retrieval_dev.json"
-#: The benchmarks' default fine-tuned encoder, chosen on dev by eval.encoder_choice: the weight average
-#: (`assistant average`, retriever/model_average.py) of the train benchmark's `labelneg-2ep-256` variant trained with
-#: seeds 42 and 43 (README, "Fine-tune").
-DEFAULT_MODEL = "radsearch-minilm-labelneg-2ep-256-avg2"
+#: The benchmarks' default fine-tuned encoder: the one the product ships and indexes with (`radsearch`,
+#: models/radsearch/), as the preset names it (models/preset.json; the choice: docs/decisions/).
+DEFAULT_MODEL = PRESET.encoder
 
 
 def product_default(model: str = DEFAULT_MODEL) -> str:
@@ -335,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
         "if it evaluated the same split, reports and encoder backend (marked as reused in the report)",
     )
     add_encoder_backend_option(parser)
+    parser.add_argument("--adopt", action="store_true",
+                        help="write the method the rule chooses (dev split) into the preset for the default encoder")
     parser.add_argument("--render-only", action="store_true",
                         help="rewrite <out>/<name>.md from its .json (after a change of the report's wording)")
     args = parser.parse_args(argv)
@@ -413,6 +415,12 @@ def main(argv: list[str] | None = None) -> int:
     results.plot = match_curves(curves, f"findings -> impression ({key})", plot).name
     write_results(args.out / args.name, results, render)
     print(f"wrote {args.out / args.name}.json, .md and _match_at_k.png")
+    if args.adopt and results.split == "dev" and results.choice is not None:
+        from retriever.methods import split_fused_spec
+
+        method = split_fused_spec(results.choice.best.split(RERANK_SUFFIX)[0])[0]
+        adopt_search(DEFAULT_MODEL, f"eval/results/{args.name}.json", method=method)
+        print(f"wrote the method {method} for {DEFAULT_MODEL} into the preset (models/preset.json)")
     return 0
 
 

@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
+from models.preset import PRESET
+
 Key = TypeVar("Key", bound=Hashable)
 RRF_K = 60
 #: Candidates each retriever contributes to a BM25 + dense fusion.
 FUSION_DEPTH = 100
 #: The dense share of the weighted mix: the weight `python -m eval.fusion_sweep` picks on the dev split for the
 #: default model with the default second stage (eval/results/fusion_sweep.md: the best mean of per-source
-#: findings -> impression match@5 and label P@10), kept equal to it by tests/test_fusion.py.
-DENSE_WEIGHT = 0.7
+#: findings -> impression match@5 and label P@10), as the preset records it (models/preset.json), kept equal to it
+#: by tests/test_fusion.py.
+DENSE_WEIGHT = PRESET.default_search.dense_weight
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[tuple[Key, float]]], k: int = RRF_K) -> list[tuple[Key, float]]:

@@ -24,12 +24,13 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from models.preset import PRESET, SearchPreset
 from models.resolve import ModelNotAvailable
 from retriever.abbreviations import QueryExpander, default_expander
 from retriever.bm25_index import STOPWORDS, TOKENIZER_FINGERPRINT, BM25Field
 from retriever.encoder import Encoder, load_encoder
 from retriever.faiss_index import build_vector_index, index_kind, read_vector_index, search_vectors, write_vector_index
-from retriever.fusion import DENSE_WEIGHT, FUSION_DEPTH, fuse_dense_and_bm25
+from retriever.fusion import FUSION_DEPTH, fuse_dense_and_bm25
 from retriever.index_swap import replacing, restore_interrupted
 from retriever.manifest import EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.methods import DEFAULT_METHOD, METHODS
@@ -229,7 +230,10 @@ class ReportIndex:
         #: Re-scores the first stage's top hits (a cross-encoder, retriever/rerank.py, or the support check,
         #: retriever/support.py); None: no second stage.
         self.reranker: SecondStage | None = None
-        self.dense_weight: float = DENSE_WEIGHT  #: hybrid-weighted's dense share; eval.fusion_sweep tries others
+        #: The search values measured for this index's encoder (models/preset.json), None when none were.
+        self.tuning: SearchPreset | None = PRESET.search_for(manifest.encoder.name)
+        #: hybrid-weighted's dense share: the one measured for the encoder (eval.fusion_sweep tries others).
+        self.dense_weight: float = (self.tuning or PRESET.default_search).dense_weight
 
     # ----------------------------------------------------------------------------------------- build/save
     @classmethod
@@ -386,14 +390,20 @@ class ReportIndex:
             return {i: self._store[i] for i in rowids}
         return self._store.get(rowids)
 
-    def lexical_notice(self, folder: Path | str) -> str:
-        """Non-empty when the BM25 side was tokenized under other negation rules than this program's: bm25 and the
-        fused methods then read some mentions as the older rules did (an index built before a rule was added)."""
-        if self.manifest.current_lexical_rules:
-            return ""
-        return (f"the BM25 side of {folder} was tokenized under older negation rules, so bm25 and the hybrid methods "
-                f"may score a ruled-out finding as present; `assistant update --index {folder} --retokenize` "
-                "tokenizes it anew (no report is encoded again)")
+    def notices(self, folder: Path | str, method: str) -> list[str]:
+        """What a search of this index with `method` should tell the user: the BM25 side was tokenized under older
+        negation rules (bm25 and the fused methods then read some mentions as those rules did), or no search values
+        were measured for the index's encoder (it is searched with the default encoder's)."""
+        found = []
+        if method != "dense" and not self.manifest.current_lexical_rules:
+            found.append(f"the BM25 side of {folder} was tokenized under older negation rules, so bm25 and the hybrid "
+                         f"methods may score a ruled-out finding as present; `assistant update --index {folder} "
+                         "--retokenize` tokenizes it anew (no report is encoded again)")
+        if self.tuning is None and method != "bm25":
+            found.append(f"no search values were measured for {folder}'s encoder {self.manifest.encoder.name!r}: it "
+                         f"is searched with those measured for the default encoder {PRESET.encoder!r} (dense weight "
+                         f"{self.dense_weight}); `assistant index` without --encoder builds with that encoder")
+        return found
 
     def describe(self) -> dict[str, object]:
         """Manifest as a plain dict (for `--json` and the UI)."""

@@ -35,14 +35,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from models.preset import PRESET
 from retriever.bm25_index import tokenize
 from retriever.rerank import Idf, SecondStage
 
 #: The name that selects this stage wherever a re-ranker is named (`--reranker support`, RADSEARCH_RERANKER).
 NAME = "support"
 #: Its share of a re-scored hit's score (the first stage has the rest): the weight the benchmark's rule chose on the
-#: dev split (eval/results/support_fusion_dev.md, at the fusion weight 0.7), kept equal to it by tests/test_support.py.
-WEIGHT = 0.5
+#: dev split (eval/results/support_fusion_dev.md), as the preset records it for the default encoder
+#: (models/preset.json), kept equal to it by tests/test_support.py.
+WEIGHT = PRESET.default_search.second_stage_weight
 #: Queries of fewer words are left alone: the 5th percentile of the train-split findings' word counts (15, as
 #: recorded by eval/results/rerank_dev_gated.md), read off the training data, not tuned to a split.
 MIN_QUERY_WORDS = 15

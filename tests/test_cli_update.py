@@ -93,6 +93,6 @@ def test_an_index_from_an_older_program_is_flagged_by_search_and_retokenized(tmp
     assert result.returncode == 0, result.stderr
     assert "removed 0; BM25 tokenized anew under the current negation rules" in result.stderr
     assert all(f"BM25 {field}" in result.stderr for field in ("findings", "impression", "report"))  # progress
-    assert ReportIndex.load(out).lexical_notice(out) == ""
+    assert ReportIndex.load(out).manifest.current_lexical_rules
     fixed = run("search", "pleural effusion", "--index", str(out), "-k", "1")
     assert fixed.returncode == 0 and "older negation rules" not in fixed.stderr

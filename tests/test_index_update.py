@@ -149,7 +149,7 @@ def test_an_index_tokenized_under_older_negation_rules_is_tokenized_anew(
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
     stale = ReportIndex.load(folder, minilm)
-    assert str(folder) in stale.lexical_notice(folder)
+    assert str(folder) in stale.notices(folder, "hybrid")[0]
     old_hits = stale.search("left pleural effusion", "impression", 3, method="bm25")
     assert {h.report.id for h in old_hits} == {"r:1", "r:2"}
 
@@ -158,7 +158,7 @@ def test_an_index_tokenized_under_older_negation_rules_is_tokenized_anew(
     rebuilt = tmp_path / "rebuilt"
     ReportIndex.build(reports, minilm, ("impression",)).save(rebuilt)
     updated, fresh = ReportIndex.load(folder, minilm), ReportIndex.load(rebuilt, minilm)
-    assert updated.lexical_notice(folder) == fresh.lexical_notice(rebuilt) == ""
+    assert updated.manifest.current_lexical_rules and fresh.manifest.current_lexical_rules
     hits = updated.search("left pleural effusion", "impression", 3, method="bm25")
     assert [h.report.id for h in hits] == ["r:2"]  # the resolved mention's words are other terms now
     assert [(h.report.id, h.score) for h in hits] == [

@@ -17,7 +17,7 @@ from llm_fixtures import INJECTION, REPORTS, build_index, require_embedded_smoll
 from assistant.answer import Answer
 from assistant.lc_retriever import ReportRetriever
 from assistant.llm import BackendMalformed, BackendTimeout, BackendUnavailable, LLMResult, Message
-from assistant.rag import DEFAULT_K, RagPipeline
+from assistant.rag import RagPipeline
 from retriever.query import EmptyQueryError
 
 
@@ -46,7 +46,6 @@ def test_answer_carries_diagnosis_retrieval_and_provenance(llm, index) -> None:
     assert set(answer.cited_report_ids) <= {r.report_id for r in answer.retrieved}
     assert answer.model_id == "smollm2-135m-instruct-q4_1" and answer.prompt_id == "diagnosis_rag@1"
     assert answer.parse_mode is not None and {"retrieval", "llm", "total"} <= set(answer.timings)
-    assert DEFAULT_K == 1
 
 
 def test_it_is_a_langchain_runnable_that_composes_and_batches(llm, index) -> None:

@@ -102,8 +102,8 @@ class IndexCatalog:
             try:
                 index = ReportIndex.load(Path(folder), device=self._device)
                 index.reranker = self._reranker
-                if stale := index.lexical_notice(key):
-                    log.warning(stale)
+                for note in index.notices(key, "hybrid"):
+                    log.warning(note)
             except IndexLoadError:
                 if loaded is None:
                     raise

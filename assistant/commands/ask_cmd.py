@@ -67,8 +67,8 @@ def ask(
         if not no_retrieval:
             folder = index or settings.paths.default_index
             idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
-            if method != "dense" and (stale := idx.lexical_notice(folder)):
-                print_note(err, stale)
+            for note in idx.notices(folder, method):
+                print_note(err, note)
             if field not in idx.fields:
                 raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
             idx.reranker = settings.search.load_reranker(reranker)

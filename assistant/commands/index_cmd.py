@@ -26,6 +26,7 @@ from assistant.commands.shared import (
     KeepIncompleteOption,
     RejectsOption,
 )
+from models.preset import PRESET
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -39,8 +40,8 @@ if TYPE_CHECKING:
 def index(
     corpus: CorpusArgument,
     encoder: Annotated[
-        str, typer.Option(help="Registry name (minilm, mpnet), trained model, path or hub id.")
-    ] = "minilm",
+        str, typer.Option(help="Registry name (radsearch, the shipped default; minilm, mpnet), trained model, path or hub id.")
+    ] = PRESET.encoder,
     out: Annotated[Path | None, typer.Option(help="Index folder to write (default: the default index).")] = None,
     column_map: ColumnMapOption = None,
     keep_incomplete: KeepIncompleteOption = False,

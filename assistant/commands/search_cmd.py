@@ -97,7 +97,7 @@ def search(
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     stage = idx.reranker if idx.reranker is not None and idx.reranker.applies_to(field, searched_as) else None
-    for note in (notice, idx.lexical_notice(folder) if method != "dense" else ""):
+    for note in (notice, *idx.notices(folder, method)):
         if note:
             print_note(err, note)
     if as_json:
