@@ -85,6 +85,10 @@ class Answer:
     degraded_kind: DegradedKind | None = None
     degraded_reason: str | None = None
     raw_output: str = ""
+    #: What produced the answer (encoder, index, search, prompt, model and sampling: assistant/configuration.py)
+    #: and one hash over it: equal hashes, equal configurations.
+    configuration: dict[str, Any] = field(default_factory=dict)
+    configuration_hash: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (for `--json` and benchmark result files)."""

@@ -16,6 +16,7 @@ from langchain_core.retrievers import BaseRetriever
 
 from assistant import answer_defaults
 from assistant.answer import RetrievedReport
+from assistant.configuration import retrieval_configuration
 from retriever.methods import DEFAULT_METHOD
 
 
@@ -83,6 +84,10 @@ class ReportRetriever(BaseRetriever):
     ) -> list[Document]:
         hits = self.index.search(query, field=self.field, k=self.k, filters=self.filters, method=self.method)
         return [hit_to_document(hit) for hit in hits]
+
+    def configuration(self) -> dict[str, Any]:
+        """Which index was searched and how (assistant/configuration.py)."""
+        return retrieval_configuration(self.index, field=self.field, k=self.k, method=self.method)
 
     def query_notice(self, query: str) -> str:
         """Why the encoder will not read the whole query (empty when it does), for the answer's notes."""

@@ -144,6 +144,20 @@ class LlamaCppBackend:
     def model_id(self) -> str:
         return self._loaded().model_id
 
+    def identity(self) -> dict[str, str]:
+        """The GGUF's name and SHA-256: pinned for the packaged models (models/gguf.py), else hashed once (cached by
+        file identity, models/file_hash.py)."""
+        from models.file_hash import cached_sha256
+        from models.gguf import MODELS, GGUFNotAvailable, resolve
+
+        try:
+            model = resolve(self.gguf)
+        except GGUFNotAvailable:
+            return {"backend": "embedded", "model": self.gguf, "sha256": "unavailable"}
+        packaged = MODELS.get(self.gguf)
+        digest = packaged.sha256 if packaged else cached_sha256(model.path)
+        return {"backend": "embedded", "model": model.model_id, "sha256": digest}
+
     @property
     def context_window(self) -> int:
         return int(self._loaded().llm.n_ctx())

@@ -66,6 +66,12 @@ class LLM(Protocol):
         """Stable name of the model that answers (recorded in every Answer and result file)."""
         ...
 
+    def identity(self) -> dict[str, str]:
+        """Who answers, known without loading the model or calling the server (an answer that timed out still says
+        it): backend and model name, and the model file's SHA-256 or the server's address (assistant/configuration.py).
+        """
+        ...
+
     @property
     def context_window(self) -> int:
         """Tokens the model accepts for prompt + answer; the pipeline fits its prompt into this."""

@@ -76,6 +76,9 @@ class OpenAIBackend:
     def model_id(self) -> str:
         return self.model
 
+    def identity(self) -> dict[str, str]:
+        return {"backend": "openai", "model": self.model, "server": self.base_url}
+
     @property
     def context_window(self) -> int:
         """Configured, else what vLLM reports as `max_model_len` in /v1/models, else a safe 4096."""

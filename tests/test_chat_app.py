@@ -50,6 +50,9 @@ class RecordingLLM:
     def model_id(self) -> str:
         return self.llm.model_id
 
+    def identity(self) -> dict[str, str]:
+        return self.llm.identity()
+
     @property
     def context_window(self) -> int:
         return self.llm.context_window

@@ -38,6 +38,9 @@ class RecordingLLM:
     def model_id(self) -> str:
         return self.inner.model_id
 
+    def identity(self) -> dict[str, str]:
+        return self.inner.identity()
+
     @property
     def context_window(self) -> int:
         return self.inner.context_window

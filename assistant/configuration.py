@@ -1,0 +1,45 @@
+"""What produced an answer, and one hash over it: so two answers can be compared and a result reproduced.
+
+Why: an answer recorded its model and prompt but not the encoder, search method, index or model file behind it,
+and a timed-out answer not even its model. The configuration is known before the model is asked (nothing in it
+depends on the call succeeding): the index's encoder (name, weight fingerprint, backend) and corpus digest, the
+search (method, dense weight, second stage, field, k), the prompt id and the model (backend, name, file hash or
+server) with its sampling. `ask --json`, the chat's message details and the benchmark caches carry it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+#: Characters of the SHA-256 kept: enough to tell configurations apart, short enough to read in a table.
+HASH_CHARS = 16
+
+
+def configuration_hash(configuration: dict[str, Any]) -> str:
+    """SHA-256 (first HASH_CHARS hex digits) of the configuration's canonical JSON (sorted keys, no spaces)."""
+    canonical = json.dumps(configuration, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
+def retrieval_configuration(index: Any, *, field: str, k: int, method: str) -> dict[str, Any]:
+    """The retrieval half: which index (its encoder and corpus) was searched, and how."""
+    manifest = index.manifest
+    stage = index.reranker if index.reranker is not None and index.reranker.applies_to(field) else None
+    return {
+        "encoder": {
+            "name": manifest.encoder.name,
+            "fingerprint": manifest.encoder.fingerprint,
+            "backend": f"{manifest.encoder.backend}@{manifest.encoder.backend_version}",
+        },
+        "index": {"corpus_sha256": manifest.corpus_sha256, "reports": manifest.reports},
+        "search": {
+            "method": method,
+            "dense_weight": index.dense_weight if method == "hybrid-weighted" else None,
+            "second_stage": stage.name if stage else None,
+            "second_stage_weight": stage.weight if stage else None,
+            "field": field,
+            "k": k,
+        },
+    }
