@@ -14,6 +14,7 @@ from assistant.commands import (
     bench_cmd,
     chat_cmd,
     index_cmd,
+    info_cmd,
     search_cmd,
     train_cmd,
     train_reranker_cmd,
@@ -46,6 +47,7 @@ app.command("average")(average_cmd.average)
 app.command("chat")(chat_cmd.chat)
 app.command("ask")(ask_cmd.ask)
 app.command("bench", context_settings=bench_cmd.CONTEXT_SETTINGS)(bench_cmd.bench)
+app.command("info")(info_cmd.info)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,131 @@
+"""`assistant info`: the defaults in effect, where each came from (preset, environment, index), and the versions.
+
+Why: the tuned defaults live in one preset (models/preset.json), but what a command really does also depends on the
+environment and on the index it opens (search values belong to the encoder an index was built with). This prints
+the result of all three, so a user can tell what `search`, `ask` and the chat will do before running them, and a
+bug report can carry it. Loads no model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from assistant.commands.shared import read_settings
+
+#: Distributions whose versions decide results (printed, never imported).
+PACKAGES = (
+    "radsearch-assistant", "torch", "sentence-transformers", "transformers", "faiss-cpu", "onnxruntime",
+    "llama-cpp-python", "gradio", "langchain-core",
+)
+Row = tuple[str, Any, str]
+
+
+def info(
+    index: Annotated[Path | None, typer.Option(help="Index to describe (default: the default index).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Show the defaults in effect, where each came from, and the versions of what produces results."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from assistant.commands.output import literal
+
+    err = Console(stderr=True)
+    settings = read_settings(err)
+    rows = defaults(settings, index or settings.paths.default_index)
+    versions = installed_versions()
+    if as_json:
+        payload = {"defaults": {name: {"value": value, "from": origin} for name, value, origin in rows},
+                   "versions": versions}
+        typer.echo(json.dumps(payload, indent=2, default=str))
+        return
+    table = Table(title="Defaults in effect", show_lines=False)
+    for column in ("setting", "value", "from"):
+        table.add_column(column)
+    for name, value, origin in rows:
+        table.add_row(literal(name), literal(str(value)), literal(origin))
+    console = Console()
+    console.print(table)
+    console.print(literal("versions: " + ", ".join(f"{name} {version}" for name, version in versions.items())))
+
+
+def defaults(settings: Any, index_folder: Path) -> list[Row]:
+    """(setting, value, origin) for everything a command decides without a flag."""
+    from models.preset import PRESET
+    from retriever.manifest import Manifest
+
+    env = os.environ
+    rows: list[Row] = [
+        ("encoder for new indexes", PRESET.encoder, "preset"),
+        ("encoder backend for new indexes", settings.encoder.backend,
+         _origin(env, "RADSEARCH_ENCODER_BACKEND", "built-in (eval/results/performance.md)")),
+        ("data folder", settings.paths.home, _origin(env, "RADSEARCH_HOME", "built-in")),
+        ("default index", index_folder, _origin(env, "RADSEARCH_INDEX", "built-in")),
+    ]
+    try:
+        encoder = Manifest.read(index_folder).encoder.name
+        rows.append(("index encoder", encoder, "index manifest"))
+    except ValueError as exc:
+        encoder = PRESET.encoder
+        rows.append(("index encoder", f"(no index: {exc})", "index manifest"))
+    tuned = PRESET.search_for(encoder)
+    search = tuned or PRESET.default_search
+    origin = "preset" if tuned else f"preset, the default encoder's (none measured for {encoder})"
+    rows += [
+        ("search method", search.method, origin),
+        ("dense weight (hybrid-weighted)", search.dense_weight, origin),
+        ("second stage", settings.search.reranker or "off", _origin(env, "RADSEARCH_RERANKER", origin)),
+        ("second stage weight", search.second_stage_weight, origin),
+        ("answer: field matched", PRESET.answer.field, "preset"),
+        ("answer: reports given to the model (k)", PRESET.answer.k, "preset"),
+        ("answer: prompt", PRESET.answer.prompt, "preset"),
+        ("LLM backend", settings.llm.backend,
+         _origin(env, "RADSEARCH_LLM_BACKEND", "built-in" if not settings.llm.base_url else
+                 "environment (RADSEARCH_LLM_BASE_URL)")),
+        ("LLM model", settings.llm.model or "(server default)",
+         next((f"environment ({name})" for name in ("RADSEARCH_LLM_GGUF", "RADSEARCH_LLM_MODEL") if env.get(name)),
+              "preset")),
+        ("LLM deadline (s)", settings.llm.timeout_s, _origin(env, "RADSEARCH_LLM_TIMEOUT", "built-in")),
+    ]
+    return rows
+
+
+def _origin(env: Any, variable: str, otherwise: str) -> str:
+    return f"environment ({variable})" if env.get(variable) else otherwise
+
+
+def installed_versions() -> dict[str, str]:
+    """Python, the project's git commit (in a checkout) and the PACKAGES' versions, without importing them."""
+    found = {"python": platform.python_version()}
+    commit = _git_commit()
+    if commit:
+        found["commit"] = commit
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    return found
+
+
+def _git_commit() -> str:
+    """The checkout's commit (with `+changes` when the tree differs from it), "" outside a git checkout."""
+    top = Path(__file__).resolve().parents[2]
+    if not (top / ".git").exists():
+        return ""
+    try:
+        head = subprocess.run(["git", "-C", str(top), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                              text=True, timeout=5, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(top), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head + ("+changes" if dirty else "")
