@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -18,6 +19,9 @@ from bm25s.stopwords import STOPWORDS_EN
 
 from retriever import negation
 from retriever.negation_scope import NEGATED_PREFIX, scoped_words
+
+#: bm25s sets its own logger to DEBUG when imported, which printed "DEBUG Building index from IDs" into every build.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 STOPWORDS = frozenset(STOPWORDS_EN)
 #: Bumped when tokenize() changes in a way its tables below do not show (a new scope rule).

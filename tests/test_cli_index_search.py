@@ -49,11 +49,20 @@ def built(corpus: Path, tmp_path_factory: pytest.TempPathFactory, minilm) -> tup
 def test_index_prints_counts_that_add_up(built: tuple[Path, str]) -> None:
     out, log = built
     assert "records in" in log and "missing findings" in log and "unsupported file type" in log
+    assert "DEBUG" not in log  # bm25s's own debug logger stays quiet
     total_line = next(line for line in log.splitlines() if "total" in line)
     numbers = [int(x) for x in total_line.replace("│", " ").split() if x.isdigit()]
     assert numbers == [5, 3, 2]
     rejects = [json.loads(line) for line in (out.parent / "rejects.jsonl").read_text().splitlines()]
     assert {r["reason"] for r in rejects} == {"missing findings", "unsupported file type (use .csv, .jsonl or .txt)"}
+
+
+def test_index_without_encoder_builds_with_the_shipped_one(built: tuple[Path, str]) -> None:
+    from models.preset import PRESET
+
+    manifest = json.loads((built[0] / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["encoder"]["name"] == PRESET.encoder == "radsearch"
+    assert manifest["encoder"]["backend"] == "onnx-int8"
 
 
 def test_search_table_and_json(built: tuple[Path, str]) -> None:

@@ -247,10 +247,19 @@ def test_missing_path_is_a_rejection_not_a_crash() -> None:
     assert "no such file" in rejection.reason
 
 
-def test_demo_corpus_from_package() -> None:
+def test_demo_corpus_is_the_shipped_mtsamples_reports() -> None:
+    outcomes = list(iter_corpus("demo"))
+    reports = [o for o in outcomes if isinstance(o, Report)]
+    assert len(outcomes) == 306 and len(reports) > 290
+    assert all(r.source == "mtsamples" for r in reports)
+    assert {"CT", "MR", "US", "XR"} <= {r.modality for r in reports}
+    assert sum(bool(r.findings and r.impression) for r in reports) >= 100
+
+
+def test_radlabels_corpus_from_package() -> None:
     if find_spec("radlabels") is None:
         pytest.skip("radlabels package not installed")
-    outcomes = list(iter_corpus("demo"))
+    outcomes = list(iter_corpus("radlabels"))
     reports = [o for o in outcomes if isinstance(o, Report)]
     assert len(outcomes) == 1000 and len(reports) == 1000
     assert all(r.modality == "XR" and r.source == "radlabels" for r in reports)

