@@ -16,7 +16,8 @@ Environment:
   RADSEARCH_LLM_GGUF (qwen1.5b|smollm2|FILE.gguf), RADSEARCH_LLM_TIMEOUT (seconds), RADSEARCH_LLM_RETRIES,
   RADSEARCH_LLM_STRUCTURED (response_format|vllm|off; `off` also turns off the embedded model's JSON grammar, which
   cost 3x generation speed with Qwen's 151k vocabulary here), RADSEARCH_LLM_CONTEXT (tokens), RADSEARCH_LLM_THREADS;
-- chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list);
+- chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list), RADSEARCH_CHAT_TRUSTED_PROXIES (the
+  reverse proxies whose X-Forwarded-For names the client; none by default);
 - search: RADSEARCH_ABBREVIATIONS (a CSV with columns abbr,expansion merged over the built-in shorthand tables),
   RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/abbreviations.py), RADSEARCH_RERANKER (the second stage that
   re-scores the top hits of every search: `support`, the default, the model-free support check of
@@ -139,10 +140,14 @@ class ChatSettings:
     assistant/chat/service.py)."""
 
     auth: str | None = None
+    #: Addresses of reverse proxies whose X-Forwarded-For is believed (RADSEARCH_CHAT_TRUSTED_PROXIES, comma-separated;
+    #: none by default): anyone else could name a new address on every sign-in attempt and never be limited.
+    trusted_proxies: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ChatSettings:
-        return cls(auth=env.get("RADSEARCH_CHAT_AUTH") or None)
+        proxies = tuple(p.strip() for p in (env.get("RADSEARCH_CHAT_TRUSTED_PROXIES") or "").split(",") if p.strip())
+        return cls(auth=env.get("RADSEARCH_CHAT_AUTH") or None, trusted_proxies=proxies)
 
 
 def reranker_setting(value: str | None) -> str | None:

@@ -31,10 +31,29 @@ def login_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         app.close()
 
 
-def _sign_in(url: str, password: str, source: str = "127.0.0.1") -> httpx.Response:
+def _sign_in(url: str, password: str, source: str = "127.0.0.1", forwarded_for: str | None = None) -> httpx.Response:
     transport = httpx.HTTPTransport(local_address=source)
+    headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
     with httpx.Client(transport=transport, trust_env=False, timeout=30) as client:
-        return client.post(url, data={"username": USER, "password": password})
+        return client.post(url, data={"username": USER, "password": password}, headers=headers)
+
+
+def test_a_new_forwarded_for_on_every_attempt_does_not_escape_the_limit(login_url: str) -> None:
+    """The server believes no X-Forwarded-For unless told which proxies to trust (issue 39's review): the limit is
+    the real peer's, and a fresh made-up address cannot sign in while the real one is locked. From 127.0.0.1,
+    the one loopback address uvicorn believes by default (no other test here signs in from it)."""
+    source = "127.0.0.1"
+    statuses = [_sign_in(login_url, f"guess-{i}", source, f"10.0.0.{i}").status_code for i in range(7)]
+    assert statuses[:5] == [400] * 5 and statuses[5:] == [429] * 2, statuses
+    assert _sign_in(login_url, PASSWORD, source, "10.9.9.9").status_code == 429
+
+
+def test_trusted_proxies_come_from_the_environment_only() -> None:
+    from assistant.settings import ChatSettings
+
+    assert ChatSettings.from_env({}).trusted_proxies == ()
+    assert ChatSettings.from_env({"RADSEARCH_CHAT_TRUSTED_PROXIES": "10.1.1.1, ::1"}).trusted_proxies == (
+        "10.1.1.1", "::1")
 
 
 def test_repeated_wrong_passwords_are_refused_with_429_even_the_right_one_then(login_url: str) -> None:

@@ -3,6 +3,7 @@ monitoring endpoint or MCP server (report text stays on the host), and a sign-in
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from assistant.chat.render import CSS
@@ -27,9 +28,12 @@ def launch_app(
     """Serve with a bounded queue: `config.concurrency` requests run at once (the embedded model answers one
     at a time anyway; searches and HTTP backends run in parallel), the rest wait and see their position.
     No share link, analytics, run history, monitoring endpoint or MCP server: report text stays on the host.
-    Sign-in is rate limited per address (sign_in_limit.py)."""
+    Sign-in is rate limited per address (sign_in_limit.py): the connecting socket's, unless it is one of the trusted
+    proxies of the settings. uvicorn (which Gradio runs) believes X-Forwarded-For from loopback by default and reads
+    whom to believe from FORWARDED_ALLOW_IPS when the server is made, so it is set here first ("" believes no one)."""
     from starlette.middleware import Middleware
 
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(config.settings.chat.trusted_proxies)
     app.queue(default_concurrency_limit=config.concurrency, max_size=config.queue_size)
     return app.launch(
         server_name=host,
