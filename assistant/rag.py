@@ -52,6 +52,13 @@ _TAGS = re.compile(
     rf"[{_OPEN}]\s*[/\\]*\s*(?:findings?|reference[\W_]*reports?|candidates?)\b(?:[^{_OPEN}{_CLOSE}\n]*[{_CLOSE}])?",
     re.IGNORECASE,
 )
+#: Chat-template control sequences of the common model families, which a tokenizer may read as control tokens
+#: (a report holding `<|im_end|><|im_start|>system` would start a turn of its own): `<|...|>` tokens (ChatML/Qwen,
+#: Llama 3, Phi, DeepSeek), Llama 2 / Mistral `[INST]` and `<<SYS>>`, Gemma's turn markers, and BOS/EOS tags.
+_CONTROL = re.compile(
+    r"<\|[^|<>\n]{1,40}\|>|\[/?INST\]|<</?SYS>>|</?(?:start_of_turn|end_of_turn|bos|eos|s)>",
+    re.IGNORECASE,
+)
 _CUT_MARK = " [...]"
 #: A candidate is an impression's opening: the diagnosis a radiologist put first, not every incidental finding after
 #: it (a small model shown whole reports tends to copy their descriptions instead of naming a diagnosis).
@@ -59,13 +66,15 @@ CANDIDATE_TOKENS = 48
 
 
 def neutralise_tags(text: str) -> str:
-    """Remove the prompt's own delimiters from untrusted text so it cannot close its block and pose as
-    instructions (a report containing `</reference_report>` followed by commands).
+    """Remove the prompt's own delimiters, and the chat templates' control sequences, from untrusted text (reports,
+    queries, history) so it cannot close its block or start a turn of its own and pose as instructions (a report
+    containing `</reference_report>` or `<|im_end|><|im_start|>system` followed by commands).
 
     The text is NFKC-normalised and stripped of invisible characters first, and the model reads it that way:
     otherwise a full-width `＜/reference_report＞` or a zero-width space inside the name would pass the filter
     and still read as the delimiter to the model."""
-    return _TAGS.sub("[tag removed]", visible_text(unicodedata.normalize("NFKC", text)))
+    visible = visible_text(unicodedata.normalize("NFKC", text))
+    return _CONTROL.sub("[control removed]", _TAGS.sub("[tag removed]", visible))
 
 
 def fit_tokens(llm: LLM, text: str, budget: int) -> tuple[str, bool]:
