@@ -27,10 +27,11 @@ Environment:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from assistant.llm import Structured
 from models.paths import DataPaths
@@ -71,6 +72,19 @@ class EncoderSettings:
         return cls(backend=backend, device=env.get("RADSEARCH_ENCODER_DEVICE") or "cpu")
 
 
+def _number(env: Mapping[str, str], name: str, default: str, kind: type, what: str, *, minimum: float) -> Any:
+    """The variable `name` read as `kind` (int or float), above `minimum` and finite; ValueError naming the variable
+    and what it must be (a negative, zero or nan deadline used to be taken and later reported as a dead backend)."""
+    raw = env.get(name) or default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r}: must be {what}") from None
+    if not math.isfinite(value) or value <= minimum:
+        raise ValueError(f"{name}={raw!r}: must be {what}")
+    return value
+
+
 @dataclass(frozen=True)
 class LLMSettings:
     """Everything needed to build a backend. `model` is the served model name (openai) or a GGUF name/path;
@@ -107,11 +121,12 @@ class LLMSettings:
             model=model,
             base_url=base_url,
             api_key=env.get("RADSEARCH_LLM_API_KEY", "not-needed"),
-            timeout_s=float(env.get("RADSEARCH_LLM_TIMEOUT", "120")),
-            max_retries=int(env.get("RADSEARCH_LLM_RETRIES", "2")),
+            timeout_s=_number(env, "RADSEARCH_LLM_TIMEOUT", "120", float, "a number of seconds above 0", minimum=0),
+            max_retries=_number(env, "RADSEARCH_LLM_RETRIES", "2", int, "a whole number, 0 or more", minimum=-1),
             structured=structured,  # type: ignore[arg-type]
-            context_tokens=int(context) if context else None,
-            n_threads=int(env.get("RADSEARCH_LLM_THREADS", "2")),
+            context_tokens=_number(env, "RADSEARCH_LLM_CONTEXT", context, int, "a token count above 0", minimum=0)
+            if context else None,
+            n_threads=_number(env, "RADSEARCH_LLM_THREADS", "2", int, "a thread count above 0", minimum=0),
             served_model=served_model,
         )
 

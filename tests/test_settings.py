@@ -64,3 +64,20 @@ def test_importing_the_settings_imports_no_backend_and_no_encoder() -> None:
     run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("RADSEARCH_LLM_RETRIES", "-1"), ("RADSEARCH_LLM_RETRIES", "two"), ("RADSEARCH_LLM_TIMEOUT", "-1"),
+     ("RADSEARCH_LLM_TIMEOUT", "0"), ("RADSEARCH_LLM_TIMEOUT", "nan"), ("RADSEARCH_LLM_TIMEOUT", "inf"),
+     ("RADSEARCH_LLM_THREADS", "0"), ("RADSEARCH_LLM_CONTEXT", "-5")],
+)
+def test_a_refused_number_names_its_variable(variable: str, value: str) -> None:
+    """Issue 39's review: -1 retries was an AssertionError deep inside, a 0 or nan deadline a 'backend unavailable'."""
+    with pytest.raises(ValueError, match=f"^{variable}={value!r}: must be"):
+        Settings.from_env({variable: value})
+
+
+def test_zero_retries_and_a_fractional_deadline_are_accepted() -> None:
+    llm = Settings.from_env({"RADSEARCH_LLM_RETRIES": "0", "RADSEARCH_LLM_TIMEOUT": "2.5"}).llm
+    assert (llm.max_retries, llm.timeout_s) == (0, 2.5)
