@@ -40,6 +40,7 @@ from retriever.query import PreparedQuery, clean_query
 from retriever.report import FIELDS, Report
 from retriever.report_store import ReportStore, write_store
 from retriever.rerank import SecondStage
+from retriever.sources.base import normalize_modality
 
 STORE_FILE = "reports.sqlite"
 
@@ -55,6 +56,10 @@ class SearchFilters:
     modality: str | None = None
     source: str | None = None
     label: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.modality:  # as the importers store it: `CR`, `DX` or `X-ray` all find the XR reports
+            object.__setattr__(self, "modality", normalize_modality(self.modality))
 
     def any(self) -> bool:
         return any((self.modality, self.source, self.label))

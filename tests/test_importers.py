@@ -272,3 +272,20 @@ def test_shared_data_counts_add_up(shared_data: Path) -> None:
     assert_accounted(result)
     kept = {s: k for s, (k, _) in result.by_source().items()}
     assert kept["openi"] > 1500 and kept["ctrate"] > 250 and kept["medpix"] > 400 and kept["mtsamples"] > 80
+
+
+def test_dicom_modality_codes_are_normalised_and_the_original_kept(tmp_path: Path) -> None:
+    """Issue 39: a RIS export's `CR` became `OT`, so neither `--modality CR` nor `--modality XR` found the report."""
+    from retriever.index import SearchFilters
+    from retriever.sources.base import normalize_modality
+
+    path = tmp_path / "ris.csv"
+    rows = ["id,findings,impression,modality"] + [
+        f"{n},Finding {n}.,Impression {n}.,{code}" for n, code in enumerate(["CR", "DX", "dr", "PT", "RF", "XA", "MR"])
+    ]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    reports = ingest([str(path)], KEEP_ALL).reports
+    assert [r.modality for r in reports] == ["XR", "XR", "XR", "NM", "FL", "FL", "MR"]
+    assert [r.meta.get("modality_original") for r in reports] == ["CR", "DX", "dr", "PT", "RF", "XA", None]
+    assert normalize_modality("CT w/contrast (IV)") == "CT" and normalize_modality("Xray Chest PA") == "XR"
+    assert SearchFilters(modality="CR").modality == SearchFilters(modality="X-ray").modality == "XR"

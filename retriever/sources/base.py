@@ -36,8 +36,20 @@ _MODALITIES: tuple[tuple[str, str], ...] = (
 )
 
 
+#: DICOM modality codes (tag 0008,0060), as RIS/PACS exports write them, -> the code the index keeps: every
+#: projection radiograph (computed, digital, direct) is XR, PET is nuclear medicine, fluoroscopy and angiography FL.
+DICOM_MODALITIES = {
+    "CR": "XR", "DX": "XR", "DR": "XR", "XR": "XR", "CT": "CT", "MR": "MR", "US": "US", "NM": "NM", "PT": "NM",
+    "MG": "MG", "RF": "FL", "XA": "FL", "FL": "FL", "OT": "OT",
+}
+
+
 def normalize_modality(text: str) -> str:
-    """Map a free-text modality ("CT w/contrast (IV)", "MRI", "Xray Chest PA") to a short DICOM-like code."""
+    """Map a DICOM code ("CR", "DX", "PT") or a free-text modality ("CT w/contrast (IV)", "MRI", "Xray Chest PA") to
+    the short code the index keeps (a DICOM `CR` used to become `OT`, so neither `--modality CR` nor `XR` found it)."""
+    code = DICOM_MODALITIES.get(text.strip().upper())
+    if code is not None:
+        return code
     lowered = text.lower()
     for pattern, code in _MODALITIES:
         if re.search(pattern, lowered):

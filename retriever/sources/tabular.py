@@ -88,14 +88,17 @@ def report_from_row(
         impression = impression or parsed.impression
     full = text.strip() or compose_full_text({"findings": findings, "impression": impression})
     labels = tuple(sorted({x.strip() for x in get("labels").replace("|", ";").split(";") if x.strip()}))
+    modality = normalize_modality(get("modality"))
+    original = get("modality").strip()
     return Report(
         id=f"{source}:{get('id') or default_id}",
         findings=findings,
         impression=impression,
         full_text=full,
-        modality=normalize_modality(get("modality")),
+        modality=modality,
         labels=labels,
         source=source,
+        meta={"modality_original": original} if original and original != modality else {},
     )
 
 
