@@ -57,6 +57,8 @@ class Manifest:
     version: int = FORMAT_VERSION
     #: How the BM25 side was tokenized (retriever.bm25_index.TOKENIZER_FINGERPRINT); "" = before it was recorded
     lexical_rules: str = ""
+    #: The `--map` the index was built with (field -> column): `assistant update` reads the next export with it
+    column_map: dict[str, str] = field(default_factory=dict)
 
     def write(self, folder: Path) -> None:
         (folder / MANIFEST).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")

@@ -24,7 +24,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import faiss
@@ -78,6 +78,7 @@ def encode_and_write(
     batch_size: int = 32,
     progress: bool = False,
     overwrite: bool = False,
+    column_map: Mapping[str, str] | None = None,
 ) -> Manifest:
     """Passes 2 and 3 over the reports `read_reports` stored: the written index's manifest. Refuses (UnsafeOutput)
     to replace a folder that is not an index unless `overwrite`; ValueError if there is nothing to index."""
@@ -110,6 +111,7 @@ def encode_and_write(
                 index_type=index_kind(max(counts.values())),
                 quantizer_fit=fit,
                 lexical_rules=TOKENIZER_FINGERPRINT,
+                column_map=dict(column_map or {}),
             )
             write_manifest(tmp, manifest)
     finally:

@@ -24,6 +24,7 @@ from assistant.commands.shared import (
     CorpusArgument,
     KeepDuplicateFindingsOption,
     KeepIncompleteOption,
+    MaxRejectedOption,
     RejectsOption,
 )
 from models.preset import PRESET
@@ -48,6 +49,7 @@ def index(
     keep_duplicate_findings: KeepDuplicateFindingsOption = False,
     rejects: RejectsOption = None,
     batch_size: BatchSizeOption = 32,
+    max_rejected: MaxRejectedOption = 0.9,
     overwrite: Annotated[
         bool, typer.Option(help="Replace --out even if it holds something other than an index (never an input).")
     ] = False,
@@ -86,7 +88,7 @@ def index(
     try:
         with one_writer(target):
             manifest = _build(console, settings, corpus, mapping, target, encoder, rejects, batch_size, overwrite,
-                              exclusions(keep_incomplete, keep_duplicate_findings))
+                              exclusions(keep_incomplete, keep_duplicate_findings), max_rejected)
     except IndexBusy as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -122,10 +124,11 @@ def _print_indexed(console: Console, manifest: Manifest, target: Path) -> None:
 
 
 def _build(console: Console, settings: Settings, corpus: list[str], mapping: ColumnMap, target: Path, encoder: str,
-           rejects: Path | None, batch_size: int, overwrite: bool, rules: Exclusions) -> Manifest:
+           rejects: Path | None, batch_size: int, overwrite: bool, rules: Exclusions,
+           max_rejected: float = 1.0) -> Manifest:
     """Read, print the counts, encode and write (retriever/streaming_build.py: bounded memory, a killed build resumes
     where it stopped); the written manifest, or typer.Exit with the error printed."""
-    from assistant.commands.ingest_summary import print_ingestion, write_rejects
+    from assistant.commands.ingest_summary import print_ingestion, refuse_if_mostly_rejected, write_rejects
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import load_index_encoder
     from retriever.index_swap import discard
@@ -139,13 +142,19 @@ def _build(console: Console, settings: Settings, corpus: list[str], mapping: Col
     print_ingestion(console, result)
     if rejects:
         write_rejects(console, rejects, result.rejections)
+    try:
+        refuse_if_mostly_rejected(console, result, max_rejected)
+    except typer.Exit:
+        discard(work_folder(target))
+        raise
     if not result.kept:
         discard(work_folder(target))
         print_error(console, "nothing to index: every record was rejected (see the reasons above)")
         raise typer.Exit(1)
     model = load_index_encoder(console, settings, encoder)
     try:
-        return encode_and_write(target, model, batch_size=batch_size, progress=True, overwrite=overwrite)
+        return encode_and_write(target, model, batch_size=batch_size, progress=True, overwrite=overwrite,
+                                column_map=mapping.columns)
     except UnsafeOutput as exc:  # the folder changed while encoding
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc

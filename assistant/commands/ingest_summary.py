@@ -14,6 +14,43 @@ if TYPE_CHECKING:
     from retriever.sources import Rejection
 
 
+#: A source (file) of fewer records is never called mostly rejected: one unreadable stray file is reported, not fatal.
+MIN_RECORDS = 10
+
+
+def mostly_rejected(result: IngestResult, share: float) -> list[str]:
+    """One line per source of at least MIN_RECORDS records with more than `share` of them rejected, naming its most
+    common reason (which, for a table read with the wrong columns, names the --map that would read it)."""
+    from collections import Counter
+
+    found = []
+    for source, (kept, rejected) in result.by_source().items():
+        total = kept + rejected
+        if total >= MIN_RECORDS and rejected > share * total:
+            reason, _ = Counter(r.reason for r in result.rejections if r.source == source).most_common(1)[0]
+            found.append(f"{source}: {rejected} of {total} records rejected, most for: {reason}")
+    return found
+
+
+def refuse_if_mostly_rejected(console: Console, result: IngestResult, share: float) -> None:
+    """Exit 2 (nothing written) when a source is mostly rejected: an index of a few rows of a misread export would
+    otherwise replace a good one with exit 0."""
+    import typer
+
+    from assistant.commands.output import literal, print_error
+    from assistant.commands.shared import EXIT_BAD_INPUT
+
+    offenders = mostly_rejected(result, share)
+    if not offenders:
+        return
+    for line in offenders:
+        print_error(console, line)
+    console.print(literal(f"nothing was written: more than {share:.0%} of a file's records were rejected. Fix the "
+                          "file or its --map (see the reason), or pass --max-rejected 1 to index what is readable.",
+                          style="yellow"))
+    raise typer.Exit(EXIT_BAD_INPUT)
+
+
 def exclusions(keep_incomplete: bool, keep_duplicate_findings: bool) -> Exclusions:
     """The exclusions the two commands' flags ask for (the paper's by default)."""
     from retriever.ingest import Exclusions

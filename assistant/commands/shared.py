@@ -33,6 +33,11 @@ RejectsOption = Annotated[
     Path | None, typer.Option(help="Write every rejected record and its reason to this JSONL file.")
 ]
 BatchSizeOption = Annotated[int, typer.Option(min=1, help="Encoding batch size.")]
+MaxRejectedOption = Annotated[
+    float,
+    typer.Option(min=0.0, max=1.0, help="Refuse (exit 2, nothing written) when a file of 10+ records has more than "
+                 "this share of them rejected; 1 indexes whatever is readable."),
+]
 ColumnMapOption = Annotated[
     str | None, typer.Option("--map", help="Column mapping, e.g. findings=Befund,impression=Beurteilung")
 ]

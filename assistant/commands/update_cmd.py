@@ -15,9 +15,12 @@ the folder running).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from retriever.sources import ColumnMap
 
 from assistant.commands.shared import (
     EXIT_BAD_INPUT,
@@ -25,6 +28,7 @@ from assistant.commands.shared import (
     ColumnMapOption,
     KeepDuplicateFindingsOption,
     KeepIncompleteOption,
+    MaxRejectedOption,
     RejectsOption,
 )
 
@@ -41,6 +45,7 @@ def update(
         str | None, typer.Option(help="Encoder to check against the index's (default: the one that built it).")
     ] = None,
     column_map: ColumnMapOption = None,
+    max_rejected: MaxRejectedOption = 0.9,
     keep_incomplete: KeepIncompleteOption = False,
     keep_duplicate_findings: KeepDuplicateFindingsOption = False,
     rejects: RejectsOption = None,
@@ -65,7 +70,13 @@ def update(
     """Add, replace or remove reports in an existing index; counts of each are printed."""
     from rich.console import Console
 
-    from assistant.commands.ingest_summary import exclusions, print_ingestion, write_rejects
+    from assistant.commands.ingest_summary import (
+        exclusions,
+        mostly_rejected,
+        print_ingestion,
+        refuse_if_mostly_rejected,
+        write_rejects,
+    )
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import checked_corpus, read_settings
     from models.resolve import ModelNotAvailable
@@ -86,6 +97,8 @@ def update(
         raise typer.Exit(EXIT_BAD_INPUT)
     mapping = checked_corpus(console, corpus, column_map)
     target = index or settings.paths.default_index
+    if column_map is None:  # the next day's export is read as the index's own was
+        mapping = _built_with(target, mapping)
     try:
         removals = _read_ids(remove) if remove else []
         check_outputs([Path(s) for s in corpus if s not in DEMO_NAMES], target, rejects)
@@ -98,6 +111,9 @@ def update(
         with console.status("reading reports"):
             result = ingest(corpus, rules, mapping)
         print_ingestion(console, result)
+        if rejects and mostly_rejected(result, max_rejected):  # the log the refusal points to
+            write_rejects(console, rejects, result.rejections)
+        refuse_if_mostly_rejected(console, result, max_rejected)
     try:
         summary = update_index(
             target,
@@ -139,6 +155,18 @@ def update(
         counts += "; BM25 tokenized anew under the current negation rules"
     verdict = f"updated {target}" if summary.changed() else f"{target} unchanged"
     console.print(literal(f"{verdict}: {counts}", style="green"))
+
+
+def _built_with(target: Path, fallback: ColumnMap) -> ColumnMap:
+    """The column mapping the index at `target` was built with (its manifest), `fallback` when it has none."""
+    from retriever.manifest import Manifest
+    from retriever.sources import ColumnMap as Mapping
+
+    try:
+        recorded = Manifest.read(target).column_map
+    except ValueError:  # no index yet: update_index says so
+        return fallback
+    return Mapping(recorded) if recorded else fallback
 
 
 def _read_ids(path: Path) -> list[str]:

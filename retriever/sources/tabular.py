@@ -1,12 +1,15 @@
 """Generic CSV / JSON Lines importer with a column mapping (your own reports).
 
-Columns are found by common names unless mapped explicitly (`--map findings=Befund,impression=Beurteilung`).
-A row may give findings/impression columns, or one free-text column that the section parser splits.
+Columns are found by common names unless mapped explicitly (`--map findings=Befund,impression=Beurteilung`),
+compared without case, spaces or punctuation, so the spellings of RIS/PACS exports (`AccessionNumber`, `Accession
+No.`, `ReportText`, `Study Date`, `BodyPartExamined`) are found too. A row may give findings/impression columns, or
+one free-text column that the section parser splits. The study date and body part are kept in the report's meta.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,15 +19,27 @@ from retriever.sections import clean_text, parse_sections
 from retriever.sources.base import Outcome, Rejection, normalize_modality
 from retriever.sources.files import RowError, UnreadableFile, iter_csv_rows, iter_jsonl
 
-#: Target field -> column names tried in order (case-insensitive) when not mapped explicitly.
+#: Target field -> column names tried in order when not mapped explicitly, compared as `column_key` makes them.
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "id": ("id", "report_id", "reportid", "accession", "accession_number", "uid", "study_id", "note_id"),
+    "id": ("id", "report_id", "accession", "accession_number", "accession_no", "acc_no", "accession_id", "uid",
+           "study_id", "exam_id", "order_id", "note_id", "study_instance_uid"),
     "findings": ("findings", "finding", "findings_en"),
-    "impression": ("impression", "impressions", "impressions_en", "conclusion", "conclusions"),
-    "text": ("text", "report", "report_text", "full_text", "transcription", "body"),
-    "modality": ("modality", "exam", "examination", "image_modalities", "study_type"),
+    "impression": ("impression", "impressions", "impressions_en", "conclusion", "conclusions", "opinion"),
+    "text": ("text", "report", "report_text", "full_text", "transcription", "body", "report_body", "narrative",
+             "final_report", "result_text", "observation_value", "report_value"),
+    "modality": ("modality", "modality_code", "modalities", "exam", "examination", "exam_type", "image_modalities",
+                 "study_type", "study_description", "procedure_description", "exam_description"),
     "labels": ("labels", "label", "findings_labels", "diagnosis_labels"),
+    "date": ("study_date", "exam_date", "study_datetime", "date_of_exam", "performed_date", "report_date", "date"),
+    "body_part": ("body_part", "body_part_examined", "anatomy", "body_region"),
 }
+#: Fields kept in a report's meta (not sections or labels).
+META_FIELDS = ("date", "body_part")
+
+
+def column_key(name: str) -> str:
+    """A column name compared without case, spaces or punctuation: `Accession No.` and `accession_no` are one."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
 MAPPABLE = tuple(DEFAULT_COLUMNS)
 
 
@@ -49,20 +64,22 @@ class ColumnMap:
         return cls(columns)
 
     def resolve(self, header: list[str]) -> dict[str, str]:
-        """Field -> actual column for this header. Raises ValueError if a mapped column is absent."""
-        by_lower = {h.lower(): h for h in header}
+        """Field -> actual column for this header (each column serves one field; mapped ones first). Raises
+        ValueError if a mapped column is absent."""
+        by_key: dict[str, str] = {}
+        for name in header:
+            by_key.setdefault(column_key(name), name)
         resolved: dict[str, str] = {}
+        for field_name, wanted in self.columns.items():
+            if column_key(wanted) not in by_key:
+                raise ValueError(f"mapped column {wanted!r} for {field_name} is not in the file")
+            resolved[field_name] = by_key[column_key(wanted)]
         for field_name, names in DEFAULT_COLUMNS.items():
-            if field_name in self.columns:
-                wanted = self.columns[field_name]
-                if wanted.lower() not in by_lower:
-                    raise ValueError(f"mapped column {wanted!r} for {field_name} is not in the file")
-                resolved[field_name] = by_lower[wanted.lower()]
-                continue
-            for name in names:
-                if name in by_lower:
-                    resolved[field_name] = by_lower[name]
-                    break
+            taken = set(resolved.values())
+            found = (by_key.get(column_key(n)) for n in names if field_name not in resolved)
+            column = next((c for c in found if c is not None and c not in taken), None)
+            if column is not None:
+                resolved[field_name] = column
         return resolved
 
 
@@ -98,7 +115,8 @@ def report_from_row(
         modality=modality,
         labels=labels,
         source=source,
-        meta={"modality_original": original} if original and original != modality else {},
+        meta=({"modality_original": original} if original and original != modality else {})
+        | {name: get(name).strip() for name in META_FIELDS if get(name).strip()},
     )
 
 
@@ -118,7 +136,7 @@ def _cells(row: Mapping[str, object], columns: Mapping[str, str]) -> dict[str, s
     return {name: _json_cell(value, ";" if name == labels else "\n") for name, value in row.items()}
 
 
-def _columns(mapping: ColumnMap, header: list[str]) -> dict[str, str] | RowError:
+def _columns(mapping: ColumnMap, header: list[str], rows: list[tuple[int, object]]) -> dict[str, str] | RowError:
     """Field -> column for this file's header, or why none of its rows can be used."""
     detail = f"columns: {', '.join(header) or 'none'}"
     try:
@@ -126,9 +144,16 @@ def _columns(mapping: ColumnMap, header: list[str]) -> dict[str, str] | RowError
     except ValueError as exc:
         return RowError(str(exc), detail)
     if not {"findings", "impression", "text"} & columns.keys():
-        reason = "missing columns: no findings, impression or report-text column (map with --map findings=COL,...)"
+        guess = f" (the longest column here: --map text={longest_column(rows, header)})" if header else ""
+        reason = f"missing columns: no findings, impression or report-text column; map one with --map{guess}"
         return RowError(reason, detail)
     return columns
+
+
+def longest_column(rows: list[tuple[int, object]], header: list[str]) -> str:
+    """The column whose cells are longest on average over the first rows: a report's text, where there is one."""
+    sample = [row for _, row in rows[:200] if isinstance(row, dict)]
+    return max(header, key=lambda name: sum(len(str(row.get(name) or "")) for row in sample))
 
 
 def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None = None) -> Iterator[Outcome]:
@@ -140,7 +165,7 @@ def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None 
         yield Rejection(source, str(path), str(exc))
         return
     header = list(dict.fromkeys(k for _, r in rows if isinstance(r, dict) for k in r))
-    columns = _columns(mapping or ColumnMap({}), header)
+    columns = _columns(mapping or ColumnMap({}), header, rows)
     for number, row in rows:
         ref = f"{path}:{number}"
         if isinstance(row, RowError) or isinstance(columns, RowError):
