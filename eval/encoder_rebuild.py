@@ -6,10 +6,10 @@
 
 The recipe is the preset's (models/preset.json: base, data, training options, seeds; several seeds are averaged,
 `assistant average`). The rebuilt encoder is packaged as the shipped one is (retriever/shipped_encoder.py: float16
-weights, the int8 export indexes use) into the models directory, then both are scored on the dev split (findings ->
-impression match@5 per source, dense search with the int8 export, as indexes run them). The check passes when the
-pooled match@5 of the two differ by at most TOLERANCE: training on another CPU or library build can move a query or
-two, never more. `--ship` replaces models/radsearch/ (only when a rule changed the default: docs/decisions/).
+weights) into the models directory, then both are scored on the dev split (findings -> impression match@5 per
+source, dense search with the int8 export made from the packaged weights, as indexes run them). The check passes
+when the pooled match@5 of the two differ by at most TOLERANCE: training on another CPU or library build can move
+a query or two, never more. `--ship` replaces models/radsearch/ (only when a rule changed the default: docs/decisions/).
 Writes eval/results/encoder_rebuild.{json,md}. Needs ../shared/data.
 """
 
@@ -80,6 +80,7 @@ def card(trained_card: dict[str, Any], recipe: dict[str, Any], dev: dict[str, fl
     """The shipped model's card.json (the file checksums are added when it is packaged)."""
     return {
         "name": PRESET.encoder,
+        "trained_from": trained_card.get("name", ""),
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "base_model": trained_card.get("base_model", {}).get("name", recipe["base"]),
         "recipe": recipe,
@@ -104,9 +105,9 @@ def render_card(payload: dict[str, Any]) -> str:
         "hard negatives. `assistant index` builds with it when no `--encoder` is given; `assistant train --base "
         f"{payload['name']}` fine-tunes it further on a site's own reports.",
         "",
-        "Files: `model/` (sentence-transformers, float16 weights: for training further and the torch backend, loaded "
-        "back into float32), `onnx-v*/` (the int8 ONNX export indexes are built with, made from the float32 weights), "
-        "`SHA256SUMS` (checked before use), `card.json` (this card, machine-readable).",
+        "Files: `model/` (sentence-transformers, float16 weights, loaded back into float32; the int8 ONNX export "
+        "indexes run is made from them on first use and cached), `SHA256SUMS` (checked before use), `card.json` "
+        "(this card, machine-readable).",
         "",
         "## Data and terms",
         "",
@@ -123,7 +124,7 @@ def render_card(payload: dict[str, Any]) -> str:
         "Rebuild it with `make encoder` (eval/encoder_rebuild.py). Why this recipe: "
         f"{payload['decision']}.",
         "",
-        "## Dev split, findings -> impression match@5 (dense search, int8 export)",
+        "## Dev split, findings -> impression match@5 (dense search, int8 export of the float32 model trained)",
         "",
         "| " + " | ".join(payload["dev_match_at_5"]) + " |",
         "|" + "---:|" * len(payload["dev_match_at_5"]),
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     dev = dev_match(str(trained_folder), args.data)
     payload = card(trained_card, recipe, dev)
     target = shipped_folder(ENCODERS[PRESET.encoder]) if args.ship else models_dir() / f"{PRESET.encoder}-rebuilt"
-    package_encoder(str(trained_folder), target, payload, render_card(payload))
+    package_encoder(trained_folder, target, payload, render_card(payload))
     rebuilt = dev_match(str(target / "model"), args.data)
     # Against the shipped encoder; when replacing it, against the float32 model it was packaged from.
     reference = dev if args.ship else dev_match(PRESET.encoder, args.data)

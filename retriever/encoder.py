@@ -23,8 +23,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from models.file_hash import cached_sha256
-from models.resolve import CHECKSUMS, resolve_encoder
-from retriever.onnx_encoder import FAST_BACKENDS, OnnxEncoder, shipped_export
+from models.resolve import resolve_encoder
+from retriever.onnx_encoder import FAST_BACKENDS, OnnxEncoder
 from retriever.onnx_spec import supported
 from retriever.torch_encoder import TorchEncoder, load_sentence_transformer
 
@@ -148,9 +148,7 @@ def load_encoder(
     if backend in FAST_BACKENDS and device == "cpu" and limit:
         fingerprint = weights_fingerprint(str(location))
         limit = min(int(limit), _MAX_POSITIONS)
-        packaged = (Path(location).parent / CHECKSUMS).is_file()  # a packaged encoder (retriever/shipped_encoder.py)
-        shipped = shipped_export(Path(location)) if packaged else None
-        cached = OnnxEncoder.cached(fingerprint, backend, max_seq_length=limit, threads=threads, folder=shipped)
+        cached = OnnxEncoder.cached(fingerprint, backend, max_seq_length=limit, threads=threads)
         if cached is not None:
             return Encoder(name, str(location), cached)
     model = load_sentence_transformer(ref, location, device)

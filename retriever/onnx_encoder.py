@@ -35,13 +35,6 @@ FAST_BACKENDS = tuple(MODEL_FILES)
 EXPORT_VERSION = 4
 
 
-def shipped_export(model_folder: Path) -> Path:
-    """The export a shipped encoder carries beside its weights (models/radsearch/onnx-v<N>): made from the float32
-    weights before they were stored in float16, it is the graph the benchmarks measured, so indexes use it as is
-    rather than an export of the float16 weights. An export of another EXPORT_VERSION is not used."""
-    return model_folder.parent / f"onnx-v{EXPORT_VERSION}"
-
-
 def cache_dir(fingerprint: str) -> Path:
     """Where the exports of one set of weights live (by fingerprint: a retrained model gets a new folder)."""
     return models_dir() / ".onnx" / f"{fingerprint[:24]}-v{EXPORT_VERSION}"
@@ -65,19 +58,13 @@ class OnnxEncoder:
 
     @classmethod
     def cached(
-        cls,
-        fingerprint: str,
-        name: str,
-        *,
-        max_seq_length: int | None = None,
-        threads: int | None = None,
-        folder: Path | None = None,
+        cls, fingerprint: str, name: str, *, max_seq_length: int | None = None, threads: int | None = None
     ) -> OnnxEncoder | None:
-        """The backend over the cached export of the weights with `fingerprint` (or the export in `folder`: a shipped
-        encoder's own, shipped_export), without their sentence-transformers model, or None when that export is not
-        complete (not exported or quantized yet, or exported before specs were saved)."""
+        """The backend over the cached export of the weights with `fingerprint`, without their sentence-transformers
+        model, or None when that export is not complete (not exported or quantized yet, or exported before specs
+        were saved)."""
         encoder = cls(name, fingerprint, threads=threads)
-        folder = folder or cache_dir(fingerprint)
+        folder = cache_dir(fingerprint)
         spec = RunnerSpec.read(folder, max_seq_length)
         if spec is None or not (folder / MODEL_FILES[name]).is_file():
             return None

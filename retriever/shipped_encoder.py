@@ -1,11 +1,12 @@
 """Package a trained encoder in the form the repository ships it (models/radsearch/): what `assistant index` uses
 with no `--encoder`, and what `assistant train --base radsearch` fine-tunes further.
 
-Why this form: MiniLM's float32 weights are 91 MB, over the repository's 80 MB budget for the one shipped model.
-The runtime form indexes are built with is the int8 ONNX export (`onnx-v<N>/`, ~23 MB), made here from the float32
-weights, so it is exactly the graph the benchmarks measure; the weights themselves are kept in float16 (`model/`,
-~45 MB) for training further and for the torch backend, which loads them back into float32. SHA256SUMS lists every
-file of both, and models/resolve.py refuses a folder that differs from it.
+Why this form: MiniLM's float32 weights are 91 MB and its int8 ONNX export 59 MB (the word-embedding table stays
+float32), so neither fits the repository's 80 MB budget for the one shipped model beside the other. The weights are
+stored in float16 (45 MB) and loaded back into float32 (retriever/torch_encoder.py); the int8 export indexes run is
+made from them on first use and cached like any model's (retriever/onnx_encoder.py), so the benchmarks, which load
+the same `radsearch`, measure exactly what users run. SHA256SUMS lists every model file, and models/resolve.py
+refuses a folder that differs from it.
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from typing import Any
 from models.file_hash import sha256_file
 from models.resolve import CHECKSUMS
 from retriever.atomic import write_atomic
-from retriever.onnx_encoder import EXPORT_VERSION
-from retriever.onnx_export import MODEL_FILES, export, quantize
-from retriever.onnx_spec import RunnerSpec
 
 #: Files of a trained model folder that are not part of the model (training cards, sentence-transformers' own card).
 _NOT_MODEL = {"README.md", "radsearch_card.json", "model.safetensors"}
@@ -28,26 +26,16 @@ WEIGHTS = "model.safetensors"
 CARD = "card.json"
 
 
-def package_encoder(trained: str, out: Path, card: dict[str, Any], card_markdown: str) -> dict[str, str]:
-    """Write `trained` (a name or folder of a float32 sentence-transformers encoder) to `out` in the shipped form,
-    with `card` (card.json) and `card_markdown` (README.md) beside it; returns the SHA-256 of every model file."""
-    from retriever.encoder import load_encoder
-
-    encoder = load_encoder(trained)  # torch backend: the float32 model the export is traced from
-    source = Path(encoder.location)
+def package_encoder(trained: Path, out: Path, card: dict[str, Any], card_markdown: str) -> dict[str, str]:
+    """Write the float32 sentence-transformers folder `trained` to `out` in the shipped form (`model/` with float16
+    weights, SHA256SUMS), with `card` (card.json) and `card_markdown` (README.md) beside it; returns the SHA-256 of
+    every model file."""
 
     def write(tmp: Path) -> None:
-        export_dir = tmp / f"onnx-v{EXPORT_VERSION}"
-        export(encoder.model, export_dir)
-        spec = RunnerSpec.read(export_dir, encoder.max_seq_length)
-        if spec is None:
-            raise RuntimeError(f"the export in {export_dir} has no runner spec")
-        quantize(spec, export_dir)
-        (export_dir / MODEL_FILES["onnx"]).unlink()  # the float32 graph: rebuilt from the weights when asked for
         model_dir = tmp / "model"
-        shutil.copytree(source, model_dir, ignore=lambda _dir, names: [n for n in names if n in _NOT_MODEL])
-        _save_float16(source / WEIGHTS, model_dir / WEIGHTS)
-        sums = {p.relative_to(tmp).as_posix(): sha256_file(p) for p in sorted(tmp.rglob("*")) if p.is_file()}
+        shutil.copytree(trained, model_dir, ignore=lambda _dir, names: [n for n in names if n in _NOT_MODEL])
+        _save_float16(trained / WEIGHTS, model_dir / WEIGHTS)
+        sums = {p.relative_to(tmp).as_posix(): sha256_file(p) for p in sorted(model_dir.rglob("*")) if p.is_file()}
         (tmp / CHECKSUMS).write_text("".join(f"{digest}  {name}\n" for name, digest in sums.items()), encoding="utf-8")
         (tmp / CARD).write_text(json.dumps(card | {"files": sums}, indent=2) + "\n", encoding="utf-8")
         (tmp / "README.md").write_text(card_markdown, encoding="utf-8")
