@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from eval.encoder_choice import NEGATION_DEV, ROBUSTNESS_DEV, Scored, choose, score
+from eval.encoder_choice import NEGATION_DEV, ROBUSTNESS_DEV, Scored, choose, score, shipped_source, training_runs
 from eval.retrieval_benchmark import CHOICE_RESULTS, DEFAULT_MODEL
 from eval.retrieval_results import RetrievalResults
 from eval.shared_data import RESULTS
@@ -40,7 +40,19 @@ def test_the_benchmarks_default_encoder_is_the_one_the_committed_dev_results_cho
     negation = json.loads(NEGATION_DEV.read_text(encoding="utf-8"))
     rescored = [score(c["model"], retrieval, robustness, negation) for c in committed["candidates"]]
     assert [s.__dict__ for s in rescored] == committed["candidates"]
-    assert choose(rescored).model == committed["chosen"] == DEFAULT_MODEL
+    assert choose(rescored, shipped_source()).model == committed["chosen"] == shipped_source()
+    assert committed["shipped_as"] == DEFAULT_MODEL
+
+
+def test_only_recipes_rebuildable_in_one_session_compete() -> None:
+    assert training_runs("radsearch-minilm-labelneg-2ep-256-avg2") == 2 and training_runs("x-s43") == 1
+    averaged = _scored("m-avg2", errors=0.99)
+    assert choose([averaged, _scored("m-s43")]).model == "m-s43"
+    assert choose([averaged, _scored("m-s43")], max_runs=2).model == "m-avg2"
+    import pytest
+
+    with pytest.raises(ValueError, match="no candidate trains"):
+        choose([averaged])
 
 
 def test_a_candidate_missing_from_a_dev_results_file_is_named_with_the_command_to_run(tmp_path, capsys) -> None:
@@ -51,7 +63,7 @@ def test_a_candidate_missing_from_a_dev_results_file_is_named_with_the_command_t
     robustness = tmp_path / "robustness_dev.json"
     robustness.write_text(json.dumps({"split": "dev", "errors": {"rankers": {}}}))
     with pytest.raises(SystemExit) as stopped:
-        main(["--candidates", DEFAULT_MODEL, "--robustness", str(robustness), "--out", str(tmp_path)])
+        main(["--candidates", shipped_source(), "--robustness", str(robustness), "--out", str(tmp_path)])
     assert stopped.value.code == 2
     assert "run eval.robustness --split dev" in capsys.readouterr().err
     assert not (tmp_path / "encoder_choice_dev.json").exists()
