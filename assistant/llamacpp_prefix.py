@@ -136,7 +136,7 @@ def _save(llm: Llama, path: Path, prefix: Sequence[int]) -> None:
     """Write the context's state atomically (readers never see a partial file); a failure only costs the saving."""
     import llama_cpp
 
-    from retriever.atomic import write_atomic
+    from models.atomic import write_atomic
 
     tokens = (llama_cpp.llama_token * len(prefix))(*prefix)
 

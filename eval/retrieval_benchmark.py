@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="rewrite <out>/<name>.md from its .json (after a change of the report's wording)")
     args = parser.parse_args(argv)
     if args.render_only:
-        from retriever.atomic import write_atomic
+        from models.atomic import write_atomic
 
         stem = args.out / args.name
         write_atomic(stem.with_suffix(".md"), render(RetrievalResults.read(stem.with_suffix(".json"))))

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from models.atomic import write_atomic
 from models.paths import data_home
-from retriever.atomic import write_atomic
 from retriever.ingest import IngestResult, ingest
 
 REPO = Path(__file__).resolve().parents[1]

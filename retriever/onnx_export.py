@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from retriever.atomic import write_atomic
+from models.atomic import write_atomic
 from retriever.onnx_runner import OnnxRunner
 from retriever.onnx_spec import ENCODING_FIELDS, RunnerSpec, UnsupportedModel
 
@@ -63,7 +63,7 @@ def export(st_model: Any, folder: Path) -> None:
     """Write model.onnx (float32, fused), fusion.json and the RunnerSpec of `st_model` into `folder` (created;
     replaced if present).
 
-    Written to a temporary folder and renamed (retriever.atomic), so a crash never leaves a half-written export in
+    Written to a temporary folder and renamed (models.atomic), so a crash never leaves a half-written export in
     the cache.
     """
     import torch

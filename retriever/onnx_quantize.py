@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from retriever.atomic import write_atomic
+from models.atomic import write_atomic
 
 #: Mean cosine to the float32 export a quantized model must reach on CALIBRATION (0.99: measured to keep
 #: findings -> impression match@5 within 1 point on the shared data, eval/results/performance.md).

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retriever.atomic import write_atomic
+from models.atomic import write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from retriever.atomic import TEMPORARY_NAME, write_atomic
+from models.atomic import TEMPORARY_NAME, write_atomic
 from retriever.encoder import Encoder
 from retriever.index import STORE_FILE, encoder_info, now
 from retriever.ingest import Exclusions, IngestResult, iter_ingest
@@ -40,7 +40,7 @@ SHARD_FILE = "shard.json"
 REJECTS_FILE = "rejections.jsonl"
 FORMAT = 1
 #: What a shard folder holds; anything else means the folder is something else (refused without --overwrite).
-#: A killed write can leave shard.json's temporary (retriever/atomic.py's name; `.partial` from older versions).
+#: A killed write can leave shard.json's temporary (models/atomic.py's name; `.partial` from older versions).
 _SHARD_ENTRY = re.compile(
     r"(reports\.sqlite|shard\.json(\.partial)?|" + TEMPORARY_NAME.format(name=re.escape(SHARD_FILE))
     + r"|rejections\.jsonl|chunk-\d{6}(\.partial)?\.npz)"

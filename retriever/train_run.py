@@ -12,7 +12,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from retriever.atomic import write_atomic
+from models.atomic import write_atomic
 from retriever.train_data import TrainingError
 
 RUN_FILE = "radsearch_run.json"

@@ -178,7 +178,7 @@ def test_a_shard_folder_is_never_written_over_something_else(tmp_path: Path) -> 
 def test_a_killed_write_s_leftover_keeps_the_folder_a_shard_folder_but_a_stranger_s_file_does_not(
     tmp_path: Path,
 ) -> None:
-    """shard.json is written through retriever/atomic.py: its temporary, left by a SIGKILL, must not make a rerun
+    """shard.json is written through models/atomic.py: its temporary, left by a SIGKILL, must not make a rerun
     refuse its own shard, while a file a shard never holds still does."""
     from retriever.output_paths import UnsafeOutput
     from retriever.shards import prepare_folder

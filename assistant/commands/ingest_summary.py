@@ -51,7 +51,7 @@ def print_ingestion(console: Console, result: IngestResult) -> None:
 def write_rejects(console: Console, path: Path, rejections: list[Rejection]) -> None:
     """Every rejected record and its reason as JSONL, written atomically."""
     from assistant.commands.output import literal
-    from retriever.atomic import write_atomic
+    from models.atomic import write_atomic
 
     write_atomic(
         path,
