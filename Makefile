@@ -60,7 +60,7 @@ demo-encoder: models
 
 # Rebuilt only when missing, built with another encoder or by an older ONNX export recipe (which search refuses).
 demo-index: demo-encoder
-	@if $(PY) -m retriever.manifest $(DEMO_ENCODER); then \
+	@if $(PY) -m retriever.index.manifest $(DEMO_ENCODER); then \
 	  echo "demo index already built"; \
 	else \
 	  $(ASSISTANT) index demo --encoder $(DEMO_ENCODER) --keep-incomplete; \

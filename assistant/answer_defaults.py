@@ -4,7 +4,7 @@ field the finding is matched against (FIELD) and the prompt (PROMPT, a file of `
 These are not tuned by hand. `python -m eval.diagnosis_default` picks them by a fixed rule from the committed
 screening run (eval/results/diagnosis_screen.json, dev cases only), and tests/test_diagnosis_default.py fails when
 this module and that choice disagree, as the search method follows eval/results/retrieval.json
-(retriever.methods.DEFAULT_METHOD). Kept apart from the commands so every entry point (CLI, chat, the LangChain
+(retriever.search.methods.DEFAULT_METHOD). Kept apart from the commands so every entry point (CLI, chat, the LangChain
 retriever, the pipeline) reads the same three values.
 """
 

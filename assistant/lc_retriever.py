@@ -2,8 +2,9 @@
 
 Each hit becomes a `Document` whose `page_content` is the text the LLM should see (findings + impression) and
 whose metadata carries what the answer cites: report id, rank, score, matched field, impression, findings,
-modality, source, and `contradicts` (the report says the opposite of the query: `retriever.index.Hit.contradicts`,
-shown marked by the chat and `assistant ask`). Retrieval itself stays in `retriever/`; this is only an adapter.
+modality, source, and `contradicts` (the report says the opposite of the query:
+`retriever.index.report_index.Hit.contradicts`, shown marked by the chat and `assistant ask`). Retrieval itself stays in
+`retriever/`; this is only an adapter.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from langchain_core.retrievers import BaseRetriever
 
 from assistant import answer_defaults
 from assistant.answer import RetrievedReport
-from retriever.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD
 
 
 def report_text(findings: str, impression: str, full_text: str) -> str:
@@ -30,7 +31,7 @@ def report_text(findings: str, impression: str, full_text: str) -> str:
 
 
 def hit_to_document(hit: Any) -> Document:
-    """A `retriever.index.Hit` -> Document (page_content for the prompt, metadata for the answer)."""
+    """A `retriever.index.report_index.Hit` -> Document (page_content for the prompt, metadata for the answer)."""
     report = hit.report
     return Document(
         id=report.id,
@@ -69,8 +70,9 @@ def document_to_report(doc: Document, rank: int) -> RetrievedReport:
 
 
 class ReportRetriever(BaseRetriever):
-    """Top-`k` reports from a `retriever.index.ReportIndex` matched on one `field` (findings, impression,
-    report), with optional `SearchFilters` and a `method` of `retriever.index.METHODS` (dense, bm25, hybrid...)."""
+    """Top-`k` reports from a `retriever.index.report_index.ReportIndex` matched on one `field` (findings, impression,
+    report), with optional `SearchFilters` and a `method` of `retriever.index.report_index.METHODS` (dense, bm25,
+    hybrid...)."""
 
     index: Any
     field: str = answer_defaults.FIELD

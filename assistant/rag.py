@@ -38,7 +38,7 @@ from assistant.answer import (
 )
 from assistant.lc_retriever import document_to_report
 from assistant.llm import LLM, BackendMalformed, BackendTimeout, LLMError, LLMResult, Message
-from retriever.query import clean_query, visible_text
+from retriever.search.query import clean_query, visible_text
 
 DEFAULT_K = 1  # the RadSearch paper's setting: the single most similar report
 ANSWER_MAX_TOKENS = 512

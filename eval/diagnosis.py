@@ -127,7 +127,7 @@ def _retrieved_the_same(row: dict[str, Any], case: Case, retriever: Any) -> bool
     those answers are asked again rather than graded as if they had seen today's reports."""
     if retriever is None:
         return True
-    from retriever.query import clean_query
+    from retriever.search.query import clean_query
 
     now = [str(d.metadata.get("report_id")) for d in retriever.invoke(clean_query(case.findings))]
     return now == [r["id"] for r in row.get("retrieved", [])]
@@ -209,7 +209,7 @@ def default_condition() -> Condition:
     from assistant.answer_defaults import FIELD, PROMPT, K
     from eval.retrieval import reranker_for
     from eval.retrieval_benchmark import product_default
-    from retriever.methods import DEFAULT_SECOND_STAGE
+    from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     applies = DEFAULT_SECOND_STAGE is not None and reranker_for(DEFAULT_SECOND_STAGE).applies_to(FIELD)
     return Condition(product_default(), FIELD, K, PROMPT, rerank=DEFAULT_SECOND_STAGE if applies else None)
@@ -231,7 +231,7 @@ def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, 
 def _corpus(paths: Sequence[str], data: Path) -> tuple[list[Any], list[str]]:
     """Reports to retrieve from: the given corpora, else the shared data (if present)."""
     from eval.shared_data import CORPORA
-    from retriever.ingest import ingest
+    from retriever.reports.ingest import ingest
 
     specs = list(paths) or ([str(data / c) for c in CORPORA] if data.is_dir() else [])
     return (ingest(specs).reports if specs else []), specs

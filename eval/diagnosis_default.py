@@ -46,7 +46,7 @@ from typing import Any
 
 from eval.conditions import FIELDS, parse_conditions
 from eval.shared_data import RESULTS
-from retriever.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD
 
 SCREEN_RESULTS = RESULTS / "diagnosis_screen.json"
 #: Prompts by the length of what they show the model: references as impressions first.

@@ -38,11 +38,11 @@ K = 10
 
 
 def searches(encoder_names: list[str], data: Path = SHARED_DATA) -> dict[str, object]:
-    from retriever.encoder import Encoder, load_encoder
-    from retriever.index import ReportIndex
-    from retriever.rerank import SecondStage
-    from retriever.splits import split_reports
-    from retriever.support import SupportCheck
+    from retriever.encoders.encoder import Encoder, load_encoder
+    from retriever.index.report_index import ReportIndex
+    from retriever.reports.splits import split_reports
+    from retriever.search.rerank import SecondStage
+    from retriever.search.support import SupportCheck
 
     groups = split_reports(load_shared(data).reports)
     test, dev = groups["test"], groups["dev"]

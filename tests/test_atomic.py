@@ -60,7 +60,7 @@ def test_a_failing_callback_removes_its_half_written_folder(tmp_path: Path) -> N
 
 
 def test_the_temporary_name_is_the_one_temporary_name_describes(tmp_path: Path) -> None:
-    """Folders that tolerate a killed write's leftover (retriever/shards.py) recognise it by TEMPORARY_NAME."""
+    """Folders that tolerate a killed write's leftover (retriever/index/shards.py) recognise it by TEMPORARY_NAME."""
     import re
 
     from models.atomic import TEMPORARY_NAME

@@ -26,7 +26,7 @@ from assistant.chat.render import score_label
 from assistant.chat.service import ChatConfig
 from assistant.settings import Settings
 from models.paths import DataPaths
-from retriever.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from retriever.ingest import Exclusions, ingest
-from retriever.report import Report
-from retriever.sources import ColumnMap, iter_corpus
+from retriever.reports.ingest import Exclusions, ingest
+from retriever.reports.record import Report
+from retriever.reports.sources import ColumnMap, iter_corpus
 
 KEEP_ALL = Exclusions(require_findings=False, require_impression=False, drop_duplicate_findings=False)
 

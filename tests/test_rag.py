@@ -18,12 +18,12 @@ from assistant.answer import Answer
 from assistant.lc_retriever import ReportRetriever
 from assistant.llm import BackendMalformed, BackendTimeout, BackendUnavailable, LLMResult, Message
 from assistant.rag import DEFAULT_K, RagPipeline
-from retriever.query import EmptyQueryError
+from retriever.search.query import EmptyQueryError
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory, minilm):
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     return ReportIndex.load(build_index(tmp_path_factory.mktemp("rag") / "index", minilm))
 
@@ -210,8 +210,8 @@ def test_candidates_prompt_shows_ranked_impressions_not_whole_reports(llm, index
 def test_contradiction_marks_survive_the_langchain_round_trip() -> None:
     """Hit -> Document -> RetrievedReport keeps both marks, so ask and the chat show what search showed."""
     from assistant.lc_retriever import document_to_report, hit_to_document
-    from retriever.index import Hit
-    from retriever.report import Report
+    from retriever.index.report_index import Hit
+    from retriever.reports.record import Report
 
     report = Report("r:1", "Left base.", "No left pleural effusion. Small left pleural effusion.")
     for contradicts, partly in ((False, True), (True, False), (False, False)):

@@ -38,7 +38,7 @@ def vllm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory, minilm) -> ReportRetriever:
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     index = ReportIndex.load(build_index(tmp_path_factory.mktemp("vllm-index") / "index", minilm))
     return ReportRetriever(index=index, field="findings", k=2)

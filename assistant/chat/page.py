@@ -24,7 +24,7 @@ from assistant.chat.service import (
     Request,
 )
 from assistant.llm import Message
-from retriever.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -37,7 +37,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
     """The page: settings on the left, the conversation in the middle, the retrieved reports on the right."""
     import gradio as gr
 
-    from retriever.methods import METHODS
+    from retriever.search.methods import METHODS
 
     service = service or ChatService(config)
     catalog = service.catalog
@@ -171,7 +171,7 @@ def _index_controls(catalog: IndexCatalog, folder: str) -> tuple[Any, Any, Any, 
     """Search-mode choices and filter values for an index, and a notice if it is not built."""
     import gradio as gr
 
-    from retriever.manifest import Manifest
+    from retriever.index.manifest import Manifest
 
     try:
         fields = set(Manifest.read(Path(folder)).fields)

@@ -15,7 +15,7 @@ import typer
 
 from assistant import answer_defaults
 from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, BackendOption, ModelOption, RerankerOption
-from retriever.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -55,8 +55,8 @@ def ask(
     from assistant.llm_factory import make_llm
     from assistant.rag import RagPipeline
     from models.resolve import ModelNotAvailable
-    from retriever.index import IndexLoadError, ReportIndex
-    from retriever.query import EmptyQueryError, clean_query
+    from retriever.index.report_index import IndexLoadError, ReportIndex
+    from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
     settings = read_settings(err)

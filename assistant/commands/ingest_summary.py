@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from retriever.ingest import Exclusions, IngestResult
-    from retriever.sources import Rejection
+    from retriever.reports.ingest import Exclusions, IngestResult
+    from retriever.reports.sources import Rejection
 
 
 def exclusions(keep_incomplete: bool, keep_duplicate_findings: bool) -> Exclusions:
     """The exclusions the two commands' flags ask for (the paper's by default)."""
-    from retriever.ingest import Exclusions
+    from retriever.reports.ingest import Exclusions
 
     return Exclusions(
         require_findings=not keep_incomplete,

@@ -120,8 +120,8 @@ def compare(pipeline: Any, recorder: RecordingLLM, raw: Any, queries: list[str])
 def build_index(folder: Path, threads: int, limit: int | None = None, fields: tuple[str, ...] = ("impression",)) -> Any:
     """A saved index of `fields` over the shared train/dev reports (the test split supplies the queries)."""
     from eval.shared_data import index_backend
-    from retriever.encoder import load_encoder
-    from retriever.index import ReportIndex
+    from retriever.encoders.encoder import load_encoder
+    from retriever.index.report_index import ReportIndex
 
     reports = shared_reports()
     held_out = {r.id for r in test_split(reports)}
