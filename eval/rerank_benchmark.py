@@ -122,7 +122,7 @@ def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[floa
     from eval.robustness.search import RankerSpec
     from models.resolve import resolve_encoder
     from retriever.encoders.encoder import weights_fingerprint
-    from retriever.index.bm25 import TOKENIZER_FINGERPRINT
+    from retriever.negation.tokens import TOKENIZER_FINGERPRINT
     from retriever.search.fusion import DENSE_WEIGHT
 
     base = f"{product_default()}+expand"

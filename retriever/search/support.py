@@ -5,7 +5,7 @@ by what it adds. An impression that repeats the findings and then asserts one mo
 consolidation.") or names another device scores like its own report: error discrimination of the product default
 was 0.705 on the dev split (eval/results/rerank_dev.md), and the cross-encoder that fixes part of it costs ~0.4 s a
 search on 2 cores. An impression is a summary of its findings, so its words should be found in them: this stage
-counts, over the hit's distinct BM25 terms (negation-aware, retriever/bm25_index.tokenize, so "no effusion" in the
+counts, over the hit's distinct BM25 terms (negation-aware, retriever.negation.tokens.tokenize, so "no effusion" in the
 findings does not support "effusion" in the hit), the inverse document frequency of those the query has minus that
 of those it has not. Rare unsupported words weigh most; a stopword-like term weighs little.
 
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from retriever.index.bm25 import tokenize
+from retriever.negation.tokens import tokenize
 from retriever.search.rerank import Idf, SecondStage
 
 #: The name that selects this stage wherever a re-ranker is named (`--reranker support`, RADSEARCH_RERANKER).

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from retriever.index.bm25 import BM25Field, tokenize
+from retriever.index.bm25 import BM25Field
 from retriever.negation.label_pairs import label_sentence_pairs
 from retriever.negation.pairs import NegationPair, flip_polarity, real_sentence_pairs, sentence_pairs
+from retriever.negation.tokens import tokenize
 from retriever.reports.record import Report
 from retriever.training.negatives import detail_negative
 
