@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from assistant.llm import Structured
+from assistant.llm.base import Structured
 from models.paths import DataPaths
 from retriever.search.methods import DEFAULT_SECOND_STAGE
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.answer_defaults import NORAG_PROMPT
+from assistant.rag.answer_defaults import NORAG_PROMPT
 from retriever.reports.record import Report
 from retriever.search.methods import split_fused_spec
 

@@ -5,7 +5,7 @@
     python -m eval.diagnosis --cases my_cases.jsonl --corpus my_reports.csv --conditions none,bm25,minilm \\
         --backend openai --workers 8 --name my_site          # your own data against a vLLM server
 
-Each prediction goes through the product's own pipeline (`assistant.rag.RagPipeline`, prompts from `prompts/`)
+Each prediction goes through the product's own pipeline (`assistant.rag.pipeline.RagPipeline`, prompts from `prompts/`)
 and is cached by (case, condition, model, prompt version), so an interrupted run resumes and a rerun only grades.
 The retrieval corpus never holds a case's own report: reports whose id is a case id are removed before indexing.
 Server backends are queried from a thread pool; the embedded model answers one case at a time (it is one
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.answer_defaults import NORAG_PROMPT
+from assistant.rag.answer_defaults import NORAG_PROMPT
 from eval.cases import Case, read_cases
 from eval.conditions import DEFAULT_PROMPT, Condition, load_or_build_index, parse_conditions, retrieval_corpus
 from eval.prediction_cache import PredictionCache, cache_key
@@ -59,7 +59,7 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
     """The product's LangChain retriever for one condition (None for the no-retrieval baseline)."""
     if not condition.retrieval:
         return None
-    from assistant.lc_retriever import ReportRetriever
+    from assistant.rag.lc_retriever import ReportRetriever
 
     index = load_or_build_index(corpus, condition.encoder, (condition.field,), config.index_cache)
     built = index.manifest.encoder
@@ -144,7 +144,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     Order: blocks of BLOCK cases, each block under every condition in turn. Within a block, consecutive
     calls share the condition's system prompt, which llama.cpp keeps evaluated (prefix reuse), and a run stopped
     early still leaves whole blocks of complete pairs for the paired statistics."""
-    from assistant.rag import RagPipeline
+    from assistant.rag.pipeline import RagPipeline
 
     cache = PredictionCache(config.cache_path)
     model_id = llm.model_id
@@ -206,7 +206,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
 def default_condition() -> Condition:
     """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt, and the second
     stage if it re-scores that field) as a condition."""
-    from assistant.answer_defaults import FIELD, PROMPT, K
+    from assistant.rag.answer_defaults import FIELD, PROMPT, K
     from eval.retrieval import reranker_for
     from eval.retrieval_benchmark import product_default
     from retriever.search.methods import DEFAULT_SECOND_STAGE

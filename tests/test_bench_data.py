@@ -110,7 +110,7 @@ def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_mode
     assert staged != plain  # its answers are cached apart
     with pytest.raises(ValueError, match="bad condition option 'rerank=support'"):
         parse_conditions("none[rerank=support]")
-    from assistant.answer_defaults import FIELD
+    from assistant.rag.answer_defaults import FIELD
     from eval.diagnosis import default_condition
     from eval.retrieval import reranker_for
     from retriever.search.methods import DEFAULT_SECOND_STAGE

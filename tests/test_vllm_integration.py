@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import pytest
 from llm_fixtures import build_index
 
-from assistant.answer import Answer
-from assistant.lc_retriever import ReportRetriever
-from assistant.openai_backend import OpenAIBackend
-from assistant.rag import RagPipeline
+from assistant.llm.openai_backend import OpenAIBackend
+from assistant.rag.answer import Answer
+from assistant.rag.lc_retriever import ReportRetriever
+from assistant.rag.pipeline import RagPipeline
 from eval.perf.vllm_server import SERVED_NAME, ServerUnavailable, missing, vllm_server
 
 pytestmark = pytest.mark.slow

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant import answer_defaults
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.service import (
@@ -23,7 +22,8 @@ from assistant.chat.service import (
     Outputs,
     Request,
 )
-from assistant.llm import Message
+from assistant.llm.base import Message
+from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:

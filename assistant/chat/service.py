@@ -1,7 +1,7 @@
 """Answers a resident's message: `ChatService.respond` yields the page's outputs as the answer builds up.
 
 A plain generator, shared by all sessions (per-session state travels in the arguments), so tests drive it without a
-browser. Retrieval goes through `retriever.index.report_index` and answers through `assistant.rag`:
+browser. Retrieval goes through `retriever.index.report_index` and answers through `assistant.rag.pipeline`:
 
 - the retrieved reports are shown as soon as retrieval is done, before the model starts writing (a recording
   retriever hands them over);
@@ -25,16 +25,16 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from pydantic import Field
 
-from assistant import answer_defaults
-from assistant.answer import Answer, RetrievedReport
-from assistant.background import in_background
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.sign_in_limit import SignInPolicy
-from assistant.lc_retriever import ReportRetriever, document_to_report, hit_to_document
-from assistant.llm import LLM, Message
+from assistant.llm.background import in_background
+from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
-from assistant.rag import ANSWER_MAX_TOKENS, RagPipeline
+from assistant.rag import answer_defaults
+from assistant.rag.answer import Answer, RetrievedReport
+from assistant.rag.lc_retriever import ReportRetriever, document_to_report, hit_to_document
+from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
 from assistant.settings import Settings
 from retriever.search.methods import DEFAULT_METHOD
 

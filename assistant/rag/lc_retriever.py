@@ -15,8 +15,8 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
-from assistant import answer_defaults
-from assistant.answer import RetrievedReport
+from assistant.rag import answer_defaults
+from assistant.rag.answer import RetrievedReport
 from retriever.search.methods import DEFAULT_METHOD
 
 

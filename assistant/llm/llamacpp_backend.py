@@ -5,7 +5,7 @@ serialises calls because a llama.cpp context is not thread-safe (the chat app se
 Structured output uses llama-cpp-python's JSON-schema grammar. The timeout is a deadline for the whole call:
 waiting for the shared model, reading the prompt (interrupted by llama.cpp's abort callback) and generating
 (checked after every token). With a `prefix_dir`, the evaluated system prompt is kept on disk
-(assistant/llamacpp_prefix.py), so a new process reads only the question and its references.
+(assistant/llm/llamacpp_prefix.py), so a new process reads only the question and its references.
 """
 
 from __future__ import annotations
@@ -18,9 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant.deadline import Deadline
-from assistant.llamacpp_prefix import PrefixSource, PrefixStates, shared_prefix
-from assistant.llm import (
+from assistant.llm.base import (
     BackendRejected,
     BackendTimeout,
     BackendUnavailable,
@@ -28,6 +26,8 @@ from assistant.llm import (
     LLMResult,
     Message,
 )
+from assistant.llm.deadline import Deadline
+from assistant.llm.llamacpp_prefix import PrefixSource, PrefixStates, shared_prefix
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -60,7 +60,7 @@ class _Loaded:
     _states: dict[Path, PrefixStates] = field(default_factory=dict, repr=False)
 
     def prefix_state(self, folder: Path, messages: Sequence[Message]) -> PrefixSource:
-        """Leave the context holding the messages' shared system-prompt prefix (see assistant.llamacpp_prefix).
+        """Leave the context holding the messages' shared system-prompt prefix (see assistant.llm.llamacpp_prefix).
         Called under `lock`."""
         key = tuple(m["role"] for m in messages[:2]) + tuple(m["content"] for m in messages[:1])
         if key not in self._prefixes:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-    from assistant.llm import Message
+    from assistant.llm.base import Message
 
 #: Files kept per folder: a state is a few MB per hundred tokens; prompts change rarely.
 KEEP_STATES = 16

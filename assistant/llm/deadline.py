@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from assistant.background import in_background
+from assistant.llm.background import in_background
 
 T = TypeVar("T")
 POLL_S = 0.05  # how late past its deadline a call may end

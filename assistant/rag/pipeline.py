@@ -27,8 +27,9 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableConfig
 
 import prompts
-from assistant import answer_defaults
-from assistant.answer import (
+from assistant.llm.base import LLM, BackendMalformed, BackendTimeout, LLMError, LLMResult, Message
+from assistant.rag import answer_defaults
+from assistant.rag.answer import (
     Answer,
     DegradedKind,
     ParsedOutput,
@@ -36,8 +37,7 @@ from assistant.answer import (
     answer_schema,
     parse_output,
 )
-from assistant.lc_retriever import document_to_report
-from assistant.llm import LLM, BackendMalformed, BackendTimeout, LLMError, LLMResult, Message
+from assistant.rag.lc_retriever import document_to_report
 from retriever.search.query import clean_query, visible_text
 
 DEFAULT_K = 1  # the RadSearch paper's setting: the single most similar report

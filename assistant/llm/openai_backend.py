@@ -21,8 +21,7 @@ from typing import Any, TypeVar
 import httpx2
 import openai
 
-from assistant.deadline import Deadline, call_before, iterate_before
-from assistant.llm import (
+from assistant.llm.base import (
     BackendMalformed,
     BackendRejected,
     BackendTimeout,
@@ -33,6 +32,7 @@ from assistant.llm import (
     Message,
     Structured,
 )
+from assistant.llm.deadline import Deadline, call_before, iterate_before
 
 T = TypeVar("T")
 
