@@ -46,12 +46,12 @@ models: $(VENV)/.models
 LLM_REQUIRES := $(VENV)/.installed
 include models/llm_setup.mk
 
-# The demo index: MTSamples' real imaging reports shipped in the repository (CC0, retriever/sources/demo/), built
+# The demo index: MTSamples' real imaging reports shipped in the repository (CC0, retriever/reports/sources/demo/), built
 # with the shipped encoder (models/radsearch/): nothing is trained. Rebuilt only when missing, built with another
 # encoder or by an older ONNX export recipe (which search refuses).
 DEMO_ENCODER = $(shell $(PY) -c "from models.preset import PRESET; print(PRESET.encoder)")
 demo-index: models
-	@if $(PY) -m retriever.manifest $(DEMO_ENCODER); then \
+	@if $(PY) -m retriever.index.manifest $(DEMO_ENCODER); then \
 	  echo "demo index already built"; \
 	else \
 	  $(ASSISTANT) index demo --keep-incomplete; \

@@ -6,7 +6,7 @@ takes plain arguments, and this module is the one place that knows both.
 
 from __future__ import annotations
 
-from assistant.llm import LLM
+from assistant.llm.base import LLM
 from assistant.settings import LLMSettings
 from models.paths import DataPaths
 
@@ -15,7 +15,7 @@ def make_llm(settings: LLMSettings, paths: DataPaths) -> LLM:
     """The backend `settings` name; the embedded one keeps its evaluated system prompt under `paths.llm_state`.
     Cheap: the embedded model loads on first use and is cached per file."""
     if settings.backend == "openai":
-        from assistant.openai_backend import OpenAIBackend
+        from assistant.llm.openai_backend import OpenAIBackend
 
         return OpenAIBackend(
             settings.base_url or "",
@@ -26,7 +26,7 @@ def make_llm(settings: LLMSettings, paths: DataPaths) -> LLM:
             structured=settings.structured,
             context_tokens=settings.context_tokens,
         )
-    from assistant.llamacpp_backend import DEFAULT_N_CTX, LlamaCppBackend
+    from assistant.llm.llamacpp_backend import DEFAULT_N_CTX, LlamaCppBackend
 
     return LlamaCppBackend(
         settings.model,

@@ -19,10 +19,10 @@ Environment:
 - chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list), RADSEARCH_CHAT_TRUSTED_PROXIES (the
   reverse proxies whose X-Forwarded-For names the client; none by default);
 - search: RADSEARCH_ABBREVIATIONS (a CSV with columns abbr,expansion merged over the built-in shorthand tables),
-  RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/abbreviations.py), RADSEARCH_RERANKER (the second stage that
-  re-scores the top hits of every search: `support`, the default, the model-free support check of
-  retriever/support.py; a re-ranker trained by `assistant train-reranker`, by name or folder; `NAME@0.5` to set its
-  share of the score; `off` for none).
+  RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/search/abbreviations.py), RADSEARCH_RERANKER (the second stage
+  that re-scores the top hits of every search: `support`, the default, the model-free support check of
+  retriever/search/support.py; a re-ranker trained by `assistant train-reranker`, by name or folder; `NAME@0.5` to set
+  its share of the score; `off` for none).
 """
 
 from __future__ import annotations
@@ -33,14 +33,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from assistant.llm import Structured
+from assistant.llm.base import Structured
 from models.paths import DataPaths
 from models.preset import PRESET
-from retriever.methods import DEFAULT_SECOND_STAGE
+from retriever.search.methods import DEFAULT_SECOND_STAGE
 
 if TYPE_CHECKING:
-    from retriever.abbreviations import QueryExpander
-    from retriever.rerank import SecondStage
+    from retriever.search.abbreviations import QueryExpander
+    from retriever.search.rerank import SecondStage
 
 Backend = Literal["embedded", "openai"]
 
@@ -48,8 +48,8 @@ DEFAULT_GGUF = PRESET.answer.llm
 
 
 def _index_backend() -> str:
-    """The encoder backend measured best for indexing (retriever/encoder.py), imported only when needed."""
-    from retriever.encoder import INDEX_BACKEND
+    """The encoder backend measured best for indexing (retriever/encoders/encoder.py), imported only when needed."""
+    from retriever.encoders.encoder import INDEX_BACKEND
 
     return INDEX_BACKEND
 
@@ -64,7 +64,7 @@ class EncoderSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> EncoderSettings:
-        from retriever.encoder import BACKENDS
+        from retriever.encoders.encoder import BACKENDS
 
         backend = env.get("RADSEARCH_ENCODER_BACKEND") or _index_backend()
         if backend not in BACKENDS:
@@ -175,7 +175,7 @@ def reranker_setting(value: str | None) -> str | None:
 class SearchSettings:
     """Query-side abbreviation expansion: on with the built-in tables unless switched off; `abbreviations` is a
     user table (CSV abbr,expansion) whose rows win over the built-in ones. `reranker`: a second stage's name or
-    folder (None: none; the product's default stage, retriever.methods.DEFAULT_SECOND_STAGE, unless set)."""
+    folder (None: none; the product's default stage, retriever.search.methods.DEFAULT_SECOND_STAGE, unless set)."""
 
     expand_abbreviations: bool = True
     abbreviations: Path | None = None
@@ -195,13 +195,13 @@ class SearchSettings:
 
     def load_reranker(self, flag: str | None = None) -> SecondStage | None:
         """The re-ranker `--reranker` (`flag`, which wins; "off": none) or these settings name, loaded; None when
-        neither names one; `support` is the model-free support check (retriever/support.py). ModelNotAvailable when
-        the name is not a trained re-ranker."""
+        neither names one; `support` is the model-free support check (retriever/search/support.py). ModelNotAvailable
+        when the name is not a trained re-ranker."""
         name = reranker_setting(flag) if flag is not None else self.reranker
         if name is None:
             return None
-        from retriever import support
-        from retriever.rerank import RERANK_WEIGHT, Reranker, split_weight
+        from retriever.search import support
+        from retriever.search.rerank import RERANK_WEIGHT, Reranker, split_weight
 
         folder, weight = split_weight(name)
         if folder == support.NAME:
@@ -210,7 +210,7 @@ class SearchSettings:
 
     def expander(self) -> QueryExpander:
         """The expander these settings ask for (AbbreviationTableError, a ValueError, for a malformed table)."""
-        from retriever.abbreviations import make_expander
+        from retriever.search.abbreviations import make_expander
 
         return make_expander(self.abbreviations, enabled=self.expand_abbreviations)
 

@@ -3,7 +3,7 @@
     python -m eval.build_cases        # -> <data home>/eval/cases/shared_heldout.jsonl and shared_screen.jsonl
     python -m eval.build_cases --splits dev,test --screen-per-source 12
 
-Cases come only from reports the encoders were not trained on (the dev and test splits of `retriever.splits`, by
+Cases come only from reports the encoders were not trained on (the dev and test splits of `retriever.reports.splits`, by
 report id), from all four collections, one kind per collection:
 - MedPix teaching cases: findings -> the case diagnosis. `accept` adds the case title when it names a diagnosis,
   parenthesised aliases ("Ledderhose disease" in "Plantar fibromatosis (Ledderhose disease)") and each item of a
@@ -38,8 +38,8 @@ from pathlib import Path
 from eval.cases import SCREENING, Case, write_cases
 from eval.shared_data import SHARED_DATA, eval_home, load_shared
 from eval.stats import mcnemar_sample_size
-from retriever.report import Report
-from retriever.splits import split_of
+from retriever.reports.record import Report
+from retriever.reports.splits import split_of
 
 #: Planned share of cases answered right under exactly one of two conditions (the earlier 100-case run: 24% between
 #: no retrieval and the fine-tuned retriever), for the sample-size statement.

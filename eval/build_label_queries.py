@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from eval.shared_data import DATASETS, SHARED_DATA, add_out_option, load_shared
-from retriever.splits import split_of
+from retriever.reports.splits import split_of
 
 FOLDER = DATASETS / "shared_label_queries"
 SOURCES = ("openi", "ctrate")

@@ -25,13 +25,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from assistant.answer_defaults import NORAG_PROMPT
-from retriever.methods import split_fused_spec
-from retriever.report import Report
+from assistant.rag.answer_defaults import NORAG_PROMPT
+from retriever.reports.record import Report
+from retriever.search.methods import split_fused_spec
 
 if TYPE_CHECKING:
-    from retriever.encoder import Encoder
-    from retriever.index import ReportIndex
+    from retriever.encoders.encoder import Encoder
+    from retriever.index.report_index import ReportIndex
 
 #: The encoder whose index the BM25 condition searches lexically (BM25 is built beside every index).
 BM25_HOST_ENCODER = "minilm"
@@ -148,8 +148,8 @@ def retrieval_corpus(reports: Sequence[Report], excluded_ids: set[str]) -> list[
 def load_current(folder: Path, encoder: Encoder) -> ReportIndex:
     """The index saved in `folder`, its BM25 side tokenized anew first if that was done under older negation rules
     (a benchmark's cached index must score as today's program does). IndexLoadError as ReportIndex.load."""
-    from retriever.index import ReportIndex
-    from retriever.index_update import update_index
+    from retriever.index.report_index import ReportIndex
+    from retriever.index.update import update_index
 
     index = ReportIndex.load(folder, encoder)
     if index.manifest.current_lexical_rules:
@@ -161,8 +161,8 @@ def load_current(folder: Path, encoder: Encoder) -> ReportIndex:
 def load_or_build_index(reports: list[Report], encoder_ref: str, fields: tuple[str, ...], cache: Path):
     """A `ReportIndex` over `reports` for `encoder_ref`, built once and reused from `cache` afterwards (its BM25
     tokenized anew first if it was tokenized under older negation rules, so results always reflect today's)."""
-    from retriever.encoder import load_encoder
-    from retriever.index import IndexLoadError, ReportIndex
+    from retriever.encoders.encoder import load_encoder
+    from retriever.index.report_index import IndexLoadError, ReportIndex
 
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder_ref)[-60:]
     folder = cache / f"{safe}-{'-'.join(fields)}-{corpus_key(reports)}"

@@ -5,7 +5,7 @@
     python -m eval.diagnosis --cases my_cases.jsonl --corpus my_reports.csv --conditions none,bm25,minilm \\
         --backend openai --workers 8 --name my_site          # your own data against a vLLM server
 
-Each prediction goes through the product's own pipeline (`assistant.rag.RagPipeline`, prompts from `prompts/`)
+Each prediction goes through the product's own pipeline (`assistant.rag.pipeline.RagPipeline`, prompts from `prompts/`)
 and is cached by (case, condition, model, prompt version), so an interrupted run resumes and a rerun only grades.
 The retrieval corpus never holds a case's own report: reports whose id is a case id are removed before indexing.
 Server backends are queried from a thread pool; the embedded model answers one case at a time (it is one
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.answer_defaults import NORAG_PROMPT
+from assistant.rag.answer_defaults import NORAG_PROMPT
 from eval.cases import Case, read_cases
 from eval.conditions import DEFAULT_PROMPT, Condition, load_or_build_index, parse_conditions, retrieval_corpus
 from eval.prediction_cache import PredictionCache, cache_key
@@ -59,7 +59,7 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
     """The product's LangChain retriever for one condition (None for the no-retrieval baseline)."""
     if not condition.retrieval:
         return None
-    from assistant.lc_retriever import ReportRetriever
+    from assistant.rag.lc_retriever import ReportRetriever
 
     index = load_or_build_index(corpus, condition.encoder, (condition.field,), config.index_cache)
     built = index.manifest.encoder
@@ -127,7 +127,7 @@ def _retrieved_the_same(row: dict[str, Any], case: Case, retriever: Any) -> bool
     those answers are asked again rather than graded as if they had seen today's reports."""
     if retriever is None:
         return True
-    from retriever.query import clean_query
+    from retriever.search.query import clean_query
 
     now = [str(d.metadata.get("report_id")) for d in retriever.invoke(clean_query(case.findings))]
     return now == [r["id"] for r in row.get("retrieved", [])]
@@ -144,7 +144,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     Order: blocks of BLOCK cases, each block under every condition in turn. Within a block, consecutive
     calls share the condition's system prompt, which llama.cpp keeps evaluated (prefix reuse), and a run stopped
     early still leaves whole blocks of complete pairs for the paired statistics."""
-    from assistant.rag import RagPipeline
+    from assistant.rag.pipeline import RagPipeline
 
     cache = PredictionCache(config.cache_path)
     model_id = llm.model_id
@@ -206,10 +206,10 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
 def default_condition() -> Condition:
     """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt, and the second
     stage if it re-scores that field) as a condition."""
-    from assistant.answer_defaults import FIELD, PROMPT, K
+    from assistant.rag.answer_defaults import FIELD, PROMPT, K
     from eval.retrieval import reranker_for
     from eval.retrieval_benchmark import product_default
-    from retriever.methods import DEFAULT_SECOND_STAGE
+    from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     applies = DEFAULT_SECOND_STAGE is not None and reranker_for(DEFAULT_SECOND_STAGE).applies_to(FIELD)
     return Condition(product_default(), FIELD, K, PROMPT, rerank=DEFAULT_SECOND_STAGE if applies else None)
@@ -231,7 +231,7 @@ def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, 
 def _corpus(paths: Sequence[str], data: Path) -> tuple[list[Any], list[str]]:
     """Reports to retrieve from: the given corpora, else the shared data (if present)."""
     from eval.shared_data import CORPORA
-    from retriever.ingest import ingest
+    from retriever.reports.ingest import ingest
 
     specs = list(paths) or ([str(data / c) for c in CORPORA] if data.is_dir() else [])
     return (ingest(specs).reports if specs else []), specs

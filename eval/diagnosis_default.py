@@ -19,7 +19,7 @@ Rule: among the screened conditions that ask the LLM with the product's default 
 accuracy on the screening cases wins; ties go to the cheaper prompt (fewer references k, then impressions before
 whole reports as references, then matching on the impression, the product's default field). The choice sets how
 many reports the model is shown (k), the field the finding is matched against and the prompt; tests keep
-assistant/answer_defaults.py equal to it, as the search method follows eval/results/retrieval.json. The held-out
+assistant/rag/answer_defaults.py equal to it, as the search method follows eval/results/retrieval.json. The held-out
 confirmation run (eval.diagnosis on the 306 held-out cases) then measures the chosen configuration once, against no
 retrieval, BM25 and mpnet (the generalist stand-in), with the product's default encoder; resumable, its cache is
 committed:
@@ -46,7 +46,7 @@ from typing import Any
 
 from eval.conditions import FIELDS, parse_conditions
 from eval.shared_data import RESULTS
-from retriever.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD
 
 SCREEN_RESULTS = RESULTS / "diagnosis_screen.json"
 #: Prompts by the length of what they show the model: references as impressions first.

@@ -5,7 +5,7 @@
     python -m eval.encoder_rebuild --from NAME --ship    # ... and make it the shipped one (models/radsearch/)
 
 The recipe is the preset's (models/preset.json: base, data, training options, seeds; several seeds are averaged,
-`assistant average`). The rebuilt encoder is packaged as the shipped one is (retriever/shipped_encoder.py: float16
+`assistant average`). The rebuilt encoder is packaged as the shipped one is (retriever/encoders/shipped.py: float16
 weights) into the models directory, then both are scored on the dev split (findings -> impression match@5 per
 source, dense search with the int8 export made from the packaged weights, as indexes run them). The check passes
 when the pooled match@5 of the two differ by at most TOLERANCE: training on another CPU or library build can move
@@ -46,8 +46,8 @@ TERMS = (
 
 def train_by_recipe(recipe: dict[str, Any], name: str, data: Path) -> str:
     """Train the recipe's seeds (and average them when there are several); the trained model's name."""
-    from retriever.model_average import average_encoders
-    from retriever.train import TrainConfig, train_encoder
+    from retriever.training.average import average_encoders
+    from retriever.training.train import TrainConfig, train_encoder
 
     ingested = load_shared(data)
     parts = []
@@ -64,7 +64,7 @@ def train_by_recipe(recipe: dict[str, Any], name: str, data: Path) -> str:
 def dev_match(encoder_ref: str, data: Path) -> dict[str, float]:
     """Dev-split findings -> impression match@5 per source and pooled, dense search over the int8 export."""
     from eval.retrieval import findings_to_impression, make_ranker
-    from retriever.splits import split_reports
+    from retriever.reports.splits import split_reports
 
     dev = split_reports(load_shared(data).reports)["dev"]
     ranker = make_ranker(encoder_ref, backend="onnx-int8")
@@ -120,7 +120,8 @@ def render_card(payload: dict[str, Any]) -> str:
         "## Recipe",
         "",
         f"Base `{payload['recipe']['base']}`, seeds {payload['recipe']['seeds']}, {options}; the train split of "
-        f"{', '.join(payload['recipe']['data'])} (80/10/10 by a salted hash of the report id, retriever/splits.py). "
+        f"{', '.join(payload['recipe']['data'])} (80/10/10 by a salted hash of the report id, "
+        "retriever/reports/splits.py). "
         "Rebuild it with `make encoder` (eval/encoder_rebuild.py). Why this recipe: "
         f"{payload['decision']}.",
         "",
@@ -146,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"shared data folder {args.data} is absent: nothing to train on", file=sys.stderr)
         return 2
     from models.paths import models_dir
-    from retriever.shipped_encoder import package_encoder
-    from retriever.train import CARD_FILE
+    from retriever.encoders.shipped import package_encoder
+    from retriever.training.train import CARD_FILE
 
     recipe = PRESET.recipe
     trained = args.trained or train_by_recipe(recipe, f"{PRESET.encoder}-rebuild", args.data)

@@ -2,12 +2,12 @@
 
 Two measurements need the same answer: the negation-detector comparison (eval.negation_detection, judged against
 NegBio's Open-i labels) and the negated-hit rate of search (eval.negated_hits: a hit that only rules out the
-query's finding). One term list per dataset label (retriever.findings) and one mention rule
-(retriever.negation_pairs.mentions) keep them in step.
+query's finding). One term list per dataset label (retriever.reports.findings) and one mention rule
+(retriever.negation.pairs.mentions) keep them in step.
 
 A mention is one whole-word occurrence of a term in a sentence; where terms overlap ("pleural effusion",
 "effusion") the longest wins. A detector judges a concept at its first occurrence in the text it is given (as
-retriever.negation.is_negated does), so a later occurrence is judged on the sentence from the end of the previous
+retriever.negation.rules.is_negated does), so a later occurrence is judged on the sentence from the end of the previous
 one: in "No left effusion, small right effusion" the second mention is affirmed. The term lists are recall-minded
 but cannot see every phrasing: "the heart is not enlarged" names no cardiomegaly term, so such a text counts as
 not mentioning it (the negated-hit rate is a lower bound for those findings).
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from enum import StrEnum
 
-from retriever.findings import Finding
-from retriever.negation_pairs import mentions
+from retriever.negation.pairs import mentions
+from retriever.reports.findings import Finding
 
 #: (text, concept) -> whether the concept's first whole-word occurrence in the text is negated.
 Detector = Callable[[str, str], bool]

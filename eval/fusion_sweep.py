@@ -8,13 +8,13 @@
 For each dense weight of the BM25 + dense score mix (and, for reference, dense alone, BM25 alone and RRF), scores
 the quantities the retrieval targets check (eval.retrieval_benchmark): findings -> impression match@5 per source
 and finding-label P@10 on the sources that have labels. The weight with the best mean of those numbers (every
-source counts the same, as the targets ask for every source) is the one to put into retriever.fusion.DENSE_WEIGHT.
-Every setting ranks through a ReportIndex as the retrieval benchmark does (eval.retrieval.IndexRanker), the weighted
-ones with the index's dense weight set to theirs, and each with the second stage search uses by default
-(retriever.methods.DEFAULT_SECOND_STAGE, `--reranker off` for none): the stage re-scores the fused hits, so the
-weight that is best without it need not be best with it, and users search with it (label P@10 searches whole
-reports, which the support check leaves alone; `--stage-on-every-field` lets it re-score them too, which is how
-its field scope was measured, retriever/support.py).
+source counts the same, as the targets ask for every source) is the one to put into
+retriever.search.fusion.DENSE_WEIGHT. Every setting ranks through a ReportIndex as the retrieval benchmark does
+(eval.retrieval.IndexRanker), the weighted ones with the index's dense weight set to theirs, and each with the second
+stage search uses by default (retriever.search.methods.DEFAULT_SECOND_STAGE, `--reranker off` for none): the stage
+re-scores the fused hits, so the weight that is best without it need not be best with it, and users search with it
+(label P@10 searches whole reports, which the support check leaves alone; `--stage-on-every-field` lets it re-score them
+too, which is how its field scope was measured, retriever/search/support.py).
 Writes eval/results/NAME.json and .md (`--name`, default fusion_sweep). Skips cleanly when the shared data is absent.
 """
 
@@ -33,8 +33,8 @@ from eval.retrieval import IndexRanker, Ranker, cached_encoder, findings_to_impr
 from eval.retrieval_benchmark import DEFAULT_MODEL, LABEL_TARGET_SOURCES
 from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_encoder_backend_option, add_out_option, write_results
 from models.preset import adopt_search
-from retriever.methods import DEFAULT_SECOND_STAGE
-from retriever.splits import split_of
+from retriever.reports.splits import split_of
+from retriever.search.methods import DEFAULT_SECOND_STAGE
 
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
@@ -71,12 +71,12 @@ def main(argv: list[str] | None = None) -> int:
         "--stage-on-every-field",
         action="store_true",
         help="the second stage re-scores every searched field, whole reports too (as before its scope "
-        "was set): the measurement behind retriever/support.py's FIELDS",
+        "was set): the measurement behind retriever/search/support.py's FIELDS",
     )
     add_encoder_backend_option(parser)
     args = parser.parse_args(argv)
-    from retriever.encoder import load_encoder
-    from retriever.ingest import ingest
+    from retriever.encoders.encoder import load_encoder
+    from retriever.reports.ingest import ingest
 
     if not args.corpus and not args.data.is_dir():
         print(f"skipped: shared data folder {args.data} is absent and no --corpus given")
@@ -135,7 +135,7 @@ def render(results: dict[str, Any]) -> str:
         f"({results.get('encoder_backend', 'torch')}), second stage `{results.get('reranker', 'off')}` "
         f"(fields: {results.get('stage_fields', 'all')}); reports "
         f"{json.dumps(results['reports'])}. Each column is a quantity the retrieval targets check; the mean "
-        "weighs every source the same. The best weighted mix sets `retriever.fusion.DENSE_WEIGHT`.",
+        "weighs every source the same. The best weighted mix sets `retriever.search.fusion.DENSE_WEIGHT`.",
         "",
         "| setting | " + " | ".join(columns) + " | mean |",
         "|---" * (len(columns) + 2) + "|",

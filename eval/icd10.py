@@ -66,7 +66,7 @@ class ICDMapper:
 
     @classmethod
     def default(cls, encoder_ref: str = DEFAULT_ENCODER, codes: Sequence[str] | None = None) -> ICDMapper:
-        from retriever.encoder import load_encoder
+        from retriever.encoders.encoder import load_encoder
 
         return cls(load_encoder(encoder_ref), icd_entries(codes), eval_home() / "icd10")
 

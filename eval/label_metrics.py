@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from eval.retrieval import Ranker
-from retriever.report import Report
+from retriever.reports.record import Report
 
 AP_DEPTH = 100
 P_DEPTH = 10

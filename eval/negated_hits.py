@@ -11,8 +11,8 @@ resident that is the most dangerous hit there is: a report saying the opposite o
 - findings: the findings of each shared test-split Open-i / CT-RATE report, once per labelled finding its findings
   affirm; the report itself is left out of its hits; its source is the report's.
 Search runs through the product's own `ReportIndex` (cached under the data home by
-eval.conditions.load_or_build_index) with every method of retriever.methods, and the default method once more with
-the product's second stage (`hybrid-weighted+rerank=support`, the default as searched), matched on one field
+eval.conditions.load_or_build_index) with every method of retriever.search.methods, and the default method once more
+with the product's second stage (`hybrid-weighted+rerank=support`, the default as searched), matched on one field
 (default: the product's default, impression) and judged on that field's text. BM25 is the same whichever encoder's
 index hosts it, so it is run once. Negation is judged by each detector of eval.negation_detection asked for
 (default: `either`, best on Open-i reports there, then the project's `rules` for comparison). Encoders that are
@@ -39,11 +39,11 @@ from eval.finding_mentions import Detector, Status, mention_status
 from eval.negation_detection import DETECTORS, load_detector
 from eval.retrieval import RERANK_SUFFIX, reranker_for
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, load_shared, write_results
-from retriever.findings import FINDINGS_BY_SOURCE, Finding
-from retriever.methods import DEFAULT_METHOD, DEFAULT_SECOND_STAGE, METHODS
-from retriever.negation_pairs import mentions
-from retriever.report import Report
-from retriever.splits import split_of
+from retriever.negation.pairs import mentions
+from retriever.reports.findings import FINDINGS_BY_SOURCE, Finding
+from retriever.reports.record import Report
+from retriever.reports.splits import split_of
+from retriever.search.methods import DEFAULT_METHOD, DEFAULT_SECOND_STAGE, METHODS
 
 K_VALUES = (5, 10)
 KINDS = ("label", "findings")

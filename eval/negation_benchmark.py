@@ -5,7 +5,7 @@ sentence), averaged per encoder; the query is the finding a resident would type.
 scores about 0; the literature reports 0.42 for a negation-trained SBERT.
 
 Pairs come from (1) held-out (test-split) Open-i findings sentences that mention a finding term, negated or
-affirmed by the project's rules (retriever/negation.py), and (2) the NegEx annotated test set's short sentences
+affirmed by the project's rules (retriever/negation/rules.py), and (2) the NegEx annotated test set's short sentences
 (concept + Affirmed/Negated label, the opposite made by rule). Both skip cleanly when ../shared/data is absent.
 eval.negation_real_pairs measures the same Δcos on pairs whose both halves are real report sentences, with these
 pairs beside them.
@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option
-from retriever.ingest import ingest
-from retriever.negation_pairs import NegationPair, pair_for, sentence_pairs
-from retriever.splits import split_reports
+from retriever.negation.pairs import NegationPair, pair_for, sentence_pairs
+from retriever.reports.ingest import ingest
+from retriever.reports.splits import split_reports
 
 if TYPE_CHECKING:
-    from retriever.encoder import Encoder
+    from retriever.encoders.encoder import Encoder
 
 
 def openi_pairs(limit: int) -> list[NegationPair]:
@@ -68,7 +68,7 @@ def pair_gaps(encoder: Encoder, pairs: Sequence[NegationPair]) -> np.ndarray:
 
 def delta_cos(encoder_ref: str, pairs: list[NegationPair]) -> dict[str, float]:
     """Mean Δcos and the share of pairs where the affirmed sentence is closer, for one encoder."""
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     gaps = pair_gaps(load_encoder(encoder_ref), pairs)
     return {"delta_cos": float(gaps.mean()), "affirmed_closer": float((gaps > 0).mean()), "pairs": len(pairs)}

@@ -2,7 +2,7 @@
 
     python -m eval.negation_detection                       # writes eval/results/negation_detection.{json,md}
 
-Detectors: `rules` (retriever.negation.is_negated), `context` (medspaCy's ConText with its default English rules,
+Detectors: `rules` (retriever.negation.rules.is_negated), `context` (medspaCy's ConText with its default English rules,
 offline: a blank spaCy pipeline, no model download), `either` (negated if either says so) and `both` (only if both
 do). ConText needs the optional `negation` extra; without it only the rules are measured, and the report says so.
 
@@ -34,9 +34,9 @@ from eval.finding_mentions import Detector, Status, status_of
 from eval.grader_validation import agreement
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
 from eval.stats import format_p, mcnemar
-from retriever.findings import OPENI_FINDINGS
-from retriever.negation import is_negated
-from retriever.negation_pairs import mentions, term_spans
+from retriever.negation.pairs import mentions, term_spans
+from retriever.negation.rules import is_negated
+from retriever.reports.findings import OPENI_FINDINGS
 
 DETECTORS = ("rules", "context", "either", "both")
 #: How the combined detectors merge the two verdicts.

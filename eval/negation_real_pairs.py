@@ -13,26 +13,26 @@ pairs; pairs of one finding are not independent, so the interval is if anything 
 whose affirmed sentence is the nearer. Target for the default encoder: Δcos >= 0.45 (published: 0.42 for a
 negation-trained SBERT).
 
-How the pairs are built (retriever.label_pairs, which training's label-query triplets share):
-- reports: those of the dev and test splits only (retriever.splits.split_of), so no report the encoders were
+How the pairs are built (retriever.negation.label_pairs, which training's label-query triplets share):
+- reports: those of the dev and test splits only (retriever.reports.splits.split_of), so no report the encoders were
   fine-tuned on is used (variants keep the dev split alone, to compare training recipes on, and the test split
-  alone), of the sources with a label list in retriever.findings (Open-i, CT-RATE: chest reports; "mass" in a
+  alone), of the sources with a label list in retriever.reports.findings (Open-i, CT-RATE: chest reports; "mass" in a
   MedPix neck MRI is no lung mass);
 - sentences: of the findings and impression sections (the full text when a report has neither), split as
-  retriever.negation_pairs.sentences does, at most 25 words, without de-identification placeholders ("XXXX") and
-  naming no organ outside the chest (retriever.label_pairs.ELSEWHERE: CT-RATE's chest CTs also describe thyroid
+  retriever.negation.pairs.sentences does, at most 25 words, without de-identification placeholders ("XXXX") and
+  naming no organ outside the chest (retriever.negation.label_pairs.ELSEWHERE: CT-RATE's chest CTs also describe thyroid
   nodules);
 - one finding mention: the sentence mentions exactly one term of all the findings' terms together (both label
-  lists plus retriever.negation_pairs.FINDING_TERMS, longest first, as retriever.negation_pairs.mentions counts
+  lists plus retriever.negation.pairs.FINDING_TERMS, longest first, as retriever.negation.pairs.mentions counts
   them), and that term belongs to a finding of its report's source;
-- polarity, by the project's rules (retriever.negation_pairs.polarity): negated when the rules negate the mention;
+- polarity, by the project's rules (retriever.negation.pairs.polarity): negated when the rules negate the mention;
   affirmed when they do not AND the sentence holds no negation trigger of the rules anywhere and none of `HEDGES`
   (hedges, and words that call a finding normal: "millimetric lymph nodes" are no lymphadenopathy). The rules call
   many negated mentions affirmed (CT-RATE's "pleural effusion was not detected" has no post-negation trigger;
   eval/results/negation_detection.md: precision of "affirmed" 0.52 against NegBio's Open-i labels), so only
   sentences with no doubt count as affirmed; negated ones are kept as the rules see them (precision 1.000 there);
 - deduplicated: one entry per sentence (case and spacing folded), remembering every report it occurs in;
-- matched (retriever.negation_pairs.match, as training's real-sentence pairs of the train split): per finding, the
+- matched (retriever.negation.pairs.match, as training's real-sentence pairs of the train split): per finding, the
   affirmed and the negated sentences are each sorted and shuffled with a fixed seed, and each affirmed sentence
   takes the first unused negated one that occurs in a report the affirmed one does not; each sentence is used once,
   so a finding gives at most min(affirmed, negated) pairs.
@@ -60,10 +60,10 @@ from typing import Any
 import numpy as np
 
 from eval.retrieval_benchmark import DEFAULT_MODEL
-from retriever.label_pairs import collect, report_sentences
-from retriever.negation_pairs import MAX_PAIR_WORDS, PAIR_SEED, NegationPair, folded, match
-from retriever.report import Report
-from retriever.splits import split_of
+from retriever.negation.label_pairs import collect, report_sentences
+from retriever.negation.pairs import MAX_PAIR_WORDS, PAIR_SEED, NegationPair, folded, match
+from retriever.reports.record import Report
+from retriever.reports.splits import split_of
 
 #: The encoder the product and the benchmarks use by default, and the one it replaced (measured beside it).
 DEFAULT_ENCODER = DEFAULT_MODEL
@@ -122,7 +122,7 @@ def by_finding(pairs: Sequence[NegationPair], gaps: Sequence[float]) -> dict[str
 def measure(encoders: Sequence[str], pair_sets: dict[str, list[NegationPair]]) -> list[dict[str, Any]]:
     """One row per encoder and pair set (real pairs also per finding)."""
     from eval.negation_benchmark import pair_gaps
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     rows = []
     for ref in encoders:

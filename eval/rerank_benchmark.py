@@ -6,14 +6,15 @@
     python -m eval.rerank_benchmark --split dev --weights 0.3,0.2 --gates 15 --name rerank_dev_gated
                                         # only queries of 15+ words re-scored (the train findings' 5th percentile)
     python -m eval.rerank_benchmark --reranker support --split dev --weights 0.3,0.5 --gates 15
-                                        # the model-free support check (retriever/support.py) instead: no training
+                                        # the model-free support check (retriever/search/support.py) instead: no
+                                        # training
     python -m eval.rerank_benchmark --reranker support-words --split dev --weights 0.3,0.5 --gates 15
                                         # it on single terms only, to measure what its term pairs add
 
-Trains `RERANKER` (retriever/rerank_train.py: findings -> impression pairs of the shared data's TRAIN split, negatives
-of four kinds) from the product's default encoder if it is not in the models directory yet; an interrupted training
-resumes from its checkpoints. Then scores the product default ranker without the re-ranker and with it at each
-weight (its share of the score, the first stage's the rest: retriever/rerank.py) on one split:
+Trains `RERANKER` (retriever/training/reranker.py: findings -> impression pairs of the shared data's TRAIN split,
+negatives of four kinds) from the product's default encoder if it is not in the models directory yet; an interrupted
+training resumes from its checkpoints. Then scores the product default ranker without the re-ranker and with it at each
+weight (its share of the score, the first stage's the rest: retriever/search/rerank.py) on one split:
 findings -> impression match@k per source and pooled (eval.retrieval, as eval/results/retrieval.md), and the
 robustness parts (eval/robustness: ICD-10-CM rephrasings, query variants, error discrimination) with query expansion
 on, as the product searches. Each (query, candidate) pair is scored once whatever the number of weights
@@ -41,9 +42,9 @@ from eval.robustness.variants import VARIANTS
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, index_backend, load_shared, write_results
 from eval.stats import format_p, mcnemar
 from models.preset import adopt_search
-from retriever import support as support_stage
-from retriever.report import Report
-from retriever.rerank import CARD_FILE, RERANK_WEIGHT, WEIGHT_MARK, split_weight
+from retriever.reports.record import Report
+from retriever.search import support as support_stage
+from retriever.search.rerank import CARD_FILE, RERANK_WEIGHT, WEIGHT_MARK, split_weight
 
 RERANKER = "radsearch-rerank-minilm"
 SUPPORT = support_stage.NAME
@@ -57,9 +58,9 @@ def ensure_trained(data: Path, name: str = RERANKER, base: str = DEFAULT_MODEL, 
     """The re-ranker's folder, trained first on the shared train split when it is missing (resuming if a run was
     interrupted)."""
     from models.paths import models_dir
-    from retriever.rerank_config import RerankConfig
-    from retriever.rerank_train import train_reranker
-    from retriever.train_run import CHECKPOINTS
+    from retriever.training.reranker import train_reranker
+    from retriever.training.reranker_config import RerankConfig
+    from retriever.training.run import CHECKPOINTS
 
     target = models_dir() / name
     if (target / "config.json").is_file():
@@ -121,9 +122,9 @@ def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[floa
     from eval.robustness import errors, icd, queries
     from eval.robustness.search import RankerSpec
     from models.resolve import resolve_encoder
-    from retriever.bm25_index import TOKENIZER_FINGERPRINT
-    from retriever.encoder import weights_fingerprint
-    from retriever.fusion import DENSE_WEIGHT
+    from retriever.encoders.encoder import weights_fingerprint
+    from retriever.negation.tokens import TOKENIZER_FINGERPRINT
+    from retriever.search.fusion import DENSE_WEIGHT
 
     base = f"{product_default()}+expand"
     refs = {"without": base} | {
@@ -191,9 +192,10 @@ def render(results: dict[str, Any]) -> str:
     header = "| {} | without | " + " | ".join(names) + " |"
     rule = "|---|---:|" + "---:|" * len(names)
     pairs = "" if results["reranker"] == SUPPORT_WORDS else " and adjacent term pairs"
-    what = (f"the support check (retriever/support.py: idf of the hit's terms{pairs} the query has minus of those "
-            "it has not; no model)" if results["reranker"] in SUPPORT_STAGES
-            else "retriever/rerank.py; trained on the train split by retriever/rerank_train.py, card below")
+    what = (f"the support check (retriever/search/support.py: idf of the hit's terms{pairs} the query has minus of "
+            "those it has not; no model)" if results["reranker"] in SUPPORT_STAGES
+            else "retriever/search/rerank.py; trained on the train split by retriever/training/reranker.py, "
+            "card below")
     lines = [
         f"# {'Support check' if results['reranker'] in SUPPORT_STAGES else 'Cross-encoder re-ranker'}"
         f"{', single terms only' if results['reranker'] == SUPPORT_WORDS else ''}, "

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from retriever.atomic import write_atomic
+from models.atomic import write_atomic
 
 
 def run_resumable(

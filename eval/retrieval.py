@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from retriever.report import Report
-from retriever.rerank import Reranker, SecondStage, split_weight
+from retriever.reports.record import Report
+from retriever.search.rerank import Reranker, SecondStage, split_weight
 
 if TYPE_CHECKING:
-    from retriever.encoder import Encoder
-    from retriever.index import ReportIndex
+    from retriever.encoders.encoder import Encoder
+    from retriever.index.report_index import ReportIndex
 
 K_VALUES = (1, 5, 10)
 #: What a ranker reference ends with to name a re-ranker: `hybrid-weighted:ENCODER+rerank=NAME`.
@@ -99,7 +99,7 @@ class _NoVectors:
 
 def cached_encoder(encoder: Encoder) -> Encoder:
     """`encoder` with its vectors remembered by text (shared by every ranker given the returned encoder)."""
-    from retriever.encoder import Encoder
+    from retriever.encoders.encoder import Encoder
 
     if isinstance(encoder.engine, _CachedVectors):
         return encoder
@@ -114,19 +114,19 @@ class IndexRanker:
     negation scopes, the product's fusion, and hits that contradict the query ranked last (negation_rerank).
 
     Each corpus text is one report whose id is its position, so hits map back to the positions the metrics expect.
-    `dense_weight` (eval.fusion_sweep's) replaces retriever.fusion.DENSE_WEIGHT in the index's weighted mix.
+    `dense_weight` (eval.fusion_sweep's) replaces retriever.search.fusion.DENSE_WEIGHT in the index's weighted mix.
     """
 
     name: str
     method: str = "dense"
     encoder: Encoder | None = None
     dense_weight: float | None = None
-    #: A second stage (retriever/rerank.py) the index re-scores its top hits with, as `--reranker` does.
+    #: A second stage (retriever/search/rerank.py) the index re-scores its top hits with, as `--reranker` does.
     reranker: SecondStage | None = None
 
     def __post_init__(self) -> None:
-        from retriever.encoder import Encoder
-        from retriever.methods import METHODS
+        from retriever.encoders.encoder import Encoder
+        from retriever.search.methods import METHODS
 
         if self.method not in METHODS:
             raise ValueError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
@@ -139,7 +139,7 @@ class IndexRanker:
 
     def index(self, corpus: list[str], field: str = "impression") -> ReportIndex:
         """A ReportIndex over `corpus`, one report per text (id = position) holding it in `field`."""
-        from retriever.index import ReportIndex
+        from retriever.index.report_index import ReportIndex
 
         key = "full_text" if field == "report" else field
         reports = [Report(str(position), **{key: text}) for position, text in enumerate(corpus)]
@@ -166,8 +166,8 @@ class IndexRanker:
 
 
 def _cleaned(query: str) -> str:
-    """The query as the index searches it (retriever.query.clean_query), "" when nothing is left."""
-    from retriever.query import EmptyQueryError, clean_query
+    """The query as the index searches it (retriever.search.query.clean_query), "" when nothing is left."""
+    from retriever.search.query import EmptyQueryError, clean_query
 
     try:
         return clean_query(query)
@@ -206,8 +206,8 @@ SUPPORT_WORDS = "support-words"
 @lru_cache(maxsize=2)
 def _loaded_reranker(name: str) -> SecondStage:
     """One loaded re-ranker per name and run, its scores remembered (MemoReranker); `support` is the model-free
-    support check (retriever/support.py) at its own weight and gate, `support-words` the same on single terms."""
-    from retriever import support
+    support check (retriever/search/support.py) at its own weight and gate, `support-words` the same on single terms."""
+    from retriever.search import support
 
     if name in (support.NAME, SUPPORT_WORDS):
         return support.SupportCheck(pairs=name == support.NAME)
@@ -226,8 +226,8 @@ def split_gate(ref: str) -> tuple[str, int | None]:
 
 
 def reranker_for(ref: str) -> SecondStage:
-    """The re-ranker `NAME`, `NAME@WEIGHT` (retriever.rerank.split_weight) or `NAME@WEIGHT:MIN_WORDS` names: every
-    weight and gate of one name shares the loaded model and its remembered scores, so a sweep scores each (query,
+    """The re-ranker `NAME`, `NAME@WEIGHT` (retriever.search.rerank.split_weight) or `NAME@WEIGHT:MIN_WORDS` names:
+    every weight and gate of one name shares the loaded model and its remembered scores, so a sweep scores each (query,
     text) pair once. A weight or gate left out is the stage's own."""
     head, gate = split_gate(ref)
     name, weight = split_weight(head)
@@ -240,13 +240,13 @@ def make_ranker(ref: str, backend: str = "torch") -> Ranker:
     """`bm25`; an encoder reference (registry name, trained model name, folder or hub id); or
     `hybrid:ENCODER` / `hybrid-weighted:ENCODER` for BM25 fused with that encoder; any of them may end with
     `+rerank=NAME` (a re-ranker trained by `assistant train-reranker` as second stage). `backend` runs the encoder
-    (retriever.encoder.BACKENDS; `assistant index` builds with retriever.encoder.INDEX_BACKEND)."""
+    (retriever.encoders.encoder.BACKENDS; `assistant index` builds with retriever.encoders.encoder.INDEX_BACKEND)."""
     base, rerank = split_rerank(ref)
     reranker = reranker_for(rerank) if rerank else None
     if base.lower() == "bm25":
         return IndexRanker(ref, method="bm25", reranker=reranker)
-    from retriever.encoder import load_encoder
-    from retriever.methods import split_fused_spec
+    from retriever.encoders.encoder import load_encoder
+    from retriever.search.methods import split_fused_spec
 
     method, encoder_ref = split_fused_spec(base)
     return IndexRanker(ref, method=method, encoder=load_encoder(encoder_ref, backend=backend), reranker=reranker)

@@ -42,8 +42,8 @@ from eval.retrieval_results import (
 from eval.shared_data import CORPORA, RESULTS, SHARED_DATA, add_encoder_backend_option, add_out_option, write_results
 from eval.stats import format_p, mcnemar, paired_permutation
 from models.preset import PRESET, adopt_search
-from retriever.report import Report
-from retriever.splits import split_of
+from retriever.reports.record import Report
+from retriever.reports.splits import split_of
 
 #: Findings -> impression subsets reported, with their table titles.
 SUBSETS = {
@@ -66,15 +66,15 @@ DEFAULT_MODEL = PRESET.encoder
 
 def product_default(model: str = DEFAULT_MODEL) -> str:
     """The ranker the product uses by default: its default search method over `model` (the default-recipe one)."""
-    from retriever.methods import DEFAULT_METHOD
+    from retriever.search.methods import DEFAULT_METHOD
 
     return model if DEFAULT_METHOD == "dense" else f"{DEFAULT_METHOD}:{model}"
 
 
 def shipped_default(model: str = DEFAULT_MODEL) -> str:
     """What search, ask and chat run by default: `product_default` with the default second stage, if any
-    (retriever.methods.DEFAULT_SECOND_STAGE). The targets are checked on this one, since it is what users get."""
-    from retriever.methods import DEFAULT_SECOND_STAGE
+    (retriever.search.methods.DEFAULT_SECOND_STAGE). The targets are checked on this one, since it is what users get."""
+    from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     stage = f"{RERANK_SUFFIX}{DEFAULT_SECOND_STAGE}" if DEFAULT_SECOND_STAGE else ""
     return product_default(model) + stage
@@ -121,8 +121,8 @@ def render(results: RetrievalResults) -> str:
         f"# Retrieval benchmark: {results.name}",
         "",
         f"Written {results.created} by `{results.command}`. Reports: {json.dumps(results.reports)} "
-        f"({results.split} split of `retriever.splits`; encoders were fine-tuned on the train split only). Encoder "
-        f"backend: `{results.encoder_backend}`.",
+        f"({results.split} split of `retriever.reports.splits`; encoders were fine-tuned on the train split only). "
+        f"Encoder backend: `{results.encoder_backend}`.",
         "",
         "## Findings -> impression (query = findings, corpus = the unique impressions of the set)",
     ]
@@ -234,7 +234,7 @@ def choose_default(rankers: dict[str, RankerResult], candidates: list[str]) -> C
 
 def default_candidates(rankers: dict[str, RankerResult]) -> list[str]:
     """Rankers that are a search method over DEFAULT_MODEL (dense, hybrid, hybrid-weighted) and were evaluated."""
-    from retriever.methods import split_fused_spec
+    from retriever.search.methods import split_fused_spec
 
     return [name for name in rankers if split_fused_spec(name)[1] == DEFAULT_MODEL]
 
@@ -286,7 +286,7 @@ def _render_choice(choice: Choice, product: str, split: str) -> list[str]:
     ]
     same = "is" if product == choice.best else "is NOT"
     if split == CHOICE_SPLIT:
-        lines += ["", f"Chosen: `{choice.best}`. The product's default (`retriever.methods.DEFAULT_METHOD` over "
+        lines += ["", f"Chosen: `{choice.best}`. The product's default (`retriever.search.methods.DEFAULT_METHOD` over "
                   f"`{DEFAULT_MODEL}`) is `{product}`, which {same} the chosen one."]
     else:
         lines += ["", f"On this split the rule would pick `{choice.best}`; the product's default, chosen on the "
@@ -341,14 +341,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="rewrite <out>/<name>.md from its .json (after a change of the report's wording)")
     args = parser.parse_args(argv)
     if args.render_only:
-        from retriever.atomic import write_atomic
+        from models.atomic import write_atomic
 
         stem = args.out / args.name
         write_atomic(stem.with_suffix(".md"), render(RetrievalResults.read(stem.with_suffix(".json"))))
         print(f"rewrote {stem}.md")
         return 0
     from models.resolve import ModelNotAvailable
-    from retriever.ingest import ingest
+    from retriever.reports.ingest import ingest
 
     shared = not args.corpus
     if shared and not args.data.is_dir():
@@ -416,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
     write_results(args.out / args.name, results, render)
     print(f"wrote {args.out / args.name}.json, .md and _match_at_k.png")
     if args.adopt and results.split == "dev" and results.choice is not None:
-        from retriever.methods import split_fused_spec
+        from retriever.search.methods import split_fused_spec
 
         method = split_fused_spec(results.choice.best.split(RERANK_SUFFIX)[0])[0]
         adopt_search(DEFAULT_MODEL, f"eval/results/{args.name}.json", method=method)

@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from models.atomic import write_atomic
 from models.paths import data_home
-from retriever.atomic import write_atomic
-from retriever.ingest import IngestResult, ingest
+from retriever.reports.ingest import IngestResult, ingest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA_VARIABLE = "RADSEARCH_SHARED_DATA"
@@ -47,7 +47,7 @@ def add_out_option(parser: argparse.ArgumentParser, default: Path) -> None:
 
 def index_backend(env: Mapping[str, str] = os.environ) -> str:
     """The encoder backend `assistant index` builds users' indexes with, read as the product reads it
-    (assistant.settings.EncoderSettings: RADSEARCH_ENCODER_BACKEND, else retriever.encoder.INDEX_BACKEND)."""
+    (assistant.settings.EncoderSettings: RADSEARCH_ENCODER_BACKEND, else retriever.encoders.encoder.INDEX_BACKEND)."""
     from assistant.settings import EncoderSettings
 
     return EncoderSettings.from_env(env).backend
@@ -56,7 +56,7 @@ def index_backend(env: Mapping[str, str] = os.environ) -> str:
 def add_encoder_backend_option(parser: argparse.ArgumentParser, env: Mapping[str, str] = os.environ) -> None:
     """A benchmark's `--encoder-backend`: who runs the encoders; by default `index_backend`, so the numbers are those
     of users' indexes."""
-    from retriever.encoder import BACKENDS
+    from retriever.encoders.encoder import BACKENDS
 
     default = index_backend(env)
     parser.add_argument("--encoder-backend", default=default, choices=BACKENDS,

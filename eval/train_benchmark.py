@@ -3,7 +3,7 @@
     python -m eval.train_benchmark                  # all variants; resumes: finished steps are kept
     python -m eval.train_benchmark --variants plain # only the paper's recipe
 
-Trains MiniLM on the TRAIN split (retriever.splits) of the shared development data (Open-i, CT-RATE, MTSamples,
+Trains MiniLM on the TRAIN split (retriever.reports.splits) of the shared development data (Open-i, CT-RATE, MTSamples,
 MedPix), then scores BM25, untuned MiniLM, untuned mpnet and every fine-tuned variant on the held-out TEST split,
 per source and pooled: findings -> impression match@1/5/10 and MRR@10 (eval.retrieval). Writes
 eval/results/training.json (after every finished step, so an interrupted run resumes) and training.md. Skips
@@ -101,9 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from eval.retrieval import make_ranker
-    from retriever.ingest import ingest
-    from retriever.splits import DEFAULT_SPLIT, split_reports
-    from retriever.train import TrainConfig, train_encoder
+    from retriever.reports.ingest import ingest
+    from retriever.reports.splits import DEFAULT_SPLIT, split_reports
+    from retriever.training.train import TrainConfig, train_encoder
 
     args.out.mkdir(parents=True, exist_ok=True)
     result_file = args.out / "training.json"

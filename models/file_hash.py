@@ -14,8 +14,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from models.atomic import write_atomic
 from models.paths import models_dir
-from retriever.atomic import write_atomic
 
 HASH_CACHE = ".file-hashes.json"
 

@@ -21,10 +21,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from models.atomic import write_atomic
 from models.file_hash import sha256_file
 from models.gguf_header import NotGGUF, read_header
 from models.paths import models_dir
-from retriever.atomic import write_atomic
 
 _CHUNK = 8 * 1024 * 1024
 
@@ -157,7 +157,7 @@ def _repair(model: PackagedGGUF, path: Path) -> str:
 def assemble(model: PackagedGGUF, target_dir: Path | None = None, *, verify_existing: bool = True) -> Path:
     """The model's verified file: in place for one part; parts concatenated atomically into `target_dir`.
 
-    Written with retriever.atomic.write_atomic (a temporary file in the target folder, renamed once checked): a
+    Written with models.atomic.write_atomic (a temporary file in the target folder, renamed once checked): a
     failed check deletes it, so the target either does not exist or is the verified model. An existing target is
     re-hashed when `verify_existing`.
     """

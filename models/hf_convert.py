@@ -6,7 +6,7 @@ values, exactly) and the quantization config is dropped so the folder looks like
 
 Runs in the vLLM venv (transformers, gguf, accelerate, torch), not the project venv:
     .vllm-venv/bin/python -m models.hf_convert OUT_DIR --gguf FILE.gguf
-Writes to a temporary sibling folder and renames it (retriever.atomic), so OUT_DIR is either complete or absent.
+Writes to a temporary sibling folder and renames it (models.atomic), so OUT_DIR is either complete or absent.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from retriever.atomic import write_atomic
+from models.atomic import write_atomic
 
 
 def convert(gguf_file: Path, out_dir: Path) -> Path:

@@ -51,7 +51,8 @@ class DataPaths:
 
     @property
     def llm_state(self) -> Path:
-        """The embedded model's evaluated system prompts (assistant/llamacpp_prefix.py): prompt text, no findings."""
+        """The embedded model's evaluated system prompts (assistant/llm/llamacpp_prefix.py): prompt text, no
+        findings."""
         return self.home / "llm_state"
 
     @property

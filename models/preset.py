@@ -107,7 +107,7 @@ def load_preset(path: Path = PRESET_FILE) -> Preset:
 
 def write_preset(preset: Preset, path: Path = PRESET_FILE) -> None:
     """Write `preset` (the benchmark rules call this when told to adopt their choice) and forget the cached read."""
-    from retriever.atomic import write_atomic
+    from models.atomic import write_atomic
 
     write_atomic(path, json.dumps(preset.to_json(), indent=2) + "\n")
     load_preset.cache_clear()

@@ -12,10 +12,10 @@ import zipfile
 from importlib.util import find_spec
 from pathlib import Path
 
+from models.atomic import write_atomic
 from models.file_hash import cached_sha256, sha256_file
 from models.paths import models_dir
 from models.registry import ENCODERS, EncoderEntry
-from retriever.atomic import write_atomic
 
 
 class ModelNotAvailable(Exception):

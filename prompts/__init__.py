@@ -16,7 +16,7 @@ from importlib import resources
 from string import Template
 
 _SECTION = re.compile(r"^=== (system|user) ===$", re.MULTILINE)
-#: How a template wants retrieved reports rendered (assistant/rag.py renders them).
+#: How a template wants retrieved reports rendered (assistant/rag/pipeline.py renders them).
 REFERENCE_STYLES = ("reports", "impressions")
 
 

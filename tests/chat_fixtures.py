@@ -15,7 +15,7 @@ from pathlib import Path
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"  # before gradio is imported
 from llm_fixtures import REPORTS  # noqa: E402
 
-from retriever.report import Report  # noqa: E402
+from retriever.reports.record import Report  # noqa: E402
 
 MARKUP_REPORT = Report(
     id="xr-markup-<b>007</b>",
@@ -37,7 +37,7 @@ EFFUSION_QUERY = "Blunting of the right costophrenic angle with a meniscus sign"
 
 def build_chat_index(folder: Path, encoder) -> Path:
     """Build and save the chat fixture index; returns the folder."""
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     ReportIndex.build(CHAT_REPORTS, encoder=encoder).save(folder)
     return folder

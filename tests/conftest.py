@@ -32,7 +32,7 @@ def shared_data() -> Path:
 def minilm():
     """The real all-MiniLM-L6-v2 encoder from its PyPI package (skipped only if the package is missing)."""
     from models.resolve import ModelNotAvailable
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     try:
         return load_encoder("minilm")

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from assistant.settings import SearchSettings, Settings
-from retriever import abbreviations
-from retriever.abbreviations import AbbreviationTableError, QueryExpander, make_expander, read_table
-from retriever.index import ReportIndex
-from retriever.report import Report
+from retriever.index.report_index import ReportIndex
+from retriever.reports.record import Report
+from retriever.search import abbreviations
+from retriever.search.abbreviations import AbbreviationTableError, QueryExpander, make_expander, read_table
 
 
 @pytest.fixture(autouse=True)

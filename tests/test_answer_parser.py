@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.answer import UnparseableOutput, answer_schema, parse_output
+from assistant.rag.answer import UnparseableOutput, answer_schema, parse_output
 
 
 def test_clean_json() -> None:

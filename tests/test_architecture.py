@@ -1,7 +1,13 @@
-"""The product stands apart from its benchmarks (issue 18): what the code imports and what the wheel holds.
+"""The product stands apart from its benchmarks (issue 18), its packages are layered (issue 38): what the code
+imports and what the wheel holds.
 
 Imports are read from the source (every `import`, module-level and inside functions), not from a running
 interpreter, so an import that only one code path reaches counts too.
+
+The layers (LAYERS) are the dependency rule: a package may import packages of its own layer or below, never above,
+and no two packages import each other. They are checked over packages, not modules: one concept per sub-package
+(`retriever/index/`, `assistant/llm/`), so a module moved to the wrong package, or a helper a low package borrows
+from a high one (models/ once used retriever's atomic write), fails here.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -27,6 +34,75 @@ def module_name(path: Path) -> str:
 
 def product_modules() -> dict[str, Path]:
     return {module_name(p): p for top in PRODUCT for p in sorted((REPO / top).rglob("*.py"))}
+
+
+def all_modules() -> dict[str, Path]:
+    """The product's modules and the benchmarks'."""
+    return {module_name(p): p for top in (*PRODUCT, BENCHMARKS) for p in sorted((REPO / top).rglob("*.py"))}
+
+
+#: The packages, lowest layer first: a package may import only packages of its own layer or below. A module belongs
+#: to the longest package named here that holds it (`retriever.encoders.onnx.runner` to `retriever.encoders`).
+#: `retriever` and `assistant` alone are their packages' own modules: retriever/__init__.py (the offline lock-down);
+#: assistant's settings, text and llm_factory (the settings name the LLM backend, so they sit above assistant.llm).
+#: `assistant.cli` is the console script, above the commands it registers.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("prompts", "models"),
+    ("retriever",),
+    ("retriever.reports",),
+    ("retriever.negation",),
+    ("retriever.encoders",),
+    ("retriever.search",),
+    ("retriever.index",),
+    ("retriever.training",),
+    ("assistant.llm",),
+    ("assistant",),
+    ("assistant.rag",),
+    ("assistant.chat",),
+    ("assistant.commands",),
+    ("assistant.cli",),
+    (BENCHMARKS,),
+)
+
+
+def layer_of(layers: tuple[tuple[str, ...], ...]) -> dict[str, int]:
+    return {package: level for level, members in enumerate(layers) for package in members}
+
+
+def package_of(module: str, packages: Iterable[str]) -> str | None:
+    """The longest of `packages` that is `module` or holds it; None when none does."""
+    holding = [p for p in packages if module == p or module.startswith(p + ".")]
+    return max(holding, key=len) if holding else None
+
+
+def package_graph(graph: dict[str, set[str]], packages: Iterable[str]) -> dict[str, set[str]]:
+    """The module graph folded onto packages: package -> the other packages its modules import."""
+    packages = tuple(packages)
+    folded: dict[str, set[str]] = {p: set() for p in packages}
+    for module, targets in graph.items():
+        source = package_of(module, packages)
+        if source is None:
+            continue
+        for target in targets:
+            to = package_of(target, packages)
+            if to is not None and to != source:
+                folded[source].add(to)
+    return folded
+
+
+def layer_violations(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], ...]) -> list[str]:
+    """Every import of a module into a package of a higher layer than its own, as `a (pkg, layer) -> b (pkg, layer)`."""
+    level = layer_of(layers)
+    found = []
+    for module, targets in sorted(graph.items()):
+        source = package_of(module, level)
+        if source is None:
+            continue
+        for target in sorted(targets):
+            to = package_of(target, level)
+            if to is not None and level[to] > level[source]:
+                found.append(f"{module} ({source}, layer {level[source]}) -> {target} ({to}, layer {level[to]})")
+    return found
 
 
 def _type_checking_only(node: ast.If) -> bool:
@@ -124,6 +200,51 @@ def test_product_code_imports_nothing_from_the_benchmarks() -> None:
 def test_no_import_cycle_among_product_modules() -> None:
     found = cycles(import_graph(product_modules()))
     assert found == [], "import cycles (each a set of modules importing one another):\n" + "\n".join(map(str, found))
+
+
+def test_every_sub_package_has_a_layer() -> None:
+    """A new sub-package (a folder with an __init__.py right under a product package) is placed in LAYERS, not
+    silently folded into its parent."""
+    declared = set(layer_of(LAYERS))
+    subpackages = {f"{top}.{init.parent.name}" for top in PRODUCT for init in (REPO / top).glob("*/__init__.py")}
+    assert sorted(subpackages - declared) == []
+    assert sorted(p for p in declared if p.split(".")[0] in PRODUCT and not (REPO / p.replace(".", "/")).exists()
+                  and not (REPO / (p.replace(".", "/") + ".py")).exists()) == []
+
+
+def test_packages_import_only_their_layer_or_below() -> None:
+    found = layer_violations(import_graph(all_modules()), LAYERS)
+    assert found == [], "imports of a higher layer (LAYERS, lowest first):\n" + "\n".join(found)
+
+
+def test_no_import_cycle_among_packages() -> None:
+    found = cycles(package_graph(import_graph(all_modules()), layer_of(LAYERS)))
+    assert found == [], "package cycles (each a set of packages importing one another):\n" + "\n".join(map(str, found))
+
+
+def test_the_layer_check_reports_a_lower_package_importing_a_higher_one() -> None:
+    """The checks above are only as good as the checker: a low package reaching up, and two packages importing each
+    other, are reported (the shape the tree had before issue 38: models.file_hash used retriever.atomic, retriever
+    used models)."""
+    layers = (("models",), ("retriever",), ("retriever.index",), ("app",))
+    graph = {
+        "models.file_hash": {"retriever.atomic", "models.paths"},
+        "models.paths": set(),
+        "retriever.atomic": set(),
+        "retriever.index.store": {"models.paths", "retriever.atomic"},
+        "retriever.encoder": {"models.file_hash"},
+        "app.cli": {"retriever.index.store", "models.paths"},
+    }
+    reported = "models.file_hash (models, layer 0) -> retriever.atomic (retriever, layer 1)"
+    assert layer_violations(graph, layers) == [reported]
+    folded = package_graph(graph, layer_of(layers))
+    assert folded == {"models": {"retriever"}, "retriever": {"models"}, "retriever.index": {"models", "retriever"},
+                      "app": {"retriever.index", "models"}}
+    assert cycles(folded) == [["models", "retriever"]]
+    graph["models.file_hash"] = {"models.paths"}  # the helper moved down: nothing to report
+    assert layer_violations(graph, layers) == [] and cycles(package_graph(graph, layer_of(layers))) == []
+    assert package_of("retriever.index.store", ("retriever", "retriever.index")) == "retriever.index"
+    assert package_of("retrieverx.a", ("retriever",)) is None
 
 
 def test_the_graph_sees_function_level_and_relative_imports(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 from fault_server import FaultServer, fault_server
 from llm_fixtures import build_index, require_embedded_smollm2
 
-from assistant.answer import Answer, RetrievedReport
+from assistant.rag.answer import Answer, RetrievedReport
 
 REPO = Path(__file__).resolve().parents[1]
 

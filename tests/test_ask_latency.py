@@ -12,7 +12,7 @@ from eval.perf.report import ask_latency
 
 def test_cold_runs_read_the_whole_prompt_and_saved_runs_load_the_prefix(tmp_path: Path, minilm) -> None:
     require_embedded_smollm2()
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     index = ReportIndex.load(build_index(tmp_path / "index", minilm), minilm)
     query = "Blunting of the right costophrenic angle."

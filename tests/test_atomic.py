@@ -1,4 +1,4 @@
-"""retriever.atomic.write_atomic: a failed write leaves the old file (or folder) whole and no temporary behind."""
+"""models.atomic.write_atomic: a failed write leaves the old file (or folder) whole and no temporary behind."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from retriever.atomic import write_atomic
+from models.atomic import write_atomic
 
 
 def _no_space(src: object, dst: object) -> None:
@@ -60,10 +60,10 @@ def test_a_failing_callback_removes_its_half_written_folder(tmp_path: Path) -> N
 
 
 def test_the_temporary_name_is_the_one_temporary_name_describes(tmp_path: Path) -> None:
-    """Folders that tolerate a killed write's leftover (retriever/shards.py) recognise it by TEMPORARY_NAME."""
+    """Folders that tolerate a killed write's leftover (retriever/index/shards.py) recognise it by TEMPORARY_NAME."""
     import re
 
-    from retriever.atomic import TEMPORARY_NAME
+    from models.atomic import TEMPORARY_NAME
 
     seen: list[Path] = []
 

@@ -16,9 +16,9 @@ import pytest
 from fault_server import COMPLETION, FaultServer, fault_server, stream_event
 from llm_fixtures import require_embedded_smollm2, smollm2_llm
 
-from assistant.llm import LLM, BackendMalformed, BackendRejected, BackendTimeout, BackendUnavailable
+from assistant.llm.base import LLM, BackendMalformed, BackendRejected, BackendTimeout, BackendUnavailable
+from assistant.llm.openai_backend import DEFAULT_CONTEXT, OpenAIBackend
 from assistant.llm_factory import make_llm
-from assistant.openai_backend import DEFAULT_CONTEXT, OpenAIBackend
 from assistant.settings import LLMSettings
 from models import gguf
 from models.paths import DataPaths
@@ -83,7 +83,7 @@ def test_embedded_model_follows_the_schema_and_is_loaded_once(smollm2: LLM) -> N
     result = smollm2.complete(MESSAGES, json_schema=SCHEMA, max_tokens=48)
     assert isinstance(json.loads(result.text)["cause"], str)
     assert result.model_id == "smollm2-135m-instruct-q4_1" and result.usage["completion_tokens"] > 0
-    from assistant.llamacpp_backend import _load
+    from assistant.llm.llamacpp_backend import _load
 
     assert _load("smollm2", 2048, 2) is _load("smollm2", 2048, 2)
     assert smollm2.context_window == 2048 and 0 < smollm2.count_tokens("pleural effusion") < 10
@@ -96,7 +96,7 @@ def test_streaming_gives_the_same_text_as_complete(smollm2: LLM) -> None:
 
 
 def test_embedded_timeout_is_typed_and_the_model_stays_usable(smollm2: LLM) -> None:
-    from assistant.llamacpp_backend import LlamaCppBackend
+    from assistant.llm.llamacpp_backend import LlamaCppBackend
 
     impatient = LlamaCppBackend("smollm2", n_ctx=2048, timeout_s=0.0)
     with pytest.raises(BackendTimeout):
@@ -110,7 +110,7 @@ def test_embedded_prompt_over_the_context_is_rejected(smollm2: LLM) -> None:
 
 
 def test_embedded_missing_model_is_unavailable(tmp_path: Path) -> None:
-    from assistant.llamacpp_backend import LlamaCppBackend
+    from assistant.llm.llamacpp_backend import LlamaCppBackend
 
     with pytest.raises(BackendUnavailable, match="not found"):
         LlamaCppBackend(str(tmp_path / "none.gguf")).complete(MESSAGES)
@@ -250,7 +250,7 @@ def test_a_trickling_model_list_does_not_hold_the_call(server: FaultServer) -> N
 
 def test_embedded_deadline_covers_waiting_for_the_model(smollm2: LLM) -> None:
     """Another request holds the shared model (the chat serves several residents): the wait counts too."""
-    from assistant.llamacpp_backend import LlamaCppBackend, _load
+    from assistant.llm.llamacpp_backend import LlamaCppBackend, _load
 
     loaded = _load("smollm2", 2048, 2)
     impatient = LlamaCppBackend("smollm2", n_ctx=2048, timeout_s=0.5)
@@ -274,7 +274,7 @@ def test_embedded_deadline_covers_waiting_for_the_model(smollm2: LLM) -> None:
 
 def test_embedded_deadline_interrupts_prompt_evaluation(smollm2: LLM) -> None:
     """A prompt of ~1,800 tokens takes seconds to read on a busy CPU; the deadline stops it part-way."""
-    from assistant.llamacpp_backend import LlamaCppBackend
+    from assistant.llm.llamacpp_backend import LlamaCppBackend
 
     impatient = LlamaCppBackend("smollm2", n_ctx=2048, timeout_s=0.3)  # the same loaded model as `smollm2`
     long_prompt = [{"role": "user", "content": "Small right pleural effusion. " * 250}]

@@ -10,7 +10,7 @@ from eval.build_cases import impression_case, mark_screening, medpix_case, openi
 from eval.cases import SCREENING, Case, CaseFileError, read_cases, write_cases
 from eval.conditions import parse_conditions, retrieval_corpus
 from eval.prediction_cache import PredictionCache, cache_key
-from retriever.report import Report
+from retriever.reports.record import Report
 
 
 def test_cases_round_trip_and_references(tmp_path) -> None:
@@ -110,10 +110,10 @@ def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_mode
     assert staged != plain  # its answers are cached apart
     with pytest.raises(ValueError, match="bad condition option 'rerank=support'"):
         parse_conditions("none[rerank=support]")
-    from assistant.answer_defaults import FIELD
+    from assistant.rag.answer_defaults import FIELD
     from eval.diagnosis import default_condition
     from eval.retrieval import reranker_for
-    from retriever.methods import DEFAULT_SECOND_STAGE
+    from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     # the benchmark's default is what `ask` searches with: the second stage only where it re-scores the ask's field
     applies = DEFAULT_SECOND_STAGE is not None and reranker_for(DEFAULT_SECOND_STAGE).applies_to(FIELD)
@@ -178,7 +178,7 @@ def test_impression_case_takes_the_first_positive_item_and_skips_normal_studies(
 
 
 def test_screening_cases_are_dev_cases_and_marked(tmp_path) -> None:
-    from retriever.splits import split_of
+    from retriever.reports.splits import split_of
 
     cases = [Case(f"medpix:{i}", "f", "d", source="medpix") for i in range(60)]
     marked = mark_screening(cases, 3)
@@ -200,7 +200,7 @@ def test_a_cached_eval_index_from_older_negation_rules_is_tokenized_anew(tmp_pat
     import json
 
     from eval.conditions import load_or_build_index
-    from retriever.report import Report
+    from retriever.reports.record import Report
 
     reports = [Report("r:1", "", "Effusion has cleared."), Report("r:2", "", "Small effusion.")]
     first = load_or_build_index(reports, "minilm", ("impression",), tmp_path)

@@ -6,7 +6,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from retriever.bm25_index import LeanBM25, _ids
+from retriever.index.bm25 import LeanBM25, _ids
 
 TEXTS = [
     "Small left pleural effusion. Effusion unchanged, effusion small.",

@@ -15,12 +15,12 @@ import pytest
 from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, MARKUP_REPORT, build_chat_index, free_port
 from llm_fixtures import require_embedded_smollm2, smollm2_llm
 
-from assistant.answer import RetrievedReport
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.service import MODE_ANSWER, MODE_SEARCH, ChatConfig, ChatService, Request
 from assistant.commands.chat_cmd import parse_auth
-from assistant.llm import LLM, LLMResult, Message
+from assistant.llm.base import LLM, LLMResult, Message
+from assistant.rag.answer import RetrievedReport
 from assistant.settings import LLMSettings, Settings
 from models.paths import DataPaths
 

@@ -21,12 +21,12 @@ import pytest
 from chat_fixtures import EFFUSION_QUERY, build_chat_index, served
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
-from assistant import answer_defaults
 from assistant.chat.render import score_label
 from assistant.chat.service import ChatConfig
+from assistant.rag import answer_defaults
 from assistant.settings import Settings
 from models.paths import DataPaths
-from retriever.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")

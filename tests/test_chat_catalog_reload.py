@@ -10,9 +10,9 @@ from test_index import REPORTS
 
 from assistant.chat.catalog import IndexCatalog
 from models.paths import DataPaths
-from retriever.index import ReportIndex
-from retriever.index_update import update_index
-from retriever.report import Report
+from retriever.index.report_index import ReportIndex
+from retriever.index.update import update_index
+from retriever.reports.record import Report
 
 NEW = Report("t:7", "Moderate right pneumothorax without tension.", "Right tension-free pneumothorax.")
 

@@ -176,7 +176,7 @@ def test_a_failed_write_is_a_clear_error_not_a_traceback(tmp_path: Path, minilm,
     from typer.testing import CliRunner
 
     from assistant.cli import app
-    from retriever import index_swap
+    from retriever.index import swap as index_swap
 
     def disk_full(staged, target):  # fault injection: the disk fills while the index is written
         raise OSError(28, "No space left on device")
@@ -192,8 +192,8 @@ def test_a_failed_write_is_a_clear_error_not_a_traceback(tmp_path: Path, minilm,
 @pytest.fixture(scope="module")
 def negation_index(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
     """Issue 17: one report affirms a pneumothorax, one rules it out, one is about something else."""
-    from retriever.index import ReportIndex
-    from retriever.report import Report
+    from retriever.index.report_index import ReportIndex
+    from retriever.reports.record import Report
 
     reports = [
         Report(id="site:affirmed", findings="Small left apical pneumothorax.", impression="Left pneumothorax."),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from chat_fixtures import free_port
 
-from retriever.report import Report
+from retriever.reports.record import Report
 
 REPO = Path(__file__).resolve().parents[1]
 # Rich would read these as a style, a closing tag (MarkupError), a hyperlink and an emoji code.
@@ -32,7 +32,7 @@ MARKUP_REPORTS = [
 
 @pytest.fixture(scope="module")
 def markup_index(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     folder = tmp_path_factory.mktemp("markup") / "index"
     ReportIndex.build(MARKUP_REPORTS, encoder=minilm).save(folder)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from test_cli_index_search import run
 
-from retriever.index import ReportIndex
+from retriever.index.report_index import ReportIndex
 
 YESTERDAY = [
     {"id": "1", "findings": "Moderate right pleural effusion.", "impression": "Right pleural effusion."},

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from llm_fixtures import build_index
 
-from assistant.configuration import configuration_hash, retrieval_configuration
-from assistant.lc_retriever import ReportRetriever
-from assistant.llamacpp_backend import LlamaCppBackend
-from assistant.openai_backend import OpenAIBackend
-from assistant.rag import RagPipeline
-from retriever.index import ReportIndex
+from assistant.llm.llamacpp_backend import LlamaCppBackend
+from assistant.llm.openai_backend import OpenAIBackend
+from assistant.rag.configuration import configuration_hash, retrieval_configuration
+from assistant.rag.lc_retriever import ReportRetriever
+from assistant.rag.pipeline import RagPipeline
+from retriever.index.report_index import ReportIndex
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_the_embedded_model_is_identified_by_its_file_hash_without_loading_it() 
 
 
 def test_the_retrieval_half_records_the_second_stage_that_applies(index: ReportIndex) -> None:
-    from retriever.support import SupportCheck
+    from retriever.search.support import SupportCheck
 
     index.reranker = SupportCheck(weight=0.5)
     try:

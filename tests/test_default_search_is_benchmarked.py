@@ -23,7 +23,7 @@ SOURCE = "mtsamples"
 @pytest.fixture(scope="module")
 def case(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     from eval.shared_data import load_shared
-    from retriever.splits import split_reports
+    from retriever.reports.splits import split_reports
 
     test = [r for r in split_reports(load_shared(shared_data).reports)["test"] if r.source == SOURCE]
     usable = [r for r in test if r.findings.strip() and r.impression.strip()]
@@ -43,8 +43,8 @@ def case(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
 def _product_ranking(index_folder: Path, queries: list[str]) -> list[list[int]]:
     """Ranked corpus positions as `assistant search` finds them (its defaults: method, second stage, field)."""
     from assistant.settings import Settings
-    from retriever.index import ReportIndex
-    from retriever.methods import DEFAULT_METHOD
+    from retriever.index.report_index import ReportIndex
+    from retriever.search.methods import DEFAULT_METHOD
 
     index = ReportIndex.load(index_folder)
     index.reranker = Settings().search.load_reranker()
@@ -56,7 +56,7 @@ def test_a_fresh_default_index_and_search_rank_as_the_benchmarks_default_row(cas
     from eval.retrieval import make_ranker
     from eval.retrieval_benchmark import shipped_default
     from models.preset import PRESET
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     assert ReportIndex.load(case["index"]).manifest.encoder.name == PRESET.encoder
     benchmark = make_ranker(shipped_default(), backend="onnx-int8").rank(case["queries"], case["corpus"], 5)

@@ -3,9 +3,9 @@ column of the training sets only when asked for."""
 
 from __future__ import annotations
 
-from retriever.detail_negatives import detail_negative, detail_variants
-from retriever.report import Report
-from retriever.train_data import build_pairs, training_sets
+from retriever.reports.record import Report
+from retriever.training.data import build_pairs, training_sets
+from retriever.training.negatives import detail_negative, detail_variants
 
 
 def test_each_variant_changes_one_side_severity_or_measurement() -> None:

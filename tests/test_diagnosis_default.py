@@ -41,10 +41,10 @@ def test_results_without_a_candidate_are_refused() -> None:
 
 
 def test_ask_and_chat_answer_with_the_screened_choice() -> None:
-    """assistant/answer_defaults.py is what the rule picks from the committed screening results."""
-    from assistant import answer_defaults
+    """assistant/rag/answer_defaults.py is what the rule picks from the committed screening results."""
     from assistant.chat.service import ChatConfig, Request
-    from assistant.lc_retriever import ReportRetriever
+    from assistant.rag import answer_defaults
+    from assistant.rag.lc_retriever import ReportRetriever
     from eval.diagnosis_default import SCREEN_RESULTS, read_choice
 
     if not SCREEN_RESULTS.is_file():
@@ -52,6 +52,6 @@ def test_ask_and_chat_answer_with_the_screened_choice() -> None:
     choice = read_choice()
     product = (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT)
     screened = (choice["k"], choice["field"], choice["prompt"])
-    assert product == screened, "copy `python -m eval.diagnosis_default`'s choice into assistant/answer_defaults.py"
+    assert product == screened, "copy `python -m eval.diagnosis_default`'s choice into assistant/rag/answer_defaults.py"
     assert (Request().k, Request().field, ChatConfig().default_k) == (choice["k"], choice["field"], choice["k"])
     assert ReportRetriever.model_fields["k"].default == choice["k"]

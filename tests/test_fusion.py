@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retriever.fusion import fuse_dense_and_bm25, reciprocal_rank_fusion, weighted_fusion
+from retriever.search.fusion import fuse_dense_and_bm25, reciprocal_rank_fusion, weighted_fusion
 
 
 def test_rrf_hand_computed() -> None:
@@ -52,8 +52,8 @@ def test_the_products_dense_weight_is_the_one_the_committed_dev_sweep_picked() -
 
     from eval.retrieval_benchmark import DEFAULT_MODEL
     from eval.shared_data import RESULTS
-    from retriever.fusion import DENSE_WEIGHT
-    from retriever.methods import DEFAULT_SECOND_STAGE
+    from retriever.search.fusion import DENSE_WEIGHT
+    from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     committed = json.loads((RESULTS / "fusion_sweep.json").read_text(encoding="utf-8"))
     assert committed["best_dense_weight"] == DENSE_WEIGHT

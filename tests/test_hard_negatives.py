@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from retriever.negation_pairs import flip_polarity, polarity, real_sentence_pairs, sentence_pairs
-from retriever.report import Report
-from retriever.train_data import PairSet, bm25_negatives, build_pairs, training_sets
+from retriever.negation.pairs import flip_polarity, polarity, real_sentence_pairs, sentence_pairs
+from retriever.reports.record import Report
+from retriever.training.data import PairSet, bm25_negatives, build_pairs, training_sets
 
 
 def _pairs(rows: list[tuple[str, str]]) -> PairSet:

@@ -25,12 +25,12 @@ from eval.retrieval_benchmark import (
     shipped_default,
 )
 from eval.retrieval_results import RankerResult, RetrievalResults
-from retriever import faiss_index
-from retriever.encoder import Encoder
-from retriever.fusion import DENSE_WEIGHT, RRF_K
-from retriever.index import ReportIndex
-from retriever.methods import METHODS
-from retriever.report import Report
+from retriever.encoders.encoder import Encoder
+from retriever.index import vectors as faiss_index
+from retriever.index.report_index import ReportIndex
+from retriever.reports.record import Report
+from retriever.search.fusion import DENSE_WEIGHT, RRF_K
+from retriever.search.methods import METHODS
 
 CORPUS = [
     "Right lower lobe pneumonia.",
@@ -224,7 +224,7 @@ def test_product_default_is_the_one_the_committed_dev_results_chose() -> None:
 def test_the_benchmark_checks_its_targets_on_what_users_search_with() -> None:
     """The test-split targets are checked on the default method with the default second stage, and the method over
     the same model without it stays beside it, so the stage's own effect is in the same table."""
-    from retriever.methods import DEFAULT_SECOND_STAGE
+    from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     rankers = DEFAULT_RANKERS.split(",")
     assert shipped_default() == product_default() + (f"+rerank={DEFAULT_SECOND_STAGE}" if DEFAULT_SECOND_STAGE else "")

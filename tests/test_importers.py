@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from retriever.ingest import Exclusions, ingest
-from retriever.report import Report
-from retriever.sources import ColumnMap, iter_corpus
+from retriever.reports.ingest import Exclusions, ingest
+from retriever.reports.record import Report
+from retriever.reports.sources import ColumnMap, iter_corpus
 
 KEEP_ALL = Exclusions(require_findings=False, require_impression=False, drop_duplicate_findings=False)
 
@@ -276,8 +276,8 @@ def test_shared_data_counts_add_up(shared_data: Path) -> None:
 
 def test_dicom_modality_codes_are_normalised_and_the_original_kept(tmp_path: Path) -> None:
     """Issue 39: a RIS export's `CR` became `OT`, so neither `--modality CR` nor `--modality XR` found the report."""
-    from retriever.index import SearchFilters
-    from retriever.sources.base import normalize_modality
+    from retriever.index.report_index import SearchFilters
+    from retriever.reports.sources.base import normalize_modality
 
     path = tmp_path / "ris.csv"
     rows = ["id,findings,impression,modality"] + [

@@ -16,8 +16,8 @@ from tempfile import TemporaryDirectory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retriever.ingest import Exclusions, ingest
-from retriever.sections import clean_text
+from retriever.reports.ingest import Exclusions, ingest
+from retriever.reports.sections import clean_text
 
 KEEP_ALL = Exclusions(require_findings=False, require_impression=False, drop_duplicate_findings=False)
 COLUMNS = ("findings", "impression", "text", "modality", "labels", "note")

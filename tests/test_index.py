@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from retriever.index import IndexLoadError, ReportIndex, SearchFilters
-from retriever.query import EmptyQueryError
-from retriever.report import Report
+from retriever.index.report_index import IndexLoadError, ReportIndex, SearchFilters
+from retriever.reports.record import Report
+from retriever.search.query import EmptyQueryError
 
 REPORTS = [
     Report(
@@ -160,7 +160,7 @@ def test_save_is_atomic_and_replaces_previous(index_dir: Path, minilm, tmp_path:
 
 def test_save_refuses_to_replace_a_folder_that_is_not_an_index(minilm, tmp_path: Path) -> None:
     """Library callers are protected too: only an index, an empty folder or nothing is replaced without overwrite."""
-    from retriever.output_paths import UnsafeOutput
+    from retriever.index.output_paths import UnsafeOutput
 
     built = ReportIndex.build(REPORTS[:2], minilm)
     notes = tmp_path / "notes"
@@ -215,7 +215,7 @@ WRONG_SHAPES = {
 @pytest.mark.parametrize("shape", WRONG_SHAPES)
 def test_a_manifest_of_the_wrong_shape_is_a_load_error(index_dir: Path, tmp_path: Path, shape: str) -> None:
     """Issue 15, defect 7: `[]` gave a traceback; every malformed shape is an IndexLoadError naming the rebuild."""
-    from retriever.manifest import is_current
+    from retriever.index.manifest import is_current
 
     broken, manifest = _copy(index_dir, tmp_path / "broken")
     _write_manifest(broken, WRONG_SHAPES[shape](manifest))
@@ -316,7 +316,7 @@ def test_a_save_killed_between_its_renames_is_recovered(minilm, tmp_path: Path) 
 
 def test_save_keeps_the_temp_folder_of_a_running_build(minilm, tmp_path: Path) -> None:
     """A concurrent build's temp folder (its owner alive) is never taken for a dead run's."""
-    from retriever.index_swap import stage
+    from retriever.index.swap import stage
 
     target = tmp_path / "busy"
     running = stage(target)
@@ -342,9 +342,9 @@ def test_hybrid_methods_fuse_dense_and_bm25(index_dir: Path, minilm) -> None:
 def test_is_current_tells_make_when_to_rebuild_the_demo_index(tmp_path: Path) -> None:
     """`make demo-index` rebuilds when the index is missing, broken, from another encoder, an older export or older
     negation rules for BM25."""
-    from retriever.bm25_index import TOKENIZER_FINGERPRINT
-    from retriever.manifest import EncoderInfo, Manifest, is_current, main
-    from retriever.onnx_encoder import EXPORT_VERSION
+    from retriever.encoders.onnx.encoder import EXPORT_VERSION
+    from retriever.index.manifest import EncoderInfo, Manifest, is_current, main
+    from retriever.negation.tokens import TOKENIZER_FINGERPRINT
 
     def write(backend: str, version: int, rules: str = TOKENIZER_FINGERPRINT) -> Path:
         folder = tmp_path / f"{backend}-{version}-{rules}"

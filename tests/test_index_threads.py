@@ -2,8 +2,8 @@
 
 Why: the chat serves several residents from one loaded index and the diagnosis benchmark searches one index from a
 thread pool. The encoder's fast tokenizer and the SQLite connection are not safe to use from two threads at once, so
-ReportIndex serialises its use of them itself (retriever/index.py); callers need no lock of their own. Without
-that, this test failed here: 6 of 900 searches counted a long query's tokens as 256 instead of 402, because
+ReportIndex serialises its use of them itself (retriever/index/report_index.py); callers need no lock of their own.
+Without that, this test failed here: 6 of 900 searches counted a long query's tokens as 256 instead of 402, because
 another thread's encode had switched the shared tokenizer to truncation.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from llm_fixtures import REPORTS
 
-from retriever.index import ReportIndex, SearchFilters
+from retriever.index.report_index import ReportIndex, SearchFilters
 
 THREADS = 8
 ROUNDS = 10

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from test_index import REPORTS
 
-from retriever.faiss_index import build_vector_index, remove_vectors, search_vectors
-from retriever.index import IndexLoadError, ReportIndex
-from retriever.index_swap import IndexBusy
-from retriever.index_update import update_index
-from retriever.ingest import Exclusions
-from retriever.report import FIELDS, Report
+from retriever.index.report_index import IndexLoadError, ReportIndex
+from retriever.index.swap import IndexBusy
+from retriever.index.update import update_index
+from retriever.index.vectors import build_vector_index, remove_vectors, search_vectors
+from retriever.reports.ingest import Exclusions
+from retriever.reports.record import FIELDS, Report
 
 NEW = Report("t:7", "Moderate right pneumothorax without tension.", "Right pneumothorax.", modality="XR", source="c")
 CHANGED = Report("t:2", "Left lower lobe consolidation.", "Left lower lobe pneumonia.", modality="XR", labels=("x",))
@@ -132,7 +132,7 @@ def test_an_index_tokenized_under_older_negation_rules_is_tokenized_anew(
 ) -> None:
     """An index built before "appears resolved" was a negation trigger: its BM25 scores the resolved effusion as
     present, search says so, and an update that adds nothing tokenizes the store anew (equal to a fresh build)."""
-    import retriever.negation_scope as scope
+    import retriever.negation.scope as scope
 
     reports = [
         Report("r:1", "", "Left pleural effusion appears resolved.", source="c"),

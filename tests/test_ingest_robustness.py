@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from retriever.ingest import Exclusions, IngestResult, ingest
-from retriever.sources import iter_corpus
+from retriever.reports.ingest import Exclusions, IngestResult, ingest
+from retriever.reports.sources import iter_corpus
 
 KEEP_ALL = Exclusions(require_findings=False, require_impression=False, drop_duplicate_findings=False)
 

@@ -7,7 +7,7 @@ import pytest
 from eval import beir
 from eval.label_metrics import average_precision, label_retrieval, precision_at
 from eval.retrieval import make_ranker
-from retriever.report import Report
+from retriever.reports.record import Report
 
 
 def test_average_precision_by_hand() -> None:

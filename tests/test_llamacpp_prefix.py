@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from llm_fixtures import require_embedded_smollm2
 
-from assistant import llamacpp_backend
-from assistant.llamacpp_backend import LlamaCppBackend
-from assistant.llamacpp_prefix import PrefixStates, shared_prefix
+from assistant.llm import llamacpp_backend
+from assistant.llm.llamacpp_backend import LlamaCppBackend
+from assistant.llm.llamacpp_prefix import PrefixStates, shared_prefix
 from prompts import load
 
 N_CTX = 1536  # a context size no other test loads, so dropping it from the cache gives a fresh context

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from test_train import FAST, tiny_corpus
 
-from retriever.model_average import average_encoders
-from retriever.train import CARD_FILE, TrainConfig, train_encoder
-from retriever.train_data import TrainingError
+from retriever.training.average import average_encoders
+from retriever.training.data import TrainingError
+from retriever.training.train import CARD_FILE, TrainConfig, train_encoder
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_the_average_is_the_mean_of_every_weight_and_its_card_names_the_parts(mo
     readme = (result.path / "README.md").read_text(encoding="utf-8")
     assert "| seed1 |" in readme and "tiny:" not in readme  # parts named, no report text
 
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     vectors = load_encoder("soup").encode(["pleural effusion", "rib fractures"])
     assert vectors.shape == (2, 384)

@@ -18,11 +18,11 @@ from eval.negated_hits import (
     render,
     sparse,
 )
-from retriever.findings import OPENI_FINDINGS
-from retriever.negation import is_negated
-from retriever.negation_pairs import mentions
-from retriever.report import Report
-from retriever.splits import split_of
+from retriever.negation.pairs import mentions
+from retriever.negation.rules import is_negated
+from retriever.reports.findings import OPENI_FINDINGS
+from retriever.reports.record import Report
+from retriever.reports.splits import split_of
 
 EFFUSION = next(f for f in OPENI_FINDINGS if f.label == "Effusion")
 
@@ -107,7 +107,7 @@ def test_real_index_no_method_ranks_a_report_ruling_the_finding_out_above_one_af
     come first and the two that only rule it out last and marked (BM25 does not return them: their negated words are
     other terms). r5 ("No left effusion, small right effusion.") is mixed, and NegEx's six-word window reaches past
     its comma, so the search reads it as negated too; the metric's judge does not."""
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     index = ReportIndex.build(CORPUS, minilm, ("impression",))
     query = label_queries()[[q.finding.label for q in label_queries()].index("Effusion")]
@@ -124,7 +124,7 @@ def test_real_index_no_method_ranks_a_report_ruling_the_finding_out_above_one_af
 def test_hand_made_corpus_affirmed_and_negated_queries_rank_the_matching_polarity_first(minilm) -> None:
     """Issue 17's ranking bar, per method: an affirmative query ranks every affirming report above every report that
     only rules the finding out, a negated query the reverse; mixed reports may fall anywhere."""
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     corpus = [
         Report("a1", impression="Large left pneumothorax with mediastinal shift.", source="fixture"),

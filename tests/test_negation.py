@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retriever.negation import affirm, is_negated, negate
+from retriever.negation.rules import affirm, is_negated, negate
 
 DETECTION = [
     ("There is no pleural effusion.", "pleural effusion", True),

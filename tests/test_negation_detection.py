@@ -16,7 +16,7 @@ from eval.negation_detection import (
     openi_cases,
     scores,
 )
-from retriever.negation import is_negated
+from retriever.negation.rules import is_negated
 
 LIST_NEGATION = "There is no focal airspace opacity, pleural effusion, or pneumothorax."
 

@@ -1,5 +1,5 @@
-"""The real-sentence negation test (eval.negation_real_pairs, its pairs by retriever.label_pairs): which sentences
-count, how pairs are matched, and Δcos by hand on fixed vectors. Reports written for these tests."""
+"""The real-sentence negation test (eval.negation_real_pairs, its pairs by retriever.negation.label_pairs): which
+sentences count, how pairs are matched, and Δcos by hand on fixed vectors. Reports written for these tests."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 
 from eval.negation_benchmark import pair_gaps
 from eval.negation_real_pairs import TARGET, held_out, mean_ci, new_text, render, summarize, verdict
-from retriever.findings import OWNERS
-from retriever.label_pairs import collect, judge, label_sentence_pairs
-from retriever.negation_pairs import NegationPair, match
-from retriever.report import Report
-from retriever.splits import split_of
+from retriever.negation.label_pairs import collect, judge, label_sentence_pairs
+from retriever.negation.pairs import NegationPair, match
+from retriever.reports.findings import OWNERS
+from retriever.reports.record import Report
+from retriever.reports.splits import split_of
 
 OPENI = OWNERS["openi"]
 

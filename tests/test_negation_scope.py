@@ -7,15 +7,16 @@ import math
 import numpy as np
 import pytest
 
-from retriever.bm25_index import BM25Field, tokenize
-from retriever.negation_rerank import (
+from retriever.index.bm25 import BM25Field
+from retriever.negation.scope import scoped_words
+from retriever.negation.tokens import tokenize
+from retriever.search.contradiction import (
     CONTRADICTION_SHARE,
     Polarity,
     contradicting_last,
     contradiction,
     rules_out_in_part,
 )
-from retriever.negation_scope import scoped_words
 
 STOP = frozenset({"the", "of", "with", "in", "is", "there", "or", "and"})
 

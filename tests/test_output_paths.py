@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from retriever.output_paths import UnsafeOutput, check_outputs
+from retriever.index.output_paths import UnsafeOutput, check_outputs
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retriever.index import IndexLoadError, ReportIndex
-from retriever.onnx_encoder import EXPORT_VERSION
-from retriever.report import Report
+from retriever.encoders.onnx.encoder import EXPORT_VERSION
+from retriever.index.report_index import IndexLoadError, ReportIndex
+from retriever.reports.record import Report
 
 TEXTS = [
     "Large left pleural effusion with compressive atelectasis of the left lower lobe.",
@@ -37,7 +37,7 @@ def fast_home(minilm, tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture()
 def fast(minilm, fast_home: Path, monkeypatch: pytest.MonkeyPatch):
     """A loader of MiniLM run by a fast backend, sharing the already-loaded torch model."""
-    from retriever.encoder import Encoder, model_backend
+    from retriever.encoders.encoder import Encoder, model_backend
 
     monkeypatch.setenv("RADSEARCH_HOME", str(fast_home))
 
@@ -60,7 +60,7 @@ def test_fast_backends_match_torch(minilm, fast, backend: str, floor: float) -> 
 
 
 def test_export_is_cached_by_fingerprint_and_version(minilm, fast, fast_home: Path) -> None:
-    from retriever.onnx_encoder import EXPORT_VERSION, cache_dir
+    from retriever.encoders.onnx.encoder import EXPORT_VERSION, cache_dir
 
     fast("onnx-int8").encode(TEXTS[:1])
     folder = cache_dir(minilm.fingerprint)
@@ -82,9 +82,9 @@ def test_export_is_fused_and_leaves_the_torch_model_as_it_was(minilm, fast, tmp_
     """The speed of the fast path comes from these fused nodes; the torch model shares its module with the export."""
     import onnxruntime as ort
 
-    from retriever.onnx_encoder import cache_dir
-    from retriever.onnx_export import FUSION_FILE, MIN_FUSED_COSINE
-    from retriever.onnx_runner import session_for
+    from retriever.encoders.onnx.encoder import cache_dir
+    from retriever.encoders.onnx.export import FUSION_FILE, MIN_FUSED_COSINE
+    from retriever.encoders.onnx.runner import session_for
 
     attention = minilm.model[0].auto_model.config._attn_implementation
     fast("onnx-int8").encode(TEXTS[:1])
@@ -108,7 +108,7 @@ def test_export_is_fused_and_leaves_the_torch_model_as_it_was(minilm, fast, tmp_
 
 
 def test_a_fusion_that_changes_the_embeddings_is_not_used(minilm, tmp_path: Path, monkeypatch) -> None:
-    from retriever import onnx_export
+    from retriever.encoders.onnx import export as onnx_export
 
     monkeypatch.setattr(onnx_export, "MIN_FUSED_COSINE", 1.5)  # no fused graph can pass: the check must refuse it
     onnx_export.export(minilm.model, tmp_path / "export")
@@ -117,7 +117,7 @@ def test_a_fusion_that_changes_the_embeddings_is_not_used(minilm, tmp_path: Path
 
 
 def test_unsupported_module_stack_is_refused() -> None:
-    from retriever.onnx_spec import UnsupportedModel, pooling_mode
+    from retriever.encoders.onnx.spec import UnsupportedModel, pooling_mode
 
     class Dense:
         pass
@@ -128,7 +128,7 @@ def test_unsupported_module_stack_is_refused() -> None:
 
 def test_unknown_backend_is_a_clear_error() -> None:
     from eval.shared_data import index_backend
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     with pytest.raises(ValueError, match="unknown encoder backend"):
         load_encoder("minilm", backend="tpu")
@@ -142,7 +142,7 @@ def test_the_encoder_reads_no_environment(monkeypatch: pytest.MonkeyPatch) -> No
     the entry point changes nothing."""
     import inspect
 
-    from retriever import encoder
+    from retriever.encoders import encoder
 
     assert "os.environ" not in inspect.getsource(encoder) and "getenv" not in inspect.getsource(encoder)
     monkeypatch.setenv("RADSEARCH_ENCODER_DEVICE", "cuda")
@@ -168,7 +168,7 @@ def test_index_records_backend_and_refuses_a_mismatch(minilm, fast, tmp_path: Pa
 
 def test_cached_export_opens_without_sentence_transformers(minilm, fast, fast_home: Path) -> None:
     """Once exported, a fast backend loads from the cache alone and encodes exactly as the model-backed path."""
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     full = fast("onnx-int8")
     reference = full.encode(TEXTS)
@@ -190,7 +190,7 @@ def test_cached_search_imports_no_torch(minilm, fast, fast_home: Path, tmp_path:
     ReportIndex.build(REPORTS, fast("onnx-int8"), ("findings",)).save(folder)
     script = (
         "import sys\n"
-        "from retriever.index import ReportIndex\n"
+        "from retriever.index.report_index import ReportIndex\n"
         f"hits = ReportIndex.load({str(folder)!r}).search({TEXTS[0]!r}, field='findings', k=1, method='dense')\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules)\n"
         "print(hits[0].report.id, heavy)\n"
@@ -203,9 +203,9 @@ def test_cached_search_imports_no_torch(minilm, fast, fast_home: Path, tmp_path:
 
 def test_export_cached_before_runner_specs_is_completed(minilm, fast, fast_home: Path) -> None:
     """Exports cached by an earlier release have no runner spec: they load through the model once, which adds it."""
-    from retriever.encoder import load_encoder
-    from retriever.onnx_encoder import cache_dir
-    from retriever.onnx_spec import SPEC_FILE, TOKENIZER_FILE
+    from retriever.encoders.encoder import load_encoder
+    from retriever.encoders.onnx.encoder import cache_dir
+    from retriever.encoders.onnx.spec import SPEC_FILE, TOKENIZER_FILE
 
     fast("onnx-int8").encode(TEXTS[:1])
     folder = cache_dir(minilm.fingerprint)
@@ -228,7 +228,7 @@ def test_export_cached_before_runner_specs_is_completed(minilm, fast, fast_home:
 
 def test_runner_spec_tokenizes_like_the_model(minilm) -> None:
     """The fast path's Rust tokenizer must make the very ids the model's tokenizer makes, truncation included."""
-    from retriever.onnx_spec import RunnerSpec
+    from retriever.encoders.onnx.spec import RunnerSpec
 
     texts = [*TEXTS, "", "Ünïcode — “quotes”, 5×3 cm; T2/FLAIR", "tab\tand\nnewline", "word " * 400]
     spec = RunnerSpec.from_model(minilm.model)
@@ -253,8 +253,8 @@ def test_index_without_backend_in_manifest_is_a_torch_index(minilm, tmp_path: Pa
 
 def test_quantization_falls_back_to_a_recipe_that_keeps_the_embeddings(minilm, fast, tmp_path: Path) -> None:
     """A model whose int8 version drifts gets more layers in float; one that always drifts is refused."""
-    from retriever.onnx_encoder import cache_dir
-    from retriever.onnx_quantize import CALIBRATION, MIN_COSINE, quantize, recipes
+    from retriever.encoders.onnx.encoder import cache_dir
+    from retriever.encoders.onnx.quantize import CALIBRATION, MIN_COSINE, quantize, recipes
 
     fast("onnx").encode(TEXTS[:1])
     float_path = cache_dir(minilm.fingerprint) / "model.onnx"
@@ -295,7 +295,7 @@ def test_quantization_falls_back_to_a_recipe_that_keeps_the_embeddings(minilm, f
 
 
 def _tokenizer(encoder):
-    from retriever.onnx_spec import RunnerSpec
+    from retriever.encoders.onnx.spec import RunnerSpec
 
     return RunnerSpec.from_model(encoder.model).feeds
 
@@ -303,8 +303,8 @@ def _tokenizer(encoder):
 def test_outlier_channel_split_is_the_same_model_and_takes_the_largest_channels(minilm, fast, tmp_path: Path) -> None:
     """The rewritten graph computes the same embeddings in float; the float side gets the channels with the largest
     magnitudes; quantized, it stays close to the float model."""
-    from retriever.onnx_encoder import cache_dir
-    from retriever.onnx_quantize import (
+    from retriever.encoders.onnx.encoder import cache_dir
+    from retriever.encoders.onnx.quantize import (
         CALIBRATION,
         OUTLIER_FRACTION,
         _weight_matmuls,
@@ -312,8 +312,8 @@ def test_outlier_channel_split_is_the_same_model_and_takes_the_largest_channels(
         quantize,
         split_outlier_channels,
     )
-    from retriever.onnx_runner import OnnxRunner
-    from retriever.onnx_spec import RunnerSpec
+    from retriever.encoders.onnx.runner import OnnxRunner
+    from retriever.encoders.onnx.spec import RunnerSpec
 
     fast("onnx").encode(TEXTS[:1])
     float_path = cache_dir(minilm.fingerprint) / "model.onnx"

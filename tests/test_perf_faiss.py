@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from eval.perf.synthetic import nn_cosine_mean, synthetic_vectors
-from retriever import faiss_index
-from retriever.faiss_index import (
+from retriever.index import vectors as faiss_index
+from retriever.index.vectors import (
     build_vector_index,
     index_kind,
     kind_of,

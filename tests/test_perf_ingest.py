@@ -27,7 +27,7 @@ def test_the_whole_pipeline_counts_encoding_for_three_fields() -> None:
 
 def test_the_drift_measurement_separates_a_drifted_batch() -> None:
     from eval.perf.ingest import drift_section
-    from retriever.quantizer_drift import DRIFT_WARN
+    from retriever.index.drift import DRIFT_WARN
 
     real = normalize(np.random.default_rng(0).standard_normal((300, 32)).astype(np.float32))
     row = drift_section(real, 3000, 0.05, 20, [0.0, 1.0])

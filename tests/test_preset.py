@@ -56,10 +56,11 @@ def test_no_product_module_defines_a_tuned_default_outside_the_preset() -> None:
 
 
 def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> None:
-    from assistant import answer_defaults, settings
+    from assistant import settings
     from assistant.commands.index_cmd import index
+    from assistant.rag import answer_defaults
     from eval.retrieval_benchmark import DEFAULT_MODEL
-    from retriever import fusion, methods, support
+    from retriever.search import fusion, methods, support
 
     exposed = {
         "DEFAULT_METHOD": methods.DEFAULT_METHOD, "DEFAULT_SECOND_STAGE": methods.DEFAULT_SECOND_STAGE,
@@ -105,7 +106,7 @@ def test_an_index_of_an_unmeasured_encoder_says_it_is_searched_with_the_default_
 ) -> None:
     from llm_fixtures import build_index
 
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     folder = build_index(tmp_path / "minilm-index", minilm)
     index = ReportIndex.load(folder, minilm)

@@ -6,7 +6,7 @@ import pytest
 from langchain_core.documents import Document
 
 import prompts
-from assistant.rag import neutralise_tags, render_reference
+from assistant.rag.pipeline import neutralise_tags, render_reference
 
 
 def test_both_templates_load_with_a_version_that_results_can_record() -> None:

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from retriever import faiss_index
-from retriever.encoder import Encoder
-from retriever.faiss_index import build_vector_index
-from retriever.index import open_parts
-from retriever.index_update import update_index
-from retriever.manifest import Manifest
-from retriever.quantizer_drift import DRIFT_WARN, drift_ratio, drift_warning, mean_residual, stored_baseline
-from retriever.report import Report
-from retriever.streaming_build import encode_and_write, read_reports
+from retriever.encoders.encoder import Encoder
+from retriever.index import vectors as faiss_index
+from retriever.index.drift import DRIFT_WARN, drift_ratio, drift_warning, mean_residual, stored_baseline
+from retriever.index.manifest import Manifest
+from retriever.index.report_index import open_parts
+from retriever.index.streaming_build import encode_and_write, read_reports
+from retriever.index.update import update_index
+from retriever.index.vectors import build_vector_index
+from retriever.reports.record import Report
 
 DIMS = 32
 AREAS = 40
@@ -122,7 +122,7 @@ def _recall_near(index_folder: Path, queries: np.ndarray) -> float:
     """recall@10 of the impression index against exact search over its own stored vectors."""
     import faiss
 
-    from retriever.faiss_index import search_vectors
+    from retriever.index.vectors import search_vectors
 
     _, vectors, _, store = open_parts(index_folder)
     store.close()
@@ -165,7 +165,7 @@ def test_an_exact_index_grown_past_the_limit_is_told_to_retrain_and_becomes_ivfp
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(faiss_index, "EXACT_LIMIT", 1000)
-    monkeypatch.setattr("retriever.index_update.EXACT_LIMIT", 1000)
+    monkeypatch.setattr("retriever.index.update.EXACT_LIMIT", 1000)
     folder, encoder, manifest = _built(tmp_path, 900, monkeypatch)
     assert manifest.index_type == "flat"
     grown = update_index(folder, _added(5000, 300), encoder=encoder)
@@ -183,7 +183,7 @@ def test_an_exact_index_grown_past_the_limit_is_told_to_retrain_and_becomes_ivfp
 
 def _top(folder: Path, query: np.ndarray) -> list[int]:
     """Top impression ids of a query vector in a saved index."""
-    from retriever.faiss_index import search_vectors
+    from retriever.index.vectors import search_vectors
 
     _, vectors, _, store = open_parts(folder)
     store.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retriever.query import EmptyQueryError, clean_query, visible_text
+from retriever.search.query import EmptyQueryError, clean_query, visible_text
 
 INVISIBLE = [
     "\u200b\u200b\u200b",  # zero-width spaces

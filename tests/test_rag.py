@@ -14,16 +14,16 @@ import pytest
 from langchain_core.runnables import Runnable, RunnableLambda
 from llm_fixtures import INJECTION, REPORTS, build_index, require_embedded_smollm2, smollm2_llm
 
-from assistant.answer import Answer
-from assistant.lc_retriever import ReportRetriever
-from assistant.llm import BackendMalformed, BackendTimeout, BackendUnavailable, LLMResult, Message
-from assistant.rag import RagPipeline
-from retriever.query import EmptyQueryError
+from assistant.llm.base import BackendMalformed, BackendTimeout, BackendUnavailable, LLMResult, Message
+from assistant.rag.answer import Answer
+from assistant.rag.lc_retriever import ReportRetriever
+from assistant.rag.pipeline import RagPipeline
+from retriever.search.query import EmptyQueryError
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory, minilm):
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     return ReportIndex.load(build_index(tmp_path_factory.mktemp("rag") / "index", minilm))
 
@@ -167,7 +167,7 @@ def test_malformed_but_repairable_json_is_not_degraded(index) -> None:
 
 
 def test_real_unreachable_server_degrades(index) -> None:
-    from assistant.openai_backend import OpenAIBackend
+    from assistant.llm.openai_backend import OpenAIBackend
 
     backend = OpenAIBackend("http://127.0.0.1:9/v1", "m", max_retries=0, context_tokens=2048)
     answer = _pipeline(backend, index).invoke("Meniscus sign at the right costophrenic angle")
@@ -175,7 +175,7 @@ def test_real_unreachable_server_degrades(index) -> None:
 
 
 def test_missing_embedded_model_degrades(index, tmp_path: Path) -> None:
-    from assistant.llamacpp_backend import LlamaCppBackend
+    from assistant.llm.llamacpp_backend import LlamaCppBackend
 
     answer = _pipeline(LlamaCppBackend(str(tmp_path / "gone.gguf")), index).invoke("Cardiomegaly")
     assert answer.degraded_kind == "backend_unavailable" and "not found" in (answer.degraded_reason or "")
@@ -208,9 +208,9 @@ def test_candidates_prompt_shows_ranked_impressions_not_whole_reports(llm, index
 
 def test_contradiction_marks_survive_the_langchain_round_trip() -> None:
     """Hit -> Document -> RetrievedReport keeps both marks, so ask and the chat show what search showed."""
-    from assistant.lc_retriever import document_to_report, hit_to_document
-    from retriever.index import Hit
-    from retriever.report import Report
+    from assistant.rag.lc_retriever import document_to_report, hit_to_document
+    from retriever.index.report_index import Hit
+    from retriever.reports.record import Report
 
     report = Report("r:1", "Left base.", "No left pleural effusion. Small left pleural effusion.")
     for contradicts, partly in ((False, True), (True, False), (False, False)):

@@ -13,10 +13,10 @@ import pytest
 
 from assistant.settings import SearchSettings
 from models.resolve import ModelNotAvailable
-from retriever.report import Report
-from retriever.rerank import CARD_FILE, Reranker, reranker_location, split_weight
-from retriever.rerank_config import RerankConfig
-from retriever.rerank_train import (
+from retriever.reports.record import Report
+from retriever.search.rerank import CARD_FILE, Reranker, reranker_location, split_weight
+from retriever.training.data import PairSet, TrainingError
+from retriever.training.reranker import (
     NEGATIVE_KINDS,
     build_examples,
     finding_sentences,
@@ -24,7 +24,7 @@ from retriever.rerank_train import (
     train_reranker,
     unsupported_sentence,
 )
-from retriever.train_data import PairSet, TrainingError
+from retriever.training.reranker_config import RerankConfig
 
 FINDINGS = [
     ("a small pleural effusion blunting the costophrenic angle", "pleural effusion"),
@@ -198,7 +198,7 @@ def test_benchmarks_name_a_weight_and_score_each_pair_once(trained) -> None:
 
 
 def test_search_with_a_reranker_returns_its_order(trained, minilm) -> None:
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     reports = corpus()[:12]
     index = ReportIndex.build(reports, minilm, ("impression",))
@@ -235,7 +235,7 @@ def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_train_reranker_then_search_with_it_from_the_command_line(minilm, tmp_path: Path) -> None:
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     home = tmp_path / "home"
     rows = [{"id": r.id, "findings": r.findings, "impression": r.impression} for r in corpus()]

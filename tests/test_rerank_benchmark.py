@@ -12,7 +12,7 @@ from eval.rerank_benchmark import decide, render, side_label, sides, weight_list
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.variants import VARIANTS
 from eval.shared_data import RESULTS
-from retriever.rerank import RERANK_WEIGHT, split_weight
+from retriever.search.rerank import RERANK_WEIGHT, split_weight
 
 
 def side(errors: float, match5: float, exact: float, drop: float, ranks: list[int | None]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from eval.retrieval import (
     rank_of,
     summarize,
 )
-from retriever.report import Report
+from retriever.reports.record import Report
 
 
 def test_rank_of_is_one_based_and_none_when_missing() -> None:

@@ -56,7 +56,7 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_vendor_spellings_are_read_without_a_map(exports: Path, tmp_path: Path, minilm) -> None:
-    from retriever.index import ReportIndex, SearchFilters
+    from retriever.index.report_index import ReportIndex, SearchFilters
 
     out = tmp_path / "index"
     built = _run("index", str(exports / "vendor_a.csv"), str(exports / "vendor_b.csv"), "--encoder", "minilm",
@@ -87,7 +87,7 @@ def test_a_mostly_rejected_file_is_refused_with_the_map_that_reads_it(exports: P
 
 
 def test_the_next_days_export_is_read_with_the_indexs_own_map(exports: Path, tmp_path: Path, minilm) -> None:
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     out = tmp_path / "index"
     assert _run("index", str(exports / "day1" / "site.csv"), "--encoder", "minilm", "--out", str(out), "--map",

@@ -10,7 +10,7 @@ from eval.robustness import errors, icd
 from eval.robustness.metrics import cer
 from eval.robustness.rephrase import Rephrasing
 from eval.robustness.search import RankerSpec, cached_index, text_reports
-from retriever.index import ReportIndex
+from retriever.index.report_index import ReportIndex
 
 TOY_CODES = {
     "J18.9": "Pneumonia, unspecified organism",
@@ -60,7 +60,7 @@ def test_cached_index_is_saved_once_and_loaded_after(minilm, tmp_path: Path) -> 
 def test_cached_index_tokenized_under_older_negation_rules_is_retokenized(minilm, tmp_path: Path) -> None:
     import json
 
-    from retriever.bm25_index import TOKENIZER_FINGERPRINT
+    from retriever.negation.tokens import TOKENIZER_FINGERPRINT
 
     reports = text_reports(["No pneumothorax.", "Small left pleural effusion."])
     cached_index("toy", reports, minilm, tmp_path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retriever.sections import clean_text, parse_sections
+from retriever.reports.sections import clean_text, parse_sections
 
 CASES = [
     # (text, findings, impression)

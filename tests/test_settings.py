@@ -59,7 +59,7 @@ def test_flags_use_the_environment_the_settings_were_read_from(monkeypatch: pyte
 def test_importing_the_settings_imports_no_backend_and_no_encoder() -> None:
     code = (
         "import sys, assistant.settings; "
-        "print(sorted(m for m in sys.modules if m.endswith('_backend') or m == 'retriever.encoder'))"
+        "print(sorted(m for m in sys.modules if m.endswith('_backend') or m == 'retriever.encoders.encoder'))"
     )
     run = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr

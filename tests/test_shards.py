@@ -15,11 +15,11 @@ from test_cli_index_search import ASSISTANT
 from typer.testing import CliRunner
 
 from assistant.cli import app
-from retriever.index import ReportIndex, open_parts
-from retriever.ingest import ingest
-from retriever.shard_merge import merge_shards, open_shards
-from retriever.shards import SHARD_FILE, Shard, ShardError, encode_shard, read_shard, shard_of
-from retriever.streaming_build import encode_and_write, read_reports
+from retriever.index.report_index import ReportIndex, open_parts
+from retriever.index.shard_merge import merge_shards, open_shards
+from retriever.index.shards import SHARD_FILE, Shard, ShardError, encode_shard, read_shard, shard_of
+from retriever.index.streaming_build import encode_and_write, read_reports
+from retriever.reports.ingest import ingest
 
 ROWS = [
     {"id": "1", "findings": "Large left pleural effusion with compressive atelectasis.", "impression": "Effusion."},
@@ -178,10 +178,10 @@ def test_a_shard_folder_is_never_written_over_something_else(tmp_path: Path) -> 
 def test_a_killed_write_s_leftover_keeps_the_folder_a_shard_folder_but_a_stranger_s_file_does_not(
     tmp_path: Path,
 ) -> None:
-    """shard.json is written through retriever/atomic.py: its temporary, left by a SIGKILL, must not make a rerun
+    """shard.json is written through models/atomic.py: its temporary, left by a SIGKILL, must not make a rerun
     refuse its own shard, while a file a shard never holds still does."""
-    from retriever.output_paths import UnsafeOutput
-    from retriever.shards import prepare_folder
+    from retriever.index.output_paths import UnsafeOutput
+    from retriever.index.shards import prepare_folder
 
     folder = tmp_path / "shard"
     folder.mkdir()

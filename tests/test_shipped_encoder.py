@@ -53,7 +53,7 @@ def test_the_card_names_every_source_its_licence_and_the_recipe() -> None:
 
 
 def test_the_float16_weights_load_as_float32_and_agree_with_the_int8_export() -> None:
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     torch_encoder = load_encoder(PRESET.encoder, backend="torch")
     assert str(next(torch_encoder.model.parameters()).dtype) == "torch.float32"
@@ -63,8 +63,8 @@ def test_the_float16_weights_load_as_float32_and_agree_with_the_int8_export() ->
 
 
 def test_packaging_a_trained_model_gives_the_shipped_form(tmp_path: Path, minilm) -> None:
-    from retriever.encoder import load_encoder
-    from retriever.shipped_encoder import checksums, package_encoder
+    from retriever.encoders.encoder import load_encoder
+    from retriever.encoders.shipped import checksums, package_encoder
 
     out = tmp_path / "packaged"
     sums = package_encoder(Path(resolve_encoder("minilm")[0]), out, {"name": "packaged"}, "# packaged\n")

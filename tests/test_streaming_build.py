@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_index import REPORTS
 
-from retriever.index import ReportIndex
-from retriever.streaming_build import encode_and_write, read_reports, work_folder
+from retriever.index.report_index import ReportIndex
+from retriever.index.streaming_build import encode_and_write, read_reports, work_folder
 
 
 def _corpus(folder: Path, rows: list[dict[str, str]]) -> str:

@@ -1,4 +1,4 @@
-"""The support check (retriever/support.py): a hit's words the query has count for it, the others against it."""
+"""The support check (retriever/search/support.py): a hit's words the query has count for it, the others against it."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from assistant.settings import SearchSettings
 from eval.rerank_benchmark import support_card
-from retriever.bm25_index import BM25Field
-from retriever.support import MIN_QUERY_WORDS, NAME, WEIGHT, SupportCheck
+from retriever.index.bm25 import BM25Field
+from retriever.search.support import MIN_QUERY_WORDS, NAME, WEIGHT, SupportCheck
 
 FINDINGS = ("The heart size is normal. There is a small left pleural effusion. No pneumothorax is seen. "
             "The osseous structures are intact without acute abnormality.")
@@ -77,8 +77,8 @@ def test_the_stage_demotes_a_hit_with_an_unsupported_sentence_and_spares_short_q
 
 
 def test_search_with_the_stage_orders_hits_by_support_under_the_fields_idf(minilm) -> None:
-    from retriever.index import ReportIndex
-    from retriever.report import Report
+    from retriever.index.report_index import ReportIndex
+    from retriever.reports.record import Report
 
     # BM25 alone ranks "added" first: it repeats more of the findings, and they never mention a fracture
     reports = [Report("added", impression="Small left pleural effusion, heart size normal. Rib fracture."),
@@ -110,7 +110,7 @@ def test_settings_name_the_support_check_like_a_reranker() -> None:
 def test_the_products_default_stage_is_the_one_the_committed_dev_run_adopted() -> None:
     from eval.retrieval import reranker_for
     from eval.shared_data import RESULTS
-    from retriever.methods import DEFAULT_SECOND_STAGE
+    from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     committed = json.loads((RESULTS / "support_fusion_dev.json").read_text(encoding="utf-8"))
     assert committed["decision"]["adopt"] == (DEFAULT_SECOND_STAGE == NAME)

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from retriever.report import Report
-from retriever.splits import SplitSpec, split_of, split_reports
-from retriever.train import CARD_FILE, TrainConfig, train_encoder
-from retriever.train_data import TrainingError, build_pairs
+from retriever.reports.record import Report
+from retriever.reports.splits import SplitSpec, split_of, split_reports
+from retriever.training.data import TrainingError, build_pairs
+from retriever.training.train import CARD_FILE, TrainConfig, train_encoder
 
 REPO = Path(__file__).resolve().parents[1]
 _FINDINGS = [
@@ -73,7 +73,7 @@ def test_split_is_deterministic_by_report_and_never_mixes(tmp_path: Path) -> Non
 
 
 def test_loss_falls_and_the_saved_model_reloads(base: str, tmp_path: Path) -> None:
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     config = TrainConfig(**{**FAST.__dict__, "base": base, "epochs": 3})
     result = train_encoder(tiny_corpus(), "tiny", config, models_root=tmp_path, progress=False)
@@ -164,8 +164,8 @@ def test_resume_without_checkpoint_is_a_clear_error(tmp_path: Path) -> None:
 _CHILD = """
 import json, sys
 from pathlib import Path
-from retriever.report import Report
-from retriever.train import TrainConfig, train_encoder
+from retriever.reports.record import Report
+from retriever.training.train import TrainConfig, train_encoder
 job = json.loads(Path(sys.argv[1]).read_text())
 reports = [Report(**r) for r in job["reports"]]
 train_encoder(reports, "resumable", TrainConfig(**job["config"]), models_root=Path(job["root"]), progress=False)
@@ -266,7 +266,7 @@ def test_negation_margin_trains_the_term_triplets_with_the_margin_loss(base: str
 def test_margin_term_loss_is_ranking_plus_triplet_margin(base: str) -> None:
     from sentence_transformers import SentenceTransformer
 
-    from retriever.train_losses import MarginTermLoss
+    from retriever.training.losses import MarginTermLoss
 
     model = SentenceTransformer(base, device="cpu").eval()  # no dropout: one pass and two passes agree
     columns = [["pleural effusion", "pneumothorax"], ["Small left pleural effusion.", "Large right pneumothorax."],

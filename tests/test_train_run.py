@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from retriever.train_data import TrainingError
-from retriever.train_run import RUN_FILE, last_complete_checkpoint, prepare_checkpoints
+from retriever.training.data import TrainingError
+from retriever.training.run import RUN_FILE, last_complete_checkpoint, prepare_checkpoints
 
 KEY = {"data": "tiny", "lr": 1e-4}
 

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 import pytest
 from llm_fixtures import build_index
 
-from assistant.answer import Answer
-from assistant.lc_retriever import ReportRetriever
-from assistant.openai_backend import OpenAIBackend
-from assistant.rag import RagPipeline
+from assistant.llm.openai_backend import OpenAIBackend
+from assistant.rag.answer import Answer
+from assistant.rag.lc_retriever import ReportRetriever
+from assistant.rag.pipeline import RagPipeline
 from eval.perf.vllm_server import SERVED_NAME, ServerUnavailable, missing, vllm_server
 
 pytestmark = pytest.mark.slow
@@ -38,7 +38,7 @@ def vllm_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory, minilm) -> ReportRetriever:
-    from retriever.index import ReportIndex
+    from retriever.index.report_index import ReportIndex
 
     index = ReportIndex.load(build_index(tmp_path_factory.mktemp("vllm-index") / "index", minilm))
     return ReportRetriever(index=index, field="findings", k=2)

@@ -1,6 +1,6 @@
 """The indexes a resident can choose from: those given with `--index`, the default (demo) index and every index
 installed under the data folder. Each is loaded once and shared by every session: `ReportIndex` is safe to search
-from several threads (retriever/index.py).
+from several threads (retriever/index/report_index.py).
 
 A new version of an index folder (`assistant update`, or a rebuild, swaps a whole new folder in) is picked up at the
 next search without a restart: before each search the catalog compares the manifest file's identity (inode, size,
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from models.paths import DataPaths
 
 if TYPE_CHECKING:
-    from retriever.index import ReportIndex
-    from retriever.rerank import SecondStage
+    from retriever.index.report_index import ReportIndex
+    from retriever.search.rerank import SecondStage
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ class IndexCatalog:
 
     def choices(self) -> list[tuple[str, str]]:
         """(label, folder) pairs; the label names the encoder and size, or says the index is not built."""
-        from retriever.manifest import Manifest
+        from retriever.index.manifest import Manifest
 
         choices = []
         for folder in self.folders():
@@ -91,7 +91,7 @@ class IndexCatalog:
     def load(self, folder: str) -> ReportIndex:
         """The loaded index, reloaded if a new version replaced it (IndexLoadError, saying what command builds it,
         when it is missing or broken and no version was loaded before)."""
-        from retriever.index import IndexLoadError, ReportIndex
+        from retriever.index.report_index import IndexLoadError, ReportIndex
 
         key = str(Path(folder).expanduser().resolve())
         stamp = version_stamp(Path(key))
@@ -117,8 +117,8 @@ class IndexCatalog:
     @staticmethod
     def filter_values(folder: str) -> tuple[list[str], list[str]]:
         """Modalities and sources in an index (empty lists when it cannot be read)."""
-        from retriever.index import STORE_FILE
-        from retriever.report_store import ReportStore
+        from retriever.index.report_index import STORE_FILE
+        from retriever.index.store import ReportStore
 
         try:
             store = ReportStore(Path(folder) / STORE_FILE)

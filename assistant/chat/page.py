@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from assistant import answer_defaults
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.service import (
@@ -23,8 +22,9 @@ from assistant.chat.service import (
     Outputs,
     Request,
 )
-from assistant.llm import Message
-from retriever.methods import DEFAULT_METHOD
+from assistant.llm.base import Message
+from assistant.rag import answer_defaults
+from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -37,7 +37,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
     """The page: settings on the left, the conversation in the middle, the retrieved reports on the right."""
     import gradio as gr
 
-    from retriever.methods import METHODS
+    from retriever.search.methods import METHODS
 
     service = service or ChatService(config)
     catalog = service.catalog
@@ -171,7 +171,7 @@ def _index_controls(catalog: IndexCatalog, folder: str) -> tuple[Any, Any, Any, 
     """Search-mode choices and filter values for an index, and a notice if it is not built."""
     import gradio as gr
 
-    from retriever.manifest import Manifest
+    from retriever.index.manifest import Manifest
 
     try:
         fields = set(Manifest.read(Path(folder)).fields)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from assistant.answer import Answer, RetrievedReport, UnparseableOutput, parse_output
+from assistant.rag.answer import Answer, RetrievedReport, UnparseableOutput, parse_output
 from assistant.text import shorten
 
 NoticeKind = Literal["info", "warning", "error"]

@@ -1,7 +1,7 @@
 """Answers a resident's message: `ChatService.respond` yields the page's outputs as the answer builds up.
 
 A plain generator, shared by all sessions (per-session state travels in the arguments), so tests drive it without a
-browser. Retrieval goes through `retriever.index` and answers through `assistant.rag`:
+browser. Retrieval goes through `retriever.index.report_index` and answers through `assistant.rag.pipeline`:
 
 - the retrieved reports are shown as soon as retrieval is done, before the model starts writing (a recording
   retriever hands them over);
@@ -25,22 +25,22 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from pydantic import Field
 
-from assistant import answer_defaults
-from assistant.answer import Answer, RetrievedReport
-from assistant.background import in_background
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.sign_in_limit import SignInPolicy
-from assistant.lc_retriever import ReportRetriever, document_to_report, hit_to_document
-from assistant.llm import LLM, Message
+from assistant.llm.background import in_background
+from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
-from assistant.rag import ANSWER_MAX_TOKENS, RagPipeline
+from assistant.rag import answer_defaults
+from assistant.rag.answer import Answer, RetrievedReport
+from assistant.rag.lc_retriever import ReportRetriever, document_to_report, hit_to_document
+from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
 from assistant.settings import Settings
-from retriever.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
-    from retriever.index import ReportIndex, SearchFilters
-    from retriever.rerank import SecondStage
+    from retriever.index.report_index import ReportIndex, SearchFilters
+    from retriever.search.rerank import SecondStage
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class Request:
     source: str = ANY
 
     def filters(self) -> SearchFilters:
-        from retriever.index import SearchFilters
+        from retriever.index.report_index import SearchFilters
 
         return SearchFilters(
             modality=None if self.modality in ("", ANY, None) else self.modality,
@@ -174,7 +174,7 @@ class ChatService:
 
     def _index(self, request: Request) -> tuple[ReportIndex | None, str]:
         """The chosen index, or None and the notice explaining why it cannot be used."""
-        from retriever.index import IndexLoadError
+        from retriever.index.report_index import IndexLoadError
 
         if not request.index:
             return None, render.notice_html("error", "No report index is installed.", detail=BUILD_HINT)

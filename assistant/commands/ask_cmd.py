@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assistant import answer_defaults
 from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, BackendOption, ModelOption, RerankerOption
-from retriever.methods import DEFAULT_METHOD
+from assistant.rag import answer_defaults
+from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from assistant.answer import Answer
+    from assistant.rag.answer import Answer
 
 EXIT_CODES = {"backend_unavailable": 3, "timeout": 4, "unparseable": 5}
 
@@ -51,12 +51,12 @@ def ask(
 
     from assistant.commands.output import literal, print_error, print_note
     from assistant.commands.shared import read_settings
-    from assistant.lc_retriever import ReportRetriever
     from assistant.llm_factory import make_llm
-    from assistant.rag import RagPipeline
+    from assistant.rag.lc_retriever import ReportRetriever
+    from assistant.rag.pipeline import RagPipeline
     from models.resolve import ModelNotAvailable
-    from retriever.index import IndexLoadError, ReportIndex
-    from retriever.query import EmptyQueryError, clean_query
+    from retriever.index.report_index import IndexLoadError, ReportIndex
+    from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
     settings = read_settings(err)

@@ -22,8 +22,8 @@ def average(
 
     from assistant.commands.output import literal, print_error
     from models.resolve import ModelNotAvailable
-    from retriever.model_average import average_encoders
-    from retriever.train_data import TrainingError
+    from retriever.training.average import average_encoders
+    from retriever.training.data import TrainingError
 
     console = Console(stderr=True)
     settings = read_settings(console)

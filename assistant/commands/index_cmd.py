@@ -1,6 +1,6 @@
 """`assistant index`: ingest report files, encode them and write an index folder.
 
-Reports are read into a store and encoded a chunk at a time (retriever/streaming_build.py): memory stays bounded
+Reports are read into a store and encoded a chunk at a time (retriever/index/streaming_build.py): memory stays bounded
 for millions of reports, and a build that was killed resumes where it stopped when run again with the same --out.
 
 `--shard I/N` encodes one shard of the corpus into a shard folder (on another worker or machine) and
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from assistant.settings import Settings
-    from retriever.ingest import Exclusions
-    from retriever.manifest import Manifest
-    from retriever.sources import ColumnMap
+    from retriever.index.manifest import Manifest
+    from retriever.reports.ingest import Exclusions
+    from retriever.reports.sources import ColumnMap
 
 
 def index(
@@ -67,9 +67,9 @@ def index(
     from assistant.commands.ingest_summary import exclusions
     from assistant.commands.output import print_error
     from assistant.commands.shared import checked_corpus, read_settings
-    from retriever.index_swap import IndexBusy, one_writer
-    from retriever.output_paths import UnsafeOutput, check_outputs
-    from retriever.sources import DEMO_NAMES
+    from retriever.index.output_paths import UnsafeOutput, check_outputs
+    from retriever.index.swap import IndexBusy, one_writer
+    from retriever.reports.sources import DEMO_NAMES
 
     console = Console(stderr=True)
     settings = read_settings(console)
@@ -126,14 +126,14 @@ def _print_indexed(console: Console, manifest: Manifest, target: Path) -> None:
 def _build(console: Console, settings: Settings, corpus: list[str], mapping: ColumnMap, target: Path, encoder: str,
            rejects: Path | None, batch_size: int, overwrite: bool, rules: Exclusions,
            max_rejected: float = 1.0) -> Manifest:
-    """Read, print the counts, encode and write (retriever/streaming_build.py: bounded memory, a killed build resumes
+    """Read, print the counts, encode and write (retriever/index/streaming_build.py: bounded memory, a killed build resumes
     where it stopped); the written manifest, or typer.Exit with the error printed."""
     from assistant.commands.ingest_summary import print_ingestion, refuse_if_mostly_rejected, write_rejects
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import load_index_encoder
-    from retriever.index_swap import discard
-    from retriever.output_paths import UnsafeOutput
-    from retriever.streaming_build import encode_and_write, read_reports, work_folder
+    from retriever.index.output_paths import UnsafeOutput
+    from retriever.index.streaming_build import encode_and_write, read_reports, work_folder
+    from retriever.index.swap import discard
 
     if work_folder(target).is_dir():
         console.print(literal(f"resuming the build left in {work_folder(target)} (encoded chunks are reused)"))

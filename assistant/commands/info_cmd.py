@@ -60,7 +60,7 @@ def info(
 def defaults(settings: Any, index_folder: Path) -> list[Row]:
     """(setting, value, origin) for everything a command decides without a flag."""
     from models.preset import PRESET
-    from retriever.manifest import Manifest
+    from retriever.index.manifest import Manifest
 
     env = os.environ
     rows: list[Row] = [

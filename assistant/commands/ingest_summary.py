@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from retriever.ingest import Exclusions, IngestResult
-    from retriever.sources import Rejection
+    from retriever.reports.ingest import Exclusions, IngestResult
+    from retriever.reports.sources import Rejection
 
 
 #: A source (file) of fewer records is never called mostly rejected: one unreadable stray file is reported, not fatal.
@@ -53,7 +53,7 @@ def refuse_if_mostly_rejected(console: Console, result: IngestResult, share: flo
 
 def exclusions(keep_incomplete: bool, keep_duplicate_findings: bool) -> Exclusions:
     """The exclusions the two commands' flags ask for (the paper's by default)."""
-    from retriever.ingest import Exclusions
+    from retriever.reports.ingest import Exclusions
 
     return Exclusions(
         require_findings=not keep_incomplete,
@@ -88,7 +88,7 @@ def print_ingestion(console: Console, result: IngestResult) -> None:
 def write_rejects(console: Console, path: Path, rejections: list[Rejection]) -> None:
     """Every rejected record and its reason as JSONL, written atomically."""
     from assistant.commands.output import literal
-    from retriever.atomic import write_atomic
+    from models.atomic import write_atomic
 
     write_atomic(
         path,

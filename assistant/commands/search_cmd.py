@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, RerankerOption
-from retriever.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD
 
 #: The table's mark on a hit that says the opposite of the query, and what it means (printed under the table).
 CONTRADICTS_CELL = "YES"
@@ -76,9 +76,9 @@ def search(
     from assistant.commands.shared import read_settings
     from assistant.text import shorten
     from models.resolve import ModelNotAvailable
-    from retriever.abbreviations import default_expander
-    from retriever.index import IndexLoadError, ReportIndex, SearchFilters
-    from retriever.query import EmptyQueryError, clean_query
+    from retriever.index.report_index import IndexLoadError, ReportIndex, SearchFilters
+    from retriever.search.abbreviations import default_expander
+    from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
     settings = read_settings(err)

@@ -1,5 +1,5 @@
 """`assistant index --shard I/N` and `assistant index --merge-shards`: encoding a corpus on several workers
-(retriever/shards.py) and merging their shard folders into one index (retriever/shard_merge.py).
+(retriever/index/shards.py) and merging their shard folders into one index (retriever/index/shard_merge.py).
 
     assistant index reports/ --shard 0/2 --out shards/0      # on worker 0 (worker 1: --shard 1/2 --out shards/1)
     assistant index --merge-shards shards/0 shards/1 --out INDEX --rejects rejects.jsonl
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from assistant.settings import Settings
-    from retriever.ingest import Exclusions
-    from retriever.manifest import Manifest
-    from retriever.sources import ColumnMap
+    from retriever.index.manifest import Manifest
+    from retriever.reports.ingest import Exclusions
+    from retriever.reports.sources import ColumnMap
 
 
 def encode_shard(console: Console, settings: Settings, corpus: list[str], mapping: ColumnMap, spec: str,
@@ -35,11 +35,11 @@ def encode_shard(console: Console, settings: Settings, corpus: list[str], mappin
     from assistant.commands.ingest_summary import print_ingestion, write_rejects
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import load_index_encoder
-    from retriever.index_swap import IndexBusy, one_writer
-    from retriever.output_paths import UnsafeOutput, check_outputs
-    from retriever.shards import Shard, ShardError, prepare_folder, read_shard
-    from retriever.shards import encode_shard as encode
-    from retriever.sources import DEMO_NAMES
+    from retriever.index.output_paths import UnsafeOutput, check_outputs
+    from retriever.index.shards import Shard, ShardError, prepare_folder, read_shard
+    from retriever.index.shards import encode_shard as encode
+    from retriever.index.swap import IndexBusy, one_writer
+    from retriever.reports.sources import DEMO_NAMES
 
     try:
         shard = Shard.parse(spec)
@@ -72,10 +72,10 @@ def merge(console: Console, folders: list[str], target: Path, rejects: Path | No
     """Check the shard folders, print the corpus's counts, merge them into the index `target`; its manifest."""
     from assistant.commands.ingest_summary import print_ingestion, write_rejects
     from assistant.commands.output import print_error
-    from retriever.index_swap import IndexBusy, one_writer
-    from retriever.output_paths import UnsafeOutput, check_outputs
-    from retriever.shard_merge import merge_shards, open_shards
-    from retriever.shards import ShardError
+    from retriever.index.output_paths import UnsafeOutput, check_outputs
+    from retriever.index.shard_merge import merge_shards, open_shards
+    from retriever.index.shards import ShardError
+    from retriever.index.swap import IndexBusy, one_writer
 
     paths = [Path(folder) for folder in folders]
     try:

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from assistant.settings import Settings
-    from retriever.encoder import Encoder
-    from retriever.ingest import IngestResult
-    from retriever.sources import ColumnMap
+    from retriever.encoders.encoder import Encoder
+    from retriever.reports.ingest import IngestResult
+    from retriever.reports.sources import ColumnMap
 
 #: Bad input: an empty query, a missing or mismatched index, a bad option value or environment variable.
 EXIT_BAD_INPUT = 2
@@ -58,10 +58,10 @@ ModelOption = Annotated[
 def read_settings(err: Console) -> Settings:
     """The settings from this process's environment; a refused value (or a malformed abbreviation table) is an
     error message and exit 2. Every index this command searches expands queries as the settings say
-    (`retriever.abbreviations.configure`)."""
+    (`retriever.search.abbreviations.configure`)."""
     from assistant.commands.output import print_error
     from assistant.settings import Settings
-    from retriever.abbreviations import configure
+    from retriever.search.abbreviations import configure
 
     try:
         settings = Settings.from_env(os.environ)
@@ -76,7 +76,7 @@ def checked_corpus(err: Console, corpus: list[str], column_map: str | None) -> C
     """The `--map` of a command reading `corpus`, after checking every corpus path first: a mistyped path must not
     give a partial index or model (each problem printed, exit 2); a bad `--map` is a usage error."""
     from assistant.commands.output import print_error
-    from retriever.sources import ColumnMap, unusable_corpora
+    from retriever.reports.sources import ColumnMap, unusable_corpora
 
     if unusable := unusable_corpora(corpus):
         for problem in unusable:
@@ -94,7 +94,7 @@ def training_reports(err: Console, corpus: list[str], column_map: str | None) ->
     import logging
 
     from assistant.commands.output import literal
-    from retriever.ingest import ingest
+    from retriever.reports.ingest import ingest
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     settings = read_settings(err)
@@ -117,7 +117,7 @@ def load_index_encoder(err: Console, settings: Settings, ref: str) -> Encoder:
     error message and exit 1, after the corpus was read and its counts printed."""
     from assistant.commands.output import print_error
     from models.resolve import ModelNotAvailable
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     try:
         return load_encoder(ref, backend=settings.encoder.backend, device=settings.encoder.device)

@@ -13,8 +13,8 @@ from assistant.commands.shared import (
     OverwriteOption,
     ResumeOption,
 )
-from retriever.train_config import DEFAULT_CONFIG as DEFAULTS
-from retriever.train_config import TrainConfig
+from retriever.training.config import DEFAULT_CONFIG as DEFAULTS
+from retriever.training.config import TrainConfig
 
 
 def train(
@@ -73,8 +73,8 @@ def train(
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import training_reports
     from models.resolve import ModelNotAvailable
-    from retriever.train import train_encoder
-    from retriever.train_data import TrainingError
+    from retriever.training.data import TrainingError
+    from retriever.training.train import train_encoder
 
     console = Console(stderr=True)
     settings, result = training_reports(console, corpus, column_map)

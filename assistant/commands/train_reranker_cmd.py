@@ -13,7 +13,7 @@ from assistant.commands.shared import (
     OverwriteOption,
     ResumeOption,
 )
-from retriever.rerank_config import DEFAULT_RERANK_CONFIG as DEFAULTS
+from retriever.training.reranker_config import DEFAULT_RERANK_CONFIG as DEFAULTS
 
 
 def train_reranker(
@@ -43,9 +43,9 @@ def train_reranker(
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import training_reports
     from models.resolve import ModelNotAvailable
-    from retriever.rerank_config import RerankConfig
-    from retriever.rerank_train import train_reranker as train
-    from retriever.train_data import TrainingError
+    from retriever.training.data import TrainingError
+    from retriever.training.reranker import train_reranker as train
+    from retriever.training.reranker_config import RerankConfig
 
     console = Console(stderr=True)
     settings, result = training_reports(console, corpus, column_map)

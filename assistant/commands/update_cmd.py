@@ -5,7 +5,7 @@ counted) if not; `--remove` names ids to delete; `--retrain` trains each field's
 the index holds (no report is encoded again), as the drift notice of an update advises; `--retokenize` tokenizes
 the BM25 side anew under this program's negation rules, as search advises for an index built by an older one.
 The exclusions, rejects log and counts are `assistant index`'s.
-The new version is swapped in whole (retriever/index_update.py), so a chat searching the index keeps working.
+The new version is swapped in whole (retriever/index/update.py), so a chat searching the index keeps working.
 
 Exit codes: 0 updated (or nothing to change), 1 encoder unavailable or the index could not be written, 2 bad input
 (no index there, another encoder, nothing to do, an unreadable corpus or ids file, another build or update of
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from retriever.sources import ColumnMap
+    from retriever.reports.sources import ColumnMap
 
 from assistant.commands.shared import (
     EXIT_BAD_INPUT,
@@ -80,12 +80,12 @@ def update(
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import checked_corpus, read_settings
     from models.resolve import ModelNotAvailable
-    from retriever.index import IndexLoadError
-    from retriever.index_swap import IndexBusy
-    from retriever.index_update import update_index
-    from retriever.ingest import IngestResult, ingest
-    from retriever.output_paths import UnsafeOutput, check_outputs
-    from retriever.sources import DEMO_NAMES
+    from retriever.index.output_paths import UnsafeOutput, check_outputs
+    from retriever.index.report_index import IndexLoadError
+    from retriever.index.swap import IndexBusy
+    from retriever.index.update import update_index
+    from retriever.reports.ingest import IngestResult, ingest
+    from retriever.reports.sources import DEMO_NAMES
 
     console = Console(stderr=True)
     settings = read_settings(console)
@@ -159,8 +159,8 @@ def update(
 
 def _built_with(target: Path, fallback: ColumnMap) -> ColumnMap:
     """The column mapping the index at `target` was built with (its manifest), `fallback` when it has none."""
-    from retriever.manifest import Manifest
-    from retriever.sources import ColumnMap as Mapping
+    from retriever.index.manifest import Manifest
+    from retriever.reports.sources import ColumnMap as Mapping
 
     try:
         recorded = Manifest.read(target).column_map

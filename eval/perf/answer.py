@@ -123,8 +123,8 @@ def compare(pipeline: Any, recorder: RecordingLLM, raw: Any, queries: list[str])
 def build_index(folder: Path, threads: int, limit: int | None = None, fields: tuple[str, ...] = ("impression",)) -> Any:
     """A saved index of `fields` over the shared train/dev reports (the test split supplies the queries)."""
     from eval.shared_data import index_backend
-    from retriever.encoder import load_encoder
-    from retriever.index import ReportIndex
+    from retriever.encoders.encoder import load_encoder
+    from retriever.index.report_index import ReportIndex
 
     reports = shared_reports()
     held_out = {r.id for r in test_split(reports)}
@@ -135,8 +135,8 @@ def build_index(folder: Path, threads: int, limit: int | None = None, fields: tu
 
 
 def pipeline_for(llm: Any, index: Any, max_tokens: int) -> tuple[Any, RecordingLLM]:
-    from assistant.lc_retriever import ReportRetriever
-    from assistant.rag import RagPipeline
+    from assistant.rag.lc_retriever import ReportRetriever
+    from assistant.rag.pipeline import RagPipeline
 
     recorder = RecordingLLM(llm)
     retriever = ReportRetriever(index=index, field="impression", k=1)
@@ -144,7 +144,7 @@ def pipeline_for(llm: Any, index: Any, max_tokens: int) -> tuple[Any, RecordingL
 
 
 def measure_embedded(index: Any, queries: list[str], threads: int, max_tokens: int, model: str) -> dict[str, Any]:
-    from assistant.llamacpp_backend import LlamaCppBackend
+    from assistant.llm.llamacpp_backend import LlamaCppBackend
     from models.gguf import resolve
 
     backend = LlamaCppBackend(model, n_threads=threads)
@@ -154,7 +154,7 @@ def measure_embedded(index: Any, queries: list[str], threads: int, max_tokens: i
 
 
 def measure_vllm(index: Any, queries: list[str], threads: int, max_tokens: int, log: Path) -> dict[str, Any]:
-    from assistant.openai_backend import OpenAIBackend
+    from assistant.llm.openai_backend import OpenAIBackend
     from eval.perf.vllm_server import SERVED_NAME, vllm_server
 
     with vllm_server(log, cores=",".join(str(c) for c in range(threads))) as (url, ready_s):

@@ -6,7 +6,7 @@
 Each `assistant ask` is a new process: the model is loaded (from the page cache after the first time) into an
 empty context, so llama.cpp's in-process prefix reuse never helps it. Here every question gets a freshly loaded
 model, as a new process would, and is asked twice, interleaved: once evaluating the whole prompt ("cold") and once
-with the system prompt's state loaded from disk (assistant/llamacpp_prefix.py, built once before the timed runs).
+with the system prompt's state loaded from disk (assistant/llm/llamacpp_prefix.py, built once before the timed runs).
 Both go through the product's pipeline with `assistant ask`'s defaults (retrieval k, prompt, answer tokens) and
 stream, so the time to the first answer token is measured where the resident sees it. Model load is timed apart.
 """
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assistant import answer_defaults
+from assistant.rag import answer_defaults
 from eval.perf import results
 from eval.perf.answer import EMBEDDED_MODEL, build_index, timed_stream
 from eval.perf.data import held_out_findings
@@ -27,7 +27,7 @@ from eval.perf.data import held_out_findings
 
 def fresh_backend(model: str, threads: int, prefix_dir: Path | None) -> tuple[Any, float]:
     """A backend with the model loaded anew (an empty context, as in a new process) and the load's seconds."""
-    from assistant import llamacpp_backend
+    from assistant.llm import llamacpp_backend
 
     backend = llamacpp_backend.LlamaCppBackend(model, n_threads=threads, timeout_s=600, prefix_dir=prefix_dir)
     for key in [k for k in llamacpp_backend._CACHE if k[2] == threads]:
@@ -39,8 +39,8 @@ def fresh_backend(model: str, threads: int, prefix_dir: Path | None) -> tuple[An
 
 def ask_once(backend: Any, index: Any, query: str, max_tokens: int | None) -> dict[str, Any]:
     """One question through `assistant ask`'s pipeline (its defaults; `max_tokens` None = ask's), streamed."""
-    from assistant.lc_retriever import ReportRetriever
-    from assistant.rag import ANSWER_MAX_TOKENS, RagPipeline
+    from assistant.rag.lc_retriever import ReportRetriever
+    from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
 
     pipeline = RagPipeline(backend, ReportRetriever(index=index), max_tokens=max_tokens or ANSWER_MAX_TOKENS)
     return timed_stream(pipeline.iter_answer(query)) | {"prefix": backend.last_prefix}

@@ -32,7 +32,9 @@ QUERY = "Small left pleural effusion with adjacent basilar opacity."
 
 
 #: Run in the measured process before the CLI: disables opening a cached export without its model.
-MODEL_PATH = "import retriever.onnx_encoder as o; o.OnnxEncoder.cached = classmethod(lambda cls, *a, **k: None)"
+MODEL_PATH = (
+    "import retriever.encoders.onnx.encoder as o; o.OnnxEncoder.cached = classmethod(lambda cls, *a, **k: None)"
+)
 _HEAVY_MARK = "heavy imports at exit:"
 
 

@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=32, help="as the diagnosis benchmark's default")
     args = results.parse_args(parser, argv)
-    from assistant.openai_backend import OpenAIBackend
+    from assistant.llm.openai_backend import OpenAIBackend
     from eval.perf.vllm_server import SERVED_NAME, vllm_server
 
     try:

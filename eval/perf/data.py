@@ -1,7 +1,7 @@
 """The real texts the performance benchmarks use: the shared development reports, read by the project's importers.
 
 Throughput is measured on full report texts (what `assistant index` encodes most of), quality and query latency
-on the held-out test split (retriever.splits), so no benchmark here looks at data a trained model was fitted on.
+on the held-out test split (retriever.reports.splits), so no benchmark here looks at data a trained model was fitted on.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import random
 from pathlib import Path
 
 from eval.shared_data import SHARED_DATA, load_shared
-from retriever.report import Report
-from retriever.splits import split_reports
+from retriever.reports.record import Report
+from retriever.reports.splits import split_reports
 
 
 class NoData(Exception):

@@ -5,8 +5,8 @@
     python -m eval.perf.embedding --quick              # a smoke run: few texts, small quality check
 
 For each encoder and backend (torch = `SentenceTransformer.encode` with its defaults, batch 32; onnx; onnx-int8,
-see retriever/onnx_encoder.py) in one process, on the same texts: reports/s over full report texts (each backend
-encodes the whole list per call, in interleaved rounds, so they share the machine's load alike), cosine of each
+see retriever/encoders/onnx/encoder.py) in one process, on the same texts: reports/s over full report texts (each
+backend encodes the whole list per call, in interleaved rounds, so they share the machine's load alike), cosine of each
 vector to torch's, and findings -> impression match@5 on the held-out test split (eval.retrieval). A fast backend
 counts as equal quality when its match@5 is within QUALITY_TOLERANCE of torch's.
 
@@ -26,7 +26,7 @@ import numpy as np
 from eval.perf import results
 from eval.perf.data import sample_texts, shared_reports_or_skip, test_split
 from eval.perf.machine import limit_threads
-from retriever.onnx_runner import MAX_BATCH
+from retriever.encoders.onnx.runner import MAX_BATCH
 
 ENCODERS = ("minilm", "mpnet")
 BACKENDS = ("torch", "onnx", "onnx-int8")
@@ -74,7 +74,7 @@ def measure(encoder_ref: str, texts: list[str], test: list[Any], thread_counts: 
     Quality is computed once per backend (at the last thread count): the vectors do not depend on threads (cosine
     to torch is reported per run and shows it).
     """
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     batches = {backend: TORCH_BATCH if backend == "torch" else MAX_BATCH for backend in BACKENDS}
     rows: list[dict[str, Any]] = []

@@ -3,8 +3,8 @@
     python -m eval.perf.fusions              # at 1 thread and at every core
     python -m eval.perf.fusions --quick      # a smoke run: few texts, few repetitions
 
-retriever/onnx_runner.py keeps the residual add and the layer norm as two nodes (UNFUSED) because the fused node
-is slower on this CPU. Two measurements, each at every thread count:
+retriever/encoders/onnx/runner.py keeps the residual add and the layer norm as two nodes (UNFUSED) because the fused
+node is slower on this CPU. Two measurements, each at every thread count:
 
 - node: SkipLayerNormalization vs Add + LayerNormalization on the same (8, 200, hidden) float32 inputs (the shape of
   one micro-batch of long reports), median time per call and per element;
@@ -32,8 +32,8 @@ import numpy as np
 from eval.perf import results
 from eval.perf.data import sample_texts, shared_reports_or_skip
 from eval.perf.embedding import throughput
-from retriever.onnx_encoder import OnnxEncoder
-from retriever.onnx_runner import MAX_BATCH, PROVIDERS, UNFUSED, OnnxRunner, session_for, session_options
+from retriever.encoders.onnx.encoder import OnnxEncoder
+from retriever.encoders.onnx.runner import MAX_BATCH, PROVIDERS, UNFUSED, OnnxRunner, session_for, session_options
 
 ENCODER = "minilm"
 #: One micro-batch of long reports: MAX_BATCH texts of 200 tokens.
@@ -101,8 +101,8 @@ def time_nodes(hidden: int, threads: int, calls: int) -> list[dict[str, Any]]:
 
 
 def bench_session(path: Path, threads: int, unfused: tuple[str, ...], **options: Any) -> Any:
-    """A session on `path` as the product opens it (retriever.onnx_runner.session_for) or, with `unfused` other than
-    UNFUSED, one that leaves those fusions out instead. `options` are SessionOptions only a benchmark sets:
+    """A session on `path` as the product opens it (retriever.encoders.onnx.runner.session_for) or, with `unfused` other
+    than UNFUSED, one that leaves those fusions out instead. `options` are SessionOptions only a benchmark sets:
     optimized_model_filepath saves the graph as the session optimized it (what really runs); enable_profiling with
     profile_file_prefix turns on ONNX Runtime's per-node profile (written by `session.end_profiling()`)."""
     import onnxruntime as ort
@@ -141,7 +141,7 @@ def _ops(path: Path) -> Counter[str]:
 
 def time_model(texts: list[str], threads: int) -> list[dict[str, Any]]:
     """The int8 MiniLM export in the shipped session and in one that fuses SkipLayerNormalization, side by side."""
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     encoder = load_encoder(ENCODER, backend="onnx-int8", threads=threads)
     encoder.encode(["warm-up"])  # exports and quantizes on first use
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = sample_texts(reports, 8 if args.quick else args.texts)
     calls = 3 if args.quick else args.calls
     thread_counts = sorted({1, args.threads})
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     hidden = load_encoder(ENCODER, backend="onnx-int8").dims  # the node test's width: the model's hidden size
     data = {

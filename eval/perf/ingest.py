@@ -12,7 +12,7 @@ whole pipeline's ratio is computed from measured parts. In one run, at `--size` 
   index plus `add_with_ids` of the 1% (the trained quantizer kept), and a 0.1% removal (`remove_vectors`);
 - recall@10 against exact search, for the updated and the rebuilt index, on held-out synthetic queries;
 - BM25 rebuilt over `--size` report texts (what an update pays per field: bm25s cannot add documents);
-- peak RSS of `assistant index`'s streaming build of `--size` reports (retriever/streaming_build.py) in a child
+- peak RSS of `assistant index`'s streaming build of `--size` reports (retriever/index/streaming_build.py) in a child
   process, with a stand-in encoder returning synthetic vectors (reading, store, chunk files, IVF-PQ, BM25, manifest:
   all real); then a second build of the same reports, killed (SIGKILL) once about half of its chunks are written and
   run again: it must finish with the same files (checksums) as the uninterrupted build, re-encoding only what was
@@ -64,10 +64,10 @@ def _timed(action: Any, *args: Any) -> tuple[Any, float]:
 
 def recall(index: Any, data: np.ndarray, queries: np.ndarray, **tuning: int) -> float:
     """Mean share of the exact top-10 (inner product over `data`, ids = row numbers) that `index` returns
-    (`tuning`: search settings other than the product's, see retriever.faiss_index.search_params)."""
+    (`tuning`: search settings other than the product's, see retriever.index.vectors.search_params)."""
     import faiss
 
-    from retriever.faiss_index import search_vectors
+    from retriever.index.vectors import search_vectors
 
     exact = faiss.IndexFlatIP(data.shape[1])
     exact.add(data)
@@ -78,7 +78,7 @@ def recall(index: Any, data: np.ndarray, queries: np.ndarray, **tuning: int) -> 
 
 def vectors_section(real: np.ndarray, size: int, share: float, queries: int) -> dict[str, Any]:
     """Add `share` of `size` to an index of `size` vs rebuild over both; removal; recall of each."""
-    from retriever.faiss_index import build_vector_index, kind_of, remove_vectors
+    from retriever.index.vectors import build_vector_index, kind_of, remove_vectors
 
     added = max(1, int(size * share))
     data = synthetic_vectors(real, size + added + queries)
@@ -116,12 +116,12 @@ def rotated(real: np.ndarray, level: float, *, seed: int = 7) -> np.ndarray:
 
 def drift_section(real: np.ndarray, size: int, share: float, queries: int, levels: list[float]) -> dict[str, Any]:
     """An IVF-PQ index of `size` vectors grown by a batch of `share` of it, in distribution (level 0) or drifted
-    (`rotated`): the drift statistic of retriever/quantizer_drift.py for the batch, and recall@10 of queries near the
+    (`rotated`): the drift statistic of retriever/index/drift.py for the batch, and recall@10 of queries near the
     batch's vectors against exact search, after the add and for an index retrained on everything."""
     import faiss
 
-    from retriever.faiss_index import IVF_NPROBE, build_vector_index, ivf_lists
-    from retriever.quantizer_drift import SAMPLE, drift_ratio, mean_residual
+    from retriever.index.drift import SAMPLE, drift_ratio, mean_residual
+    from retriever.index.vectors import IVF_NPROBE, build_vector_index, ivf_lists
 
     batch = max(1, int(size * share))
     base = synthetic_vectors(real, size + SAMPLE, seed=11)
@@ -165,7 +165,7 @@ def report_texts(count: int) -> list[str]:
 def bm25_section(size: int, share: float) -> dict[str, Any]:
     """BM25 over `size` report texts (a full build's cost per field), then an update adding `share` of them (from
     the kept term ids: only the new texts are tokenized)."""
-    from retriever.bm25_index import BM25Field
+    from retriever.index.bm25 import BM25Field
 
     added = max(1, int(size * share))
     texts = report_texts(size + added)
@@ -213,7 +213,7 @@ class SyntheticEncoder:
 def streaming_child(size: int, real_path: Path, work: Path, index: str) -> dict[str, Any]:
     """Build (or resume) the index `work/index` of `size` reports the way `assistant index` does; peak RSS of this
     process and the encoder calls it made."""
-    from retriever.streaming_build import encode_and_write, read_reports
+    from retriever.index.streaming_build import encode_and_write, read_reports
 
     corpus = work / "reports.jsonl"
     if not corpus.is_file():
@@ -247,7 +247,7 @@ def _checksums(index: Path) -> dict[str, str]:
 
 def _killed_at_half(size: int, folder: str) -> int:
     """Start a build of `folder/resumed`, SIGKILL it once half of its chunk files are written; the chunks it left."""
-    from retriever.streaming_build import CHUNK, work_folder
+    from retriever.index.streaming_build import CHUNK, work_folder
 
     chunks = work_folder(Path(folder) / "resumed")
     half = max(1, -(-size // CHUNK) // 2)
@@ -314,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     real = np.empty(0)
     if chosen & {"vectors", "streaming_build", "drift"} or not reuse:
         from assistant.settings import EncoderSettings
-        from retriever.encoder import load_encoder
+        from retriever.encoders.encoder import load_encoder
 
         backend = EncoderSettings.from_env(os.environ).backend  # what `assistant index` builds with
         encoder = load_encoder(ENCODER, backend=backend, threads=args.threads)
@@ -409,7 +409,7 @@ def _resume_row(s: dict[str, Any]) -> list[str]:
     """The kill-and-resume check of the streaming build, when the run made it."""
     if "resumed_equals_uninterrupted" not in s:
         return []
-    from retriever.streaming_build import CHUNK
+    from retriever.index.streaming_build import CHUNK
 
     total = -(-s["reports"] // CHUNK)
     same = "the same files (checksums) as" if s["resumed_equals_uninterrupted"] else "**files that differ from**"
@@ -445,7 +445,7 @@ def _drift_table(drift: dict[str, Any] | None) -> list[str]:
     """The drift measurement: the statistic and recall@10 per drift level, and the threshold it justifies."""
     if not drift:
         return []
-    from retriever.quantizer_drift import DRIFT_WARN
+    from retriever.index.drift import DRIFT_WARN
 
     lines = [
         f"### Drift of a growing IVF-PQ index ({_stamp(drift)})",
@@ -455,7 +455,7 @@ def _drift_table(drift: dict[str, Any] | None) -> list[str]:
         "distribution (level 0) or drifted (the basis moved that far towards a random rotation of itself: the same "
         "clustered shape in another region, as a new site's templates or another language would be). Ratio: the "
         "batch's mean squared distance to its IVF centroids over that of build vectors left out of training "
-        "(retriever/quantizer_drift.py). recall@10 against exact search of queries near the batch's vectors, "
+        "(retriever/index/drift.py). recall@10 against exact search of queries near the batch's vectors, "
         f"with the product's nprobe 256 and with nprobe {drift['scaled_nprobe']}, the share of lists 256 is at "
         "1M (1/8; at this size 256 probes half of them, which hides what drift does).",
         "",

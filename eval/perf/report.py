@@ -83,8 +83,8 @@ def _p(stats: dict[str, float]) -> str:
 
 
 def is_default(row: dict[str, Any]) -> bool:
-    """Whether the project would use this row's index and setting at its size (retriever/faiss_index.py now)."""
-    from retriever.faiss_index import index_kind, search_params_defaults
+    """Whether the project would use this row's index and setting at its size (retriever/index/vectors.py now)."""
+    from retriever.index.vectors import index_kind, search_params_defaults
 
     defaults = search_params_defaults()
     same_setting = all(defaults.get(key) == value for key, value in row["setting"].items())

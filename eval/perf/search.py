@@ -31,7 +31,7 @@ SHORT_QUERIES = REPO / "eval" / "datasets" / "shared_label_queries" / "queries.j
 SIZES = (10_000, 100_000, 1_000_000)
 ENCODER = "minilm"
 K = 10
-#: Query-time settings swept per kind; retriever/faiss_index.py's defaults are the cheapest that reach the recall
+#: Query-time settings swept per kind; retriever/index/vectors.py's defaults are the cheapest that reach the recall
 #: target in this sweep.
 SETTINGS: dict[str, list[dict[str, int]]] = {
     "flat": [{}],
@@ -95,7 +95,7 @@ def measure_size(size: int, real: np.ndarray, query_sets: list[QuerySet], kinds:
     """Rows for one corpus size (every kind and setting), and how clustered the corpus is."""
     import faiss
 
-    from retriever.faiss_index import build_vector_index, memory_bytes, search_vectors
+    from retriever.index.vectors import build_vector_index, memory_bytes, search_vectors
 
     data = synthetic_vectors(real, size)
     ids = np.arange(size, dtype=np.int64)
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kinds", default="flat,hnsw,ivfpq")
     parser.add_argument("--queries", type=int, default=200)
     args = results.parse_args(parser, argv)
-    from retriever.encoder import load_encoder
+    from retriever.encoders.encoder import load_encoder
 
     encoder = load_encoder(ENCODER, backend=index_backend(), threads=args.threads)
     try:

@@ -23,9 +23,9 @@ import numpy as np
 
 from eval.perf import results
 from eval.perf.data import held_out_findings, shared_reports_or_skip, test_split
-from retriever.bm25_index import BM25Field
-from retriever.rerank import RERANK_DEPTH, SecondStage
-from retriever.support import SupportCheck
+from retriever.index.bm25 import BM25Field
+from retriever.search.rerank import RERANK_DEPTH, SecondStage
+from retriever.search.support import SupportCheck
 
 RERANKER = "radsearch-rerank-minilm"
 
@@ -34,7 +34,7 @@ def stages() -> tuple[dict[str, SecondStage], list[str]]:
     """The support check (and it on single terms, what its term pairs cost), and the cross-encoder when it has been
     trained here; and what was left out, with the reason."""
     from models.resolve import ModelNotAvailable
-    from retriever.rerank import Reranker
+    from retriever.search.rerank import Reranker
 
     found: dict[str, SecondStage] = {"support check": SupportCheck(),
                                      "support check, single terms": SupportCheck(pairs=False)}

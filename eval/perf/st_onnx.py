@@ -17,7 +17,7 @@ Both sides encode the same TEXTS full report texts of the shared data (eval.perf
 (ONNX Runtime intra- and inter-op threads, torch), each path with its own default batch size, after a warm-up, in
 ROUNDS interleaved rounds; reports/s = texts encoded / time. Quality is the cosine of every vector to the torch
 (fp32) vector of the same text from the product's own sentence-transformers: equal quality = a mean cosine of at
-least retriever.onnx_quantize.MIN_COSINE, the bar the project's int8 recipe must pass. Writes
+least retriever.encoders.onnx.quantize.MIN_COSINE, the bar the project's int8 recipe must pass. Writes
 eval/results/st_onnx.{json,md}, stamped with the load average (the machine is shared).
 """
 
@@ -99,8 +99,8 @@ def library_side(texts_file: Path, model_dir: Path, out_file: Path) -> None:
 def project_side(texts: list[str]) -> tuple[dict[str, tuple[np.ndarray, float]], dict[str, float], np.ndarray]:
     """The project's export (onnx, onnx-int8) timed on 1 thread, and the torch reference vectors."""
     from eval.perf.machine import limit_threads
-    from retriever.encoder import load_encoder
-    from retriever.onnx_runner import MAX_BATCH
+    from retriever.encoders.encoder import load_encoder
+    from retriever.encoders.onnx.runner import MAX_BATCH
 
     limit_threads(1)
     ready, encoders = {}, {}
@@ -120,8 +120,8 @@ def measure(library_python: str) -> dict[str, Any]:
     from eval.perf.data import sample_texts, shared_reports
     from eval.perf.machine import describe, load_average
     from models.resolve import resolve_encoder
-    from retriever.onnx_quantize import MIN_COSINE
-    from retriever.onnx_runner import MAX_BATCH
+    from retriever.encoders.onnx.quantize import MIN_COSINE
+    from retriever.encoders.onnx.runner import MAX_BATCH
 
     texts = sample_texts(shared_reports(), TEXTS)
     load = {"start": load_average()}
@@ -200,9 +200,9 @@ def render(results: dict[str, Any]) -> str:
         for r in results["rows"]
     ]
     lines += ["", f"Equal quality: mean cosine to torch >= {results['equal_quality_cosine']} "
-              "(retriever.onnx_quantize.MIN_COSINE). \"ready\" = time to a usable encoder: the library exports (and "
-              "quantizes) in the run; the project's export is cached under the models folder after its first use, "
-              "so its figure is usually a load alone.", ""]
+              "(retriever.encoders.onnx.quantize.MIN_COSINE). \"ready\" = time to a usable encoder: the library "
+              "exports (and quantizes) in the run; the project's export is cached under the models folder after its "
+              "first use, so its figure is usually a load alone.", ""]
     for backend, v in results["verdict"].items():
         lines.append(f"- {backend}: the library runs at {v['library_speed_share']:.0%} of the project's speed, quality "
                      f"{'equal' if v['equal_quality'] else 'NOT equal'}: "

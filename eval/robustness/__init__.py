@@ -1,7 +1,7 @@
 """Robustness benchmarks (issue 20): does search survive the way residents actually type?
 
 Three parts, one command (`python -m eval.robustness`), every method searched through the product's
-`retriever.index.ReportIndex` so BM25, dense and hybrid are exactly what users get:
+`retriever.index.report_index.ReportIndex` so BM25, dense and hybrid are exactly what users get:
 
 - `icd`: ICD-10-CM rephrasing retrieval (as in "Evaluating embedding models for ICD-10-CM retrieval", medRxiv 2025):
   100 billable codes, 10 rule-made rephrasings each (`rephrase.py`), top-1 among all ~74k billable descriptions;

@@ -3,7 +3,7 @@
 Each generator returns every distinct corruption of its type that it can make of a text; the benchmark draws three
 (seeded) and skips a text that allows fewer. Types:
 - `false_finding`: a sentence stating a finding the text does not mention is added (`FALSE_FINDINGS`);
-- `negation`: one or two findings' polarity flipped with `retriever.negation` (negate / affirm);
+- `negation`: one or two findings' polarity flipped with `retriever.negation.rules` (negate / affirm);
 - `laterality`: one left/right/bilateral changed (to the other side or both), or all of them;
 - `severity`: one severity or size word changed (mild -> severe, small -> large, ...), or all of them;
 - `measurement`: one number with a unit scaled (x2, x3, x0.5, x10);
@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from itertools import combinations
 
-from retriever.negation import affirm, is_negated, negate
+from retriever.negation.rules import affirm, is_negated, negate
 
 ERROR_TYPES = ("false_finding", "negation", "laterality", "severity", "measurement", "device")
 CORRUPTIONS_PER_TEXT = 3

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from eval.robustness.corrupt import ERROR_TYPES, corruptions
 from eval.robustness.metrics import share
 from eval.robustness.search import RankerSpec, cached_index, encoder_for, search, text_reports
-from retriever.index import Hit, ReportIndex
-from retriever.report import Report
+from retriever.index.report_index import Hit, ReportIndex
+from retriever.reports.record import Report
 
 PUBLISHED_BEST = 0.841
 CHANCE = 0.25

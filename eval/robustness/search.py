@@ -8,13 +8,13 @@ Indexes are saved under the user data folder (`eval_home()/robustness`, keyed by
 the 74k ICD-10-CM descriptions are encoded once per encoder, never into the repository. BM25 needs no encoder but
 an index is built with one; it borrows `BM25_CARRIER`'s (any encoder gives the same BM25 ranking).
 
-Query-side abbreviation expansion (retriever/abbreviations.py) is set per ranker, never taken from the process: a
+Query-side abbreviation expansion (retriever/search/abbreviations.py) is set per ranker, never taken from the process: a
 bare reference searches the query as typed (how every row before the expansion existed was measured), a suffix
 names an expander of `EXPANDERS`: `hybrid-weighted:X+expand` is the product as shipped (built-in tables),
 `+expand-shared` adds the shared radiology table as a user table (the abbreviated queries are made from that same
 table: an upper bound), the others are the alternatives compared on the dev split (eval/robustness/expansion_dev.py).
 A reference may end with `+rerank=NAME` (after any expander): the product's search with that re-ranker as second
-stage (retriever/rerank.py).
+stage (retriever/search/rerank.py).
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from eval.conditions import load_current
 from eval.retrieval import reranker_for, split_rerank
 from eval.robustness.tables import SHORTHAND_FILE
 from eval.shared_data import SHARED_DATA, eval_home
-from retriever.abbreviations import QueryExpander, builtin_expander, make_expander
-from retriever.encoder import INDEX_BACKEND, Encoder, load_encoder
-from retriever.index import Hit, ReportIndex, SearchFilters, corpus_hash
-from retriever.methods import split_fused_spec
-from retriever.report import Report
+from retriever.encoders.encoder import INDEX_BACKEND, Encoder, load_encoder
+from retriever.index.report_index import Hit, ReportIndex, SearchFilters, corpus_hash
+from retriever.reports.record import Report
+from retriever.search.abbreviations import QueryExpander, builtin_expander, make_expander
+from retriever.search.methods import split_fused_spec
 
 FIELD = "impression"
 #: The encoder whose index BM25 is run on (its vectors are not used).

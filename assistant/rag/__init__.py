@@ -1,0 +1,1 @@
+"""The RAG pipeline: retrieved reports as LangChain documents, the prompt, the model's answer parsed and checked."""

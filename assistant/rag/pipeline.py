@@ -1,0 +1,334 @@
+"""The RAG pipeline: finding text -> retrieved reports -> prompt -> LLM -> `Answer`.
+
+A LangChain `Runnable[str, Answer]`, so it composes and batches like any other. `iter_answer` streams the
+model's text and ends with the Answer. The pipeline never raises for a backend problem: a server that is down,
+a timeout or output with no answer in it gives an Answer with `degraded=True`, the reason, and the retrieved
+reports (the retrieval-only result). Only bad input (an empty query) raises.
+
+The prompt is fitted into the model's context: the query may take at most half of the room left after the
+template and the answer, the references share the rest (best-ranked first); every cut is stated in `notes`.
+
+Follow-up questions (the chat): a mapping input may carry `history`, earlier turns as chat messages
+(`{"role": "user"|"assistant", "content": ...}`). They go between the system and the user message, newest
+kept first within at most a quarter of the context room; dropped turns are stated in `notes`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import unicodedata
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import Runnable, RunnableConfig
+
+import prompts
+from assistant.llm.base import LLM, BackendMalformed, BackendTimeout, LLMError, LLMResult, Message
+from assistant.rag import answer_defaults
+from assistant.rag.answer import (
+    Answer,
+    DegradedKind,
+    ParsedOutput,
+    UnparseableOutput,
+    answer_schema,
+    parse_output,
+)
+from assistant.rag.configuration import configuration_hash
+from assistant.rag.lc_retriever import document_to_report
+from retriever.search.query import clean_query, visible_text
+
+ANSWER_MAX_TOKENS = 512
+CHAT_OVERHEAD_TOKENS = 16  # role markers and special tokens the chat template adds per message
+HISTORY_SHARE = 4  # earlier turns may take at most 1/HISTORY_SHARE of the room left for query + references
+_OPEN = "<\u2039\u27e8\u3008\u276c\u276e"  # "<" and the look-alikes NFKC does not map to it
+_CLOSE = ">\u203a\u27e9\u3009\u276d\u276f"
+# A delimiter however spelled: any bracket, slashes or a JSON-escaped one, `reference_report` with any separator,
+# and the rest of the tag up to its bracket when it has one on the same line (an unterminated tag loses its name).
+_TAGS = re.compile(
+    rf"[{_OPEN}]\s*[/\\]*\s*(?:findings?|reference[\W_]*reports?|candidates?)\b(?:[^{_OPEN}{_CLOSE}\n]*[{_CLOSE}])?",
+    re.IGNORECASE,
+)
+#: Chat-template control sequences of the common model families, which a tokenizer may read as control tokens
+#: (a report holding `<|im_end|><|im_start|>system` would start a turn of its own): `<|...|>` tokens (ChatML/Qwen,
+#: Llama 3, Phi, DeepSeek), Llama 2 / Mistral `[INST]` and `<<SYS>>`, Gemma's turn markers, and BOS/EOS tags.
+_CONTROL = re.compile(
+    r"<\|[^|<>\n]{1,40}\|>|\[/?INST\]|<</?SYS>>|</?(?:start_of_turn|end_of_turn|bos|eos|s)>",
+    re.IGNORECASE,
+)
+_CUT_MARK = " [...]"
+#: A candidate is an impression's opening: the diagnosis a radiologist put first, not every incidental finding after
+#: it (a small model shown whole reports tends to copy their descriptions instead of naming a diagnosis).
+CANDIDATE_TOKENS = 48
+
+
+def neutralise_tags(text: str) -> str:
+    """Remove the prompt's own delimiters, and the chat templates' control sequences, from untrusted text (reports,
+    queries, history) so it cannot close its block or start a turn of its own and pose as instructions (a report
+    containing `</reference_report>` or `<|im_end|><|im_start|>system` followed by commands).
+
+    The text is NFKC-normalised and stripped of invisible characters first, and the model reads it that way:
+    otherwise a full-width `＜/reference_report＞` or a zero-width space inside the name would pass the filter
+    and still read as the delimiter to the model."""
+    visible = visible_text(unicodedata.normalize("NFKC", text))
+    return _CONTROL.sub("[control removed]", _TAGS.sub("[tag removed]", visible))
+
+
+def fit_tokens(llm: LLM, text: str, budget: int) -> tuple[str, bool]:
+    """The longest prefix of `text` within `budget` tokens (marked when cut), and whether it was cut."""
+    if llm.count_tokens(text) <= budget:
+        return text, False
+    mark = llm.count_tokens(_CUT_MARK)
+    cut = len(text)
+    for _ in range(12):  # shrink by the observed chars/token ratio until it fits
+        tokens = llm.count_tokens(text[:cut])
+        if tokens + mark <= budget:
+            break
+        cut = max(0, min(cut - 1, int(cut * (budget - mark) / tokens * 0.97)))
+    else:
+        cut = 0
+    return text[:cut].rstrip() + _CUT_MARK, True
+
+
+def _attributes(doc: Document, rank: int) -> str:
+    """A retrieved report's tag attributes; the id is JSON-quoted so it cannot break the tag."""
+    report_id = json.dumps(str(doc.metadata.get("report_id") or doc.id or f"doc{rank}"))
+    score = float(doc.metadata.get("score", 0.0))
+    return f'id={report_id} rank="{rank}" similarity="{score:.3f}"'
+
+
+def render_reference(doc: Document, rank: int, text: str) -> str:
+    """One retrieved report inside its delimiters (templates with `references: reports`)."""
+    return f"<reference_report {_attributes(doc, rank)}>\n{text}\n</reference_report>"
+
+
+def render_candidate(doc: Document, rank: int, text: str) -> str:
+    """One retrieved report's impression as a ranked candidate (templates with `references: impressions`)."""
+    return f"<candidate {_attributes(doc, rank)}>{text}</candidate>"
+
+
+class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
+    """Answer a finding with an LLM grounded in retrieved reports (`retriever=None`: no-retrieval
+    baseline)."""
+
+    def __init__(
+        self,
+        llm: LLM,
+        retriever: BaseRetriever | None,
+        *,
+        max_tokens: int = ANSWER_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int = 0,
+        rag_prompt: str = answer_defaults.PROMPT,
+        norag_prompt: str = answer_defaults.NORAG_PROMPT,
+    ) -> None:
+        self.llm = llm
+        self.retriever = retriever
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.seed = seed
+        self.prompt = prompts.load(rag_prompt if retriever is not None else norag_prompt)
+
+    def invoke(
+        self, input: str | Mapping[str, Any], config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Answer:
+        """Run the pipeline (non-streaming call to the LLM, so token usage is reported)."""
+        *_, answer = self._run(input, config, streaming=False)
+        assert isinstance(answer, Answer)
+        return answer
+
+    def iter_answer(
+        self, input: str | Mapping[str, Any], config: RunnableConfig | None = None
+    ) -> Iterator[str | Answer]:
+        """Yield the model's text as it is generated, then the final `Answer` (always the last item)."""
+        return self._run(input, config, streaming=True)
+
+    def _run(
+        self, input: str | Mapping[str, Any], config: RunnableConfig | None, *, streaming: bool
+    ) -> Iterator[str | Answer]:
+        start = time.monotonic()
+        raw_query = input.get("query", "") if isinstance(input, Mapping) else input
+        query = clean_query(raw_query)  # EmptyQueryError: bad input, the one case that raises
+        history: list[Message] = list(input.get("history") or []) if isinstance(input, Mapping) else []
+        notes: list[str] = []
+        docs: list[Document] = []
+        timings: dict[str, float] = {}
+        if self.retriever is not None:
+            notice = getattr(self.retriever, "query_notice", None)
+            if notice is not None and (text := notice(query)):
+                notes.append(f"retrieval: {text}")
+            docs = self.retriever.invoke(query, config)
+            timings["retrieval"] = time.monotonic() - start
+        retrieved = [document_to_report(doc, rank) for rank, doc in enumerate(docs, start=1)]
+        configuration = self.configuration()
+        base = {
+            "query": query,
+            "retrieved": retrieved,
+            "prompt_id": self.prompt.id,
+            "notes": notes,
+            "timings": timings,
+            "configuration": configuration,
+            "configuration_hash": configuration_hash(configuration),
+        }
+
+        try:
+            messages = self._messages(query, docs, notes, history)
+            schema = answer_schema([r.report_id for r in retrieved])
+            llm_start = time.monotonic()
+            if streaming:
+                pieces: list[str] = []
+                for piece in self.llm.stream(messages, json_schema=schema, **self._sampling()):
+                    pieces.append(piece)
+                    yield piece
+                elapsed = time.monotonic() - llm_start
+                result = LLMResult("".join(pieces), self.llm.model_id, {"total": elapsed})
+            else:
+                result = self.llm.complete(messages, json_schema=schema, **self._sampling())
+        except BackendTimeout as exc:
+            yield self._degraded(base, "timeout", str(exc), start)
+            return
+        except BackendMalformed as exc:  # the server's answer held no output to parse
+            yield self._degraded(base, "unparseable", str(exc), start)
+            return
+        except LLMError as exc:
+            yield self._degraded(base, "backend_unavailable", str(exc), start)
+            return
+        timings["llm"] = result.timings.get("total", time.monotonic() - llm_start)
+        if "tokens_per_s" in result.timings:
+            timings["tokens_per_s"] = result.timings["tokens_per_s"]
+        try:
+            parsed = parse_output(result.text)
+        except UnparseableOutput as exc:
+            answer = self._degraded(base, "unparseable", str(exc), start, model_id=result.model_id)
+            answer.raw_output = result.text
+            yield answer
+            return
+        timings["total"] = time.monotonic() - start
+        yield Answer(
+            diagnosis=parsed.diagnosis,
+            differential=parsed.differential,
+            rationale=parsed.rationale,
+            cited_report_ids=self._citations(parsed, retrieved, notes),
+            model_id=result.model_id,
+            usage=result.usage,
+            parse_mode=parsed.mode,
+            raw_output=result.text,
+            **base,
+        )
+
+    def configuration(self) -> dict[str, Any]:
+        """What answers with this pipeline (assistant/rag/configuration.py): the retriever's index and search (None for
+        the no-retrieval baseline or a retriever that cannot say), the prompt, the model and its sampling."""
+        describe = getattr(self.retriever, "configuration", None)
+        return {
+            "retrieval": describe() if describe is not None else None,
+            "prompt": self.prompt.id,
+            "llm": self.llm.identity() | self._sampling(),
+        }
+
+    def _sampling(self) -> dict[str, Any]:
+        return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
+
+    def _messages(
+        self, query: str, docs: list[Document], notes: list[str], history: list[Message] | None = None
+    ) -> list[Message]:
+        """Fill the template within the context budget, recording every truncation in `notes`."""
+        empty = self.prompt.messages(findings="", references="")
+        overhead = sum(self.llm.count_tokens(m["content"]) + CHAT_OVERHEAD_TOKENS for m in empty)
+        available = self.llm.context_window - self.max_tokens - overhead
+        if available < 32:
+            raise LLMError(
+                f"the model's context ({self.llm.context_window} tokens) has no room for a query after the "
+                f"prompt and a {self.max_tokens}-token answer: use a model or server with a longer context"
+            )
+        earlier = self._history(history or [], available // HISTORY_SHARE, notes)
+        available -= sum(self.llm.count_tokens(m["content"]) + CHAT_OVERHEAD_TOKENS for m in earlier)
+        findings, cut = fit_tokens(self.llm, neutralise_tags(query), available // 2 if docs else available)
+        if cut:
+            notes.append(
+                f"prompt: query cut from {len(query):,} to {len(findings) - len(_CUT_MARK):,} characters "
+                f"to fit the model's {self.llm.context_window}-token context"
+            )
+        remaining = available - self.llm.count_tokens(findings)
+        blocks: list[str] = []
+        for position, doc in enumerate(docs):
+            rank = position + 1
+            share = remaining // (len(docs) - position) - CHAT_OVERHEAD_TOKENS
+            if share < 16:
+                notes.append(
+                    f"prompt: reference reports from rank {rank} on left out (no room in the context)"
+                )
+                break
+            if self.prompt.references == "impressions":
+                impression = str(doc.metadata.get("impression") or doc.page_content)
+                text, _ = fit_tokens(self.llm, neutralise_tags(impression), min(share, CANDIDATE_TOKENS))
+                block = render_candidate(doc, rank, text)
+            else:
+                text, cut = fit_tokens(self.llm, neutralise_tags(doc.page_content), share)
+                if cut:
+                    notes.append(f"prompt: reference report rank {rank} shortened to fit the context")
+                block = render_reference(doc, rank, text)
+            blocks.append(block)
+            remaining -= self.llm.count_tokens(block)
+        references = "\n\n".join(blocks) if blocks else "(none)"
+        system, user = self.prompt.messages(findings=findings, references=references)
+        return [system, *earlier, user]  # type: ignore[list-item]
+
+    def _history(self, history: list[Message], budget: int, notes: list[str]) -> list[Message]:
+        """The newest earlier turns that fit in `budget` tokens, oldest first; user turns are delimited like
+        the query (and their tags neutralised) so an earlier turn cannot pose as instructions either."""
+        kept: list[Message] = []
+        for message in reversed(history):
+            role = "assistant" if message.get("role") == "assistant" else "user"
+            content = neutralise_tags(str(message.get("content", "")))
+            if role == "user":
+                content = f"<findings>\n{content}\n</findings>"
+            cost = self.llm.count_tokens(content) + CHAT_OVERHEAD_TOKENS
+            if cost > budget:
+                break
+            budget -= cost
+            kept.append({"role": role, "content": content})
+        while kept and kept[-1]["role"] == "assistant":  # a conversation resumes with a user turn
+            kept.pop()
+        if len(kept) < len(history):
+            notes.append(
+                f"prompt: {len(history) - len(kept)} earlier message(s) of the conversation left out (no room)"
+            )
+        return kept[::-1]
+
+    @staticmethod
+    def _citations(parsed: ParsedOutput, retrieved: list[Any], notes: list[str]) -> list[str]:
+        """Keep only ids that were actually retrieved; a model citing a report it never saw is noted."""
+        known = {r.report_id for r in retrieved}
+        kept = [c for c in dict.fromkeys(parsed.cited_report_ids) if c in known]
+        dropped = [c for c in parsed.cited_report_ids if c not in known]
+        if dropped:
+            notes.append(
+                f"answer: dropped citations of reports that were not retrieved: {', '.join(dropped)}"
+            )
+        return kept
+
+    def _degraded(
+        self,
+        base: dict[str, Any],
+        kind: DegradedKind,
+        reason: str,
+        start: float,
+        *,
+        model_id: str | None = None,
+    ) -> Answer:
+        base["timings"]["total"] = time.monotonic() - start
+        return Answer(
+            diagnosis=None,
+            differential=[],
+            rationale="",
+            cited_report_ids=[],
+            model_id=model_id or base["configuration"]["llm"].get("model"),  # the model asked, if it never answered
+            degraded=True,
+            degraded_kind=kind,
+            degraded_reason=reason,
+            **base,
+        )

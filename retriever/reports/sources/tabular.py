@@ -1,0 +1,176 @@
+"""Generic CSV / JSON Lines importer with a column mapping (your own reports).
+
+Columns are found by common names unless mapped explicitly (`--map findings=Befund,impression=Beurteilung`),
+compared without case, spaces or punctuation, so the spellings of RIS/PACS exports (`AccessionNumber`, `Accession
+No.`, `ReportText`, `Study Date`, `BodyPartExamined`) are found too. A row may give findings/impression columns, or
+one free-text column that the section parser splits. The study date and body part are kept in the report's meta.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from retriever.reports.record import Report
+from retriever.reports.sections import clean_text, parse_sections
+from retriever.reports.sources.base import Outcome, Rejection, normalize_modality
+from retriever.reports.sources.files import RowError, UnreadableFile, iter_csv_rows, iter_jsonl
+
+#: Target field -> column names tried in order when not mapped explicitly, compared as `column_key` makes them.
+DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
+    "id": ("id", "report_id", "accession", "accession_number", "accession_no", "acc_no", "accession_id", "uid",
+           "study_id", "exam_id", "order_id", "note_id", "study_instance_uid"),
+    "findings": ("findings", "finding", "findings_en"),
+    "impression": ("impression", "impressions", "impressions_en", "conclusion", "conclusions", "opinion"),
+    "text": ("text", "report", "report_text", "full_text", "transcription", "body", "report_body", "narrative",
+             "final_report", "result_text", "observation_value", "report_value"),
+    "modality": ("modality", "modality_code", "modalities", "exam", "examination", "exam_type", "image_modalities",
+                 "study_type", "study_description", "procedure_description", "exam_description"),
+    "labels": ("labels", "label", "findings_labels", "diagnosis_labels"),
+    "date": ("study_date", "exam_date", "study_datetime", "date_of_exam", "performed_date", "report_date", "date"),
+    "body_part": ("body_part", "body_part_examined", "anatomy", "body_region"),
+}
+#: Fields kept in a report's meta (not sections or labels).
+META_FIELDS = ("date", "body_part")
+
+
+def column_key(name: str) -> str:
+    """A column name compared without case, spaces or punctuation: `Accession No.` and `accession_no` are one."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+MAPPABLE = tuple(DEFAULT_COLUMNS)
+
+
+@dataclass(frozen=True)
+class ColumnMap:
+    """Explicit column names per target field; unset fields are auto-detected."""
+
+    columns: Mapping[str, str]
+
+    @classmethod
+    def parse(cls, spec: str | None) -> ColumnMap:
+        """Parse "findings=Col A,impression=Col B"; raises ValueError naming the bad part."""
+        columns: dict[str, str] = {}
+        for part in filter(None, (p.strip() for p in (spec or "").split(","))):
+            key, sep, value = part.partition("=")
+            key = key.strip().lower()
+            if not sep or not value.strip():
+                raise ValueError(f"bad column mapping {part!r}: use FIELD=COLUMN")
+            if key not in MAPPABLE:
+                raise ValueError(f"unknown field {key!r} in column mapping; fields: {', '.join(MAPPABLE)}")
+            columns[key] = value.strip()
+        return cls(columns)
+
+    def resolve(self, header: list[str]) -> dict[str, str]:
+        """Field -> actual column for this header (each column serves one field; mapped ones first). Raises
+        ValueError if a mapped column is absent."""
+        by_key: dict[str, str] = {}
+        for name in header:
+            by_key.setdefault(column_key(name), name)
+        resolved: dict[str, str] = {}
+        for field_name, wanted in self.columns.items():
+            if column_key(wanted) not in by_key:
+                raise ValueError(f"mapped column {wanted!r} for {field_name} is not in the file")
+            resolved[field_name] = by_key[column_key(wanted)]
+        for field_name, names in DEFAULT_COLUMNS.items():
+            taken = set(resolved.values())
+            found = (by_key.get(column_key(n)) for n in names if field_name not in resolved)
+            column = next((c for c in found if c is not None and c not in taken), None)
+            if column is not None:
+                resolved[field_name] = column
+        return resolved
+
+
+def compose_full_text(sections: Mapping[str, str]) -> str:
+    """A full report text from named sections, in reading order, each under its header."""
+    return "\n".join(f"{name.upper()}: {text}" for name, text in sections.items() if text)
+
+
+def report_from_row(
+    row: Mapping[str, str], columns: Mapping[str, str], *, source: str, default_id: str
+) -> Report | str:
+    """Build a Report from one row, or return the reason it cannot be used."""
+
+    def get(field_name: str) -> str:
+        return row.get(columns.get(field_name, ""), "") or ""
+
+    findings, impression, text = clean_text(get("findings")), clean_text(get("impression")), get("text")
+    if not (findings or impression or text.strip()):
+        return "empty record (no findings, impression or report text)"
+    parsed = parse_sections(text) if text.strip() else None
+    if parsed is not None:
+        findings = findings or parsed.findings
+        impression = impression or parsed.impression
+    full = text.strip() or compose_full_text({"findings": findings, "impression": impression})
+    labels = tuple(sorted({x.strip() for x in get("labels").replace("|", ";").split(";") if x.strip()}))
+    modality = normalize_modality(get("modality"))
+    original = get("modality").strip()
+    return Report(
+        id=f"{source}:{get('id') or default_id}",
+        findings=findings,
+        impression=impression,
+        full_text=full,
+        modality=modality,
+        labels=labels,
+        source=source,
+        meta=({"modality_original": original} if original and original != modality else {})
+        | {name: get(name).strip() for name in META_FIELDS if get(name).strip()},
+    )
+
+
+def _json_cell(value: object, separator: str) -> str:
+    """A JSON value as cell text, never a Python repr: a list of plain values joined by `separator`, null empty,
+    anything else (numbers, objects, nested lists) as JSON."""
+    if isinstance(value, list) and not any(isinstance(item, list | dict) for item in value):
+        return separator.join(_json_cell(item, separator) for item in value if item is not None)
+    if value is None or isinstance(value, str):
+        return value or ""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _cells(row: Mapping[str, object], columns: Mapping[str, str]) -> dict[str, str]:
+    """A row's values as text: a list in the labels column is names (joined by ';'), elsewhere lines of text."""
+    labels = columns.get("labels")
+    return {name: _json_cell(value, ";" if name == labels else "\n") for name, value in row.items()}
+
+
+def _columns(mapping: ColumnMap, header: list[str], rows: list[tuple[int, object]]) -> dict[str, str] | RowError:
+    """Field -> column for this file's header, or why none of its rows can be used."""
+    detail = f"columns: {', '.join(header) or 'none'}"
+    try:
+        columns = mapping.resolve(header)
+    except ValueError as exc:
+        return RowError(str(exc), detail)
+    if not {"findings", "impression", "text"} & columns.keys():
+        guess = f" (the longest column here: --map text={longest_column(rows, header)})" if header else ""
+        reason = f"missing columns: no findings, impression or report-text column; map one with --map{guess}"
+        return RowError(reason, detail)
+    return columns
+
+
+def longest_column(rows: list[tuple[int, object]], header: list[str]) -> str:
+    """The column whose cells are longest on average over the first rows: a report's text, where there is one."""
+    sample = [row for _, row in rows[:200] if isinstance(row, dict)]
+    return max(header, key=lambda name: sum(len(str(row.get(name) or "")) for row in sample))
+
+
+def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None = None) -> Iterator[Outcome]:
+    """Import a .csv or .jsonl file of reports; every unusable row becomes a Rejection."""
+    source = source or path.stem
+    try:
+        rows = list(iter_jsonl(path) if path.suffix.lower() == ".jsonl" else iter_csv_rows(path))
+    except UnreadableFile as exc:
+        yield Rejection(source, str(path), str(exc))
+        return
+    header = list(dict.fromkeys(k for _, r in rows if isinstance(r, dict) for k in r))
+    columns = _columns(mapping or ColumnMap({}), header, rows)
+    for number, row in rows:
+        ref = f"{path}:{number}"
+        if isinstance(row, RowError) or isinstance(columns, RowError):
+            error = row if isinstance(row, RowError) else columns
+            yield Rejection(source, ref, error.reason, error.detail)
+            continue
+        made = report_from_row(_cells(row, columns), columns, source=source, default_id=f"{path.stem}-{number}")
+        yield made if isinstance(made, Report) else Rejection(source, ref, made)

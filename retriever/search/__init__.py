@@ -1,0 +1,1 @@
+"""Search: query checks and shorthand expansion, methods, rank fusion, the contradiction rule and second stages."""

@@ -1,0 +1,28 @@
+"""Search methods and the default one, in a module without heavy imports (the CLI reads them to build --help).
+
+dense = the index's encoder; bm25 = lexical; hybrid = reciprocal rank fusion of both; hybrid-weighted = a
+normalized-score mix. DEFAULT_METHOD is what search, ask, chat and the LangChain retriever use unless told
+otherwise: the method eval/results/retrieval_dev.md shows best for the default encoder (`python -m
+eval.retrieval_benchmark`), as the preset records it (models/preset.py).
+"""
+
+from __future__ import annotations
+
+from models.preset import PRESET
+
+#: Methods that fuse BM25 with a dense encoder; benchmark specs name them as a prefix ("hybrid:radsearch-minilm").
+FUSED_METHODS: tuple[str, ...] = ("hybrid", "hybrid-weighted")
+METHODS: tuple[str, ...] = ("dense", "bm25", *FUSED_METHODS)
+DEFAULT_METHOD = PRESET.default_search.method
+#: The second stage search, ask and chat re-score the top hits with unless told otherwise (`--reranker`,
+#: RADSEARCH_RERANKER; `off` for none): the model-free support check (retriever/search/support.py; it re-scores
+#: impression searches only), adopted by the rule of `python -m eval.rerank_benchmark --reranker support` on the dev
+#: split (eval/results/support_fusion_dev.md), written to the preset (models/preset.json) and kept equal to it by
+#: tests/test_support.py.
+DEFAULT_SECOND_STAGE: str | None = PRESET.default_search.second_stage
+
+
+def split_fused_spec(spec: str) -> tuple[str, str]:
+    """`hybrid:ENCODER` -> ("hybrid", "ENCODER"); anything else is an encoder reference -> ("dense", spec)."""
+    method, _, encoder = spec.partition(":")
+    return (method, encoder) if encoder and method in FUSED_METHODS else ("dense", spec)
