@@ -73,7 +73,7 @@ def test_search_table_and_json(built: tuple[Path, str]) -> None:
     as_json = run("search", "fluid right hemithorax", "--index", str(out), "--field", "findings", "--json")
     payload = json.loads(as_json.stdout)
     assert payload["hits"][0]["id"] == "site:1" and payload["hits"][0]["rank"] == 1
-    assert payload["encoder"] == "minilm"
+    assert payload["encoder"] == "radsearch"
     bm25 = run("search", "pneumonia", "--index", str(out), "--method", "bm25", "--json")
     assert json.loads(bm25.stdout)["hits"][0]["id"] == "site:2"
 
@@ -106,7 +106,7 @@ def test_search_bad_inputs(built: tuple[Path, str], tmp_path: Path) -> None:
     missing = run("search", "effusion", "--index", str(tmp_path / "none"))
     assert missing.returncode == 2 and "assistant index" in missing.stderr  # as `assistant ask`
     wrong = run("search", "effusion", "--index", str(out), "--encoder", "mpnet")
-    assert wrong.returncode == 2 and "built with encoder 'minilm'" in wrong.stderr
+    assert wrong.returncode == 2 and "built with encoder 'radsearch'" in wrong.stderr
     long = run("search", "effusion " * 12000, "--index", str(out), "-k", "1")
     assert long.returncode == 0 and "reads only the first 256 tokens" in long.stderr
 
@@ -176,7 +176,7 @@ def test_a_failed_write_is_a_clear_error_not_a_traceback(tmp_path: Path, minilm,
     from typer.testing import CliRunner
 
     from assistant.cli import app
-    from retriever.index import swap as index_swap
+    from retriever.index.report_index import swap as index_swap
 
     def disk_full(staged, target):  # fault injection: the disk fills while the index is written
         raise OSError(28, "No space left on device")
