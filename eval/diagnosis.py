@@ -91,6 +91,8 @@ def _prediction(case: Case, condition: Condition, model_id: str, answer: Any) ->
         "degraded_kind": answer.degraded_kind,
         "timings": {k: round(v, 3) for k, v in answer.timings.items()},
         "usage": answer.usage,
+        "configuration": answer.configuration,  # what produced it (assistant/rag/configuration.py), and its hash
+        "configuration_hash": answer.configuration_hash,
     }
 
 

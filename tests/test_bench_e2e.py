@@ -63,6 +63,11 @@ def test_tiny_benchmark_end_to_end_and_resume(tmp_path, monkeypatch, minilm) -> 
         most = {"none": 0, NAMES[-1]: 2}.get(condition, 1)
         assert all(len(v["retrieved"]) <= most for v in verdicts)
     assert results["cases"]["minilm"][0]["retrieved"]  # dense retrieval always finds a nearest report
+    cached = [json.loads(line) for line in cache.read_text().splitlines()]
+    llm_rows = [row for row in cached if not row["condition"].startswith("tophit:")]
+    assert llm_rows and all(row["configuration_hash"] for row in llm_rows)  # what produced each cached answer
+    by_condition = {row["condition"]: row["configuration_hash"] for row in llm_rows}
+    assert by_condition["none"] != by_condition["minilm"] != by_condition["bm25"]
     assert len(results["cases"][NAMES[-1]][0]["retrieved"]) == 2
     top_hit = results["cases"]["tophit:minilm"]
     # without an LLM the answer is the top hit's impression: for the pneumonia case, another report's impression

@@ -293,3 +293,20 @@ def test_catalog_offers_installed_indexes_but_not_a_swap_in_progress(tmp_path: P
         (tmp_path / "indexes" / name / "manifest.json").write_text("{}", encoding="utf-8")
     names = [p.name for p in IndexCatalog(paths).folders()]
     assert names == ["demo", "site"]
+
+
+def test_a_message_carries_its_configuration_hash_with_what_it_covers() -> None:
+    """Issue 42: the chat's message details name the configuration, as `ask --json` does."""
+    from assistant.rag.answer import Answer
+    from assistant.rag.configuration import configuration_hash
+
+    configuration = {"retrieval": {"encoder": {"name": "radsearch"}, "search": {"dense_weight": 0.7, "k": 1}},
+                     "prompt": "diagnosis_rag@1", "llm": {"model": "qwen<b>"}}
+    answer = Answer("q", "Pneumonia", [], "", [], [], "m", "diagnosis_rag@1", configuration=configuration,
+                    configuration_hash=configuration_hash(configuration))
+    for message in (render.answer_markdown(answer), render.answer_markdown(
+            Answer("q", None, [], "", [], [], None, "p", degraded=True, degraded_kind="timeout",
+                   configuration=configuration, configuration_hash=configuration_hash(configuration)))):
+        assert f"configuration {configuration_hash(configuration)}" in message
+        assert "retrieval.search.dense\\_weight: 0.7" in message or "retrieval.search.dense_weight: 0.7" in message
+        assert "qwen<b>" not in message  # escaped like every other model-provided text

@@ -151,7 +151,7 @@ def answer_markdown(answer: Answer) -> str:
         if answer.retrieved:
             lines += ["", "Retrieval-only result, the impressions of the most similar reports:", ""]
             lines += retrieval_lines(answer.retrieved)
-        return "\n".join(lines)
+        return "\n".join([*lines, "", configuration_details(answer)])
     lines = [f"**Most likely diagnosis:** {md_escape(answer.diagnosis or '')}"]
     if answer.differential:
         lines += ["", "**Differential:**", *(f"- {md_escape(d)}" for d in answer.differential)]
@@ -167,8 +167,24 @@ def answer_markdown(answer: Answer) -> str:
     facts.append(md_escape(answer.model_id or "model unknown"))
     if "total" in answer.timings:
         facts.append(f"{answer.timings['total']:.1f} s")
-    lines += ["", f"<sub>{' · '.join(facts)}</sub>"]
+    lines += ["", f"<sub>{' · '.join(facts)}</sub>", "", configuration_details(answer)]
     return "\n".join(lines)
+
+
+def configuration_details(answer: Answer) -> str:
+    """The answer's configuration hash, with what it covers folded beneath it (assistant/rag/configuration.py): two
+    answers with one hash came from one configuration."""
+    facts = [f"{md_escape(key)}: {md_escape(str(value))}" for key, value in _flat(answer.configuration)]
+    body = "<br>".join(facts) or "not recorded"
+    return (f'<details class="rs-configuration"><summary>configuration {md_escape(answer.configuration_hash)}'
+            f"</summary><sub>{body}</sub></details>")
+
+
+def _flat(tree: object, prefix: str = "") -> list[tuple[str, object]]:
+    """`a.b: value` pairs of a nested configuration, in its order (None-valued entries left out)."""
+    if not isinstance(tree, dict):
+        return [] if tree is None else [(prefix, tree)]
+    return [pair for key, value in tree.items() for pair in _flat(value, f"{prefix}.{key}" if prefix else key)]
 
 
 def partial_answer_markdown(text: str) -> str:
