@@ -176,7 +176,7 @@ def test_a_failed_write_is_a_clear_error_not_a_traceback(tmp_path: Path, minilm,
     from typer.testing import CliRunner
 
     from assistant.cli import app
-    from retriever.index.report_index import swap as index_swap
+    from retriever.index import swap as index_swap
 
     def disk_full(staged, target):  # fault injection: the disk fills while the index is written
         raise OSError(28, "No space left on device")

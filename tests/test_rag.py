@@ -127,6 +127,9 @@ class FaultyLLM:
     def count_tokens(self, text: str) -> int:
         return len(text) // 3 + 1
 
+    def identity(self) -> dict[str, str]:
+        return {"backend": "fault-injection", "model": self.model_id}
+
     def complete(self, messages: Sequence[Message], **_: object) -> LLMResult:
         if self.error:
             raise self.error

@@ -94,7 +94,8 @@ def test_two_workers_encode_shards_at_once_and_the_merge_equals_a_single_build(m
     env = {**os.environ, "RADSEARCH_ENCODER_BACKEND": minilm.backend, "COLUMNS": "200"}
     workers = [
         subprocess.Popen(
-            [*ASSISTANT, "index", corpus, "--shard", f"{i}/2", "--out", str(tmp_path / f"shard{i}")],
+            [*ASSISTANT, "index", corpus, "--encoder", "minilm", "--shard", f"{i}/2",
+             "--out", str(tmp_path / f"shard{i}")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         )
         for i in range(2)
