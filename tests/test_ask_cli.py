@@ -59,6 +59,9 @@ def test_ask_json(index_dir: Path) -> None:
     answer = json.loads(run.stdout)
     assert answer["diagnosis"] and answer["degraded"] is False and answer["prompt_id"] == "diagnosis_rag@1"
     assert len(answer["retrieved"]) == 1 and answer["retrieved"][0]["score"] > 0
+    assert len(answer["configuration_hash"]) == 16  # issue 42: what produced the answer, and one hash over it
+    assert answer["configuration"]["retrieval"]["encoder"]["name"] == "minilm"
+    assert answer["configuration"]["llm"]["model"] == "smollm2-135m-instruct-q4_1"
 
 
 def test_ask_without_retrieval_needs_no_index(tmp_path: Path) -> None:
@@ -114,6 +117,7 @@ def test_server_down_json_names_the_degradation(index_dir: Path) -> None:
     assert run.returncode == 3
     answer = json.loads(run.stdout)
     assert answer["degraded_kind"] == "backend_unavailable" and answer["retrieved"][0]["report_id"] == "cxr-004"
+    assert answer["model_id"] == "m" and answer["configuration_hash"]  # a failed answer still names its model
 
 
 # ------------------------------------------------------------- a real server that answers wrongly or slowly
