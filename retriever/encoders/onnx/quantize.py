@@ -21,8 +21,10 @@ in every recipe: their query/key/value projection is quantized like the other we
 from __future__ import annotations
 
 import json
+import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -187,6 +189,19 @@ def split_outlier_channels(model_path: Path, out_path: Path, peaks: dict[str, np
     return added
 
 
+@contextmanager
+def _quiet_root_logger() -> Iterator[None]:
+    """ONNX Runtime's quantizer warns through the root logger about a pre-processing step its own check below makes
+    moot; an index's first build would print it to the user."""
+    root = logging.getLogger()
+    previous = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        root.setLevel(previous)
+
+
 def quantize(
     float_path: Path, int8_path: Path, embed: Callable[[Path, list[str]], np.ndarray], tokenize: Tokenize
 ) -> dict[str, float | str]:
@@ -208,16 +223,17 @@ def quantize(
                 peaks = channel_peaks(float_path, tokenize(CALIBRATION))
                 keep_float = keep_float + split_outlier_channels(float_path, split_path, peaks)
                 source = split_path
-            quantize_dynamic(
-                str(source),
-                str(int8_path),
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                reduce_range=True,
-                op_types_to_quantize=["MatMul", "Attention"],
-                nodes_to_exclude=keep_float,
-                extra_options={"DefaultTensorType": TensorProto.FLOAT},
-            )
+            with _quiet_root_logger():  # "Please consider to run pre-processing before quantization": not for users
+                quantize_dynamic(
+                    str(source),
+                    str(int8_path),
+                    weight_type=QuantType.QInt8,
+                    per_channel=True,
+                    reduce_range=True,
+                    op_types_to_quantize=["MatMul", "Attention"],
+                    nodes_to_exclude=keep_float,
+                    extra_options={"DefaultTensorType": TensorProto.FLOAT},
+                )
             cosine = float(np.mean(np.sum(embed(int8_path, CALIBRATION) * reference, axis=1)))
             tried[recipe.name] = round(cosine, 4)
             if cosine >= MIN_COSINE:
