@@ -160,13 +160,12 @@ def update(
 def _built_with(target: Path, fallback: ColumnMap) -> ColumnMap:
     """The column mapping the index at `target` was built with (its manifest), `fallback` when it has none."""
     from retriever.index.manifest import Manifest
-    from retriever.reports.sources import ColumnMap as Mapping
 
     try:
         recorded = Manifest.read(target).column_map
     except ValueError:  # no index yet: update_index says so
         return fallback
-    return Mapping(recorded) if recorded else fallback
+    return type(fallback)(recorded) if recorded else fallback
 
 
 def _read_ids(path: Path) -> list[str]:
