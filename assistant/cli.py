@@ -16,6 +16,7 @@ from assistant.commands import (
     index_cmd,
     info_cmd,
     search_cmd,
+    show_cmd,
     train_cmd,
     train_reranker_cmd,
     update_cmd,
@@ -41,6 +42,7 @@ def _offline() -> None:
 app.command("index")(index_cmd.index)
 app.command("update")(update_cmd.update)
 app.command("search")(search_cmd.search)
+app.command("show")(show_cmd.show)
 app.command("train")(train_cmd.train)
 app.command("train-reranker")(train_reranker_cmd.train_reranker)
 app.command("average")(average_cmd.average)

@@ -250,3 +250,17 @@ def test_search_marks_a_mixed_hit_partly(negation_index: Path) -> None:
     rows = {line for line in table.stdout.splitlines() if "site:mixed" in line}
     assert any("partly" in row for row in rows) and "read them before taking them as support" in " ".join(
         table.stdout.split())
+
+
+def test_show_prints_a_whole_report_and_refuses_unknown_ids(built: tuple[Path, str], tmp_path: Path) -> None:
+    """Issue 41: the whole report one command away (search and ask show its first 200 characters)."""
+    out, _ = built
+    shown = run("show", "site:1", "--index", str(out))
+    assert shown.returncode == 0, shown.stderr
+    assert "Moderate right pleural effusion." in shown.stdout and "Right pleural effusion." in shown.stdout
+    as_json = json.loads(run("show", "site:3", "--index", str(out), "--json").stdout)
+    assert as_json["id"] == "site:3" and as_json["impression"] == "Pneumothorax."
+    unknown = run("show", "site:99", "--index", str(out))
+    assert unknown.returncode == 2 and "no report 'site:99'" in unknown.stderr
+    missing = run("show", "site:1", "--index", str(tmp_path / "none"))
+    assert missing.returncode == 2 and "assistant index" in missing.stderr
