@@ -69,8 +69,9 @@ def test_a_fresh_default_index_and_search_rank_as_the_benchmarks_default_row(cas
     benchmark = make_ranker(shipped_default(), backend="onnx-int8").rank(case["queries"], case["corpus"], 5)
     product = _product_ranking(case["index"], case["queries"])
     # The same match@5, query by query. A hit at the edge of the top five may differ where two scores tie to within
-    # int8 noise: ONNX Runtime quantizes activations per batch, and the benchmark encodes its queries in one batch
-    # while a user's search encodes one (23 of these 24 top-five lists were identical when this was written).
+    # int8 noise: ONNX Runtime quantizes activations per batch, and the benchmark batches its queries and corpus
+    # otherwise than a build and a user's one-query search do (23 of these 24 top-five lists were identical when
+    # this was written).
     gold = {text: n for n, text in enumerate(case["corpus"])}
     own = [gold[r] for r in case["impressions"]]
     assert [g in p for g, p in zip(own, product, strict=True)] == [g in b for g, b in zip(own, benchmark, strict=True)]
