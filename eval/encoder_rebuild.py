@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, load_shared
+from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, load_shared, write_results
 from models.preset import PRESET
 from models.registry import ENCODERS
 from models.resolve import shipped_folder
@@ -44,12 +44,12 @@ TERMS = (
 )
 
 
-def train_by_recipe(recipe: dict[str, Any], name: str, data: Path) -> str:
-    """Train the recipe's seeds (and average them when there are several); the trained model's name."""
+def train_by_recipe(recipe: dict[str, Any], name: str, ingested: Any) -> str:
+    """Train the recipe's seeds on `ingested` (the shared data read once) and average them when there are several;
+    the trained model's name."""
     from retriever.training.average import average_encoders
     from retriever.training.train import TrainConfig, train_encoder
 
-    ingested = load_shared(data)
     parts = []
     for seed in recipe["seeds"]:
         part = f"{name}-s{seed}" if len(recipe["seeds"]) > 1 else name
@@ -61,12 +61,10 @@ def train_by_recipe(recipe: dict[str, Any], name: str, data: Path) -> str:
     return name
 
 
-def dev_match(encoder_ref: str, data: Path) -> dict[str, float]:
-    """Dev-split findings -> impression match@5 per source and pooled, dense search over the int8 export."""
+def dev_match(encoder_ref: str, dev: list[Any]) -> dict[str, float]:
+    """Findings -> impression match@5 of the `dev` reports per source and pooled, dense search over the int8 export."""
     from eval.retrieval import findings_to_impression, make_ranker
-    from retriever.reports.splits import split_reports
 
-    dev = split_reports(load_shared(data).reports)["dev"]
     ranker = make_ranker(encoder_ref, backend="onnx-int8")
     by_source: dict[str, list[Any]] = {}
     for report in dev:
@@ -148,21 +146,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from models.paths import models_dir
     from retriever.encoders.shipped import package_encoder
+    from retriever.reports.splits import split_reports
     from retriever.training.train import CARD_FILE
 
     recipe = PRESET.recipe
-    trained = args.trained or train_by_recipe(recipe, f"{PRESET.encoder}-rebuild", args.data)
+    ingested = load_shared(args.data)  # read once: training and every dev score use it
+    dev_reports = split_reports(ingested.reports)["dev"]
+    trained = args.trained or train_by_recipe(recipe, f"{PRESET.encoder}-rebuild", ingested)
     from models.resolve import resolve_encoder
 
     trained_folder = Path(resolve_encoder(trained)[0])
     trained_card = json.loads((trained_folder / CARD_FILE).read_text(encoding="utf-8"))
-    dev = dev_match(str(trained_folder), args.data)
+    dev = dev_match(str(trained_folder), dev_reports)
     payload = card(trained_card, recipe, dev)
     target = shipped_folder(ENCODERS[PRESET.encoder]) if args.ship else models_dir() / f"{PRESET.encoder}-rebuilt"
     package_encoder(trained_folder, target, payload, render_card(payload))
-    rebuilt = dev_match(str(target / "model"), args.data)
+    rebuilt = dev_match(str(target / "model"), dev_reports)
     # Against the shipped encoder; when replacing it, against the float32 model it was packaged from.
-    reference = dev if args.ship else dev_match(PRESET.encoder, args.data)
+    reference = dev if args.ship else dev_match(PRESET.encoder, dev_reports)
     difference = abs(rebuilt["pooled"] - reference["pooled"])
     result = {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -171,10 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         "dev_match_at_5": {"rebuilt": rebuilt, "shipped": reference, "trained_float32": dev},
         "pooled_difference": round(difference, 4), "tolerance": TOLERANCE, "passed": difference <= TOLERANCE,
     }
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "encoder_rebuild.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
-    (args.out / "encoder_rebuild.md").write_text(render(result), encoding="utf-8")
-    print(render(result))
+    print(write_results(args.out / "encoder_rebuild", result, render, indent=2))
     return 0 if result["passed"] else 1
 
 
