@@ -4,7 +4,6 @@ file refused (exit 2, nothing written) with the `--map` that reads it."""
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import subprocess
@@ -12,19 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_importers import write_csv
 
 REPO = Path(__file__).resolve().parents[1]
 FINDINGS = ["Blunting of the left costophrenic angle.", "Patchy consolidation in the right lower lobe.",
             "Cardiac silhouette is enlarged.", "Apical pleural line without lung markings."]
 IMPRESSIONS = ["Small left pleural effusion.", "Right lower lobe pneumonia.", "Cardiomegaly.", "Right pneumothorax."]
-
-
-def _write(path: Path, header: list[str], rows: list[list[str]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 def _report(n: int) -> str:
@@ -41,16 +33,16 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("ris")
     codes = ["CR", "DX", "CT", "MR", "US", "PT"]
-    _write(folder / "vendor_a.csv", ["AccessionNumber", "StudyDate", "Modality", "ReportText"],
+    write_csv(folder / "vendor_a.csv", ["AccessionNumber", "StudyDate", "Modality", "ReportText"],
                       [[f"A{n}", f"2026112{n % 9}", codes[n % 6], _report(n)] for n in range(12)])
-    _write(folder / "vendor_b.csv", ["Accession No.", "Exam Date", "Modality Code", "Body Part Examined",
+    write_csv(folder / "vendor_b.csv", ["Accession No.", "Exam Date", "Modality Code", "Body Part Examined",
                                                 "Report Text"],
                       [[f"B{n}", "2026-11-27", codes[(n + 1) % 6], "CHEST", _report(n + 100)] for n in range(12)])
     (folder / "day1").mkdir()
     (folder / "day2").mkdir()
-    _write(folder / "day1" / "site.csv", ["Auftragsnummer", "Modalitaet", "Bericht"],
+    write_csv(folder / "day1" / "site.csv", ["Auftragsnummer", "Modalitaet", "Bericht"],
            [[f"S{n}", "CR", _report(n)] for n in range(12)])
-    _write(folder / "day2" / "site.csv", ["Auftragsnummer", "Modalitaet", "Bericht"],
+    write_csv(folder / "day2" / "site.csv", ["Auftragsnummer", "Modalitaet", "Bericht"],
            [[f"S{n}", "DX", _report(n + 2)] for n in range(12, 22)])
     return folder
 
