@@ -65,7 +65,7 @@ class Ranker(Protocol):
 class _CachedVectors:
     """An encoder backend that remembers each text's vector for the run: benchmarks rank the same reports per source
     and pooled, and encoding is the cost. Queries are encoded in one batch before they are searched one by one (a
-    text's vector does not depend on its batch, up to float rounding)."""
+    text's vector does not depend on its batch: the int8 encoder runs each text alone, torch up to float rounding)."""
 
     def __init__(self, engine: Any) -> None:
         self.engine = engine

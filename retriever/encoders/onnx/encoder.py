@@ -33,6 +33,8 @@ FAST_BACKENDS = tuple(MODEL_FILES)
 #: fused by ONNX Runtime's transformer optimizer, int8 attention; 3: the outlier-channel int8 recipe, which mpnet now
 #: takes; 4: residual add + layer norm left unfused, onnx_runner.UNFUSED).
 EXPORT_VERSION = 4
+#: Backends whose graph quantizes activations per batch, so each text is run alone (retriever/encoders/onnx/runner.py).
+PER_TEXT = ("onnx-int8",)
 
 
 def cache_dir(fingerprint: str) -> Path:
@@ -69,7 +71,7 @@ class OnnxEncoder:
         spec = RunnerSpec.read(folder, max_seq_length)
         if spec is None or not (folder / MODEL_FILES[name]).is_file():
             return None
-        encoder.runner = OnnxRunner.open(folder / MODEL_FILES[name], spec, threads=threads)
+        encoder.runner = OnnxRunner.open(folder / MODEL_FILES[name], spec, threads=threads, per_text=name in PER_TEXT)
         return encoder
 
     @property
@@ -106,4 +108,5 @@ class OnnxEncoder:
             spec.save(folder)
         if self.name == "onnx-int8" and not (folder / MODEL_FILES[self.name]).is_file():
             quantize(spec, folder)
-        return OnnxRunner.open(folder / MODEL_FILES[self.name], spec, threads=self.threads)
+        return OnnxRunner.open(folder / MODEL_FILES[self.name], spec, threads=self.threads,
+                               per_text=self.name in PER_TEXT)

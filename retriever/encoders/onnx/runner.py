@@ -3,11 +3,19 @@
 Why length-sorted: texts of similar length share a batch, so little compute is spent on padding. Why small batches:
 on CPU, bigger batches run slower per text (activations leave the cache), see MAX_BATCH. The session every runner
 uses is made here alone (session_for), so what the benchmarks measure is what the product runs.
+
+Why an int8 graph runs each text alone: its activations are quantized dynamically, with one scale per tensor, i.e.
+per batch, so a text's vector changed with its batch neighbours by up to ~0.01 in a coordinate. Enough to reorder
+near-ties: a benchmark that encoded its queries in one batch ranked 3 of 24 MTSamples test queries otherwise than
+`assistant search`, which encodes one query, and an index updated or built in shards differed from one built whole.
+Run alone, a text's vector is a function of the text; the lost batching is won back by running texts side by side
+on single-threaded runs of one session (`parallel_runs`), measured by eval/perf/embedding.py.
 """
 
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +55,14 @@ def session_options(threads: int | None, options: Any = None) -> Any:
     return options
 
 
+def parallel_runs(threads: int | None) -> int:
+    """How many single-text runs go side by side: `threads` when given, else default_threads(), else the CPUs this
+    process may use (one run per core, as ONNX Runtime's own choice of intra-op threads)."""
+    if threads or default_threads():
+        return threads or default_threads()
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def session_for(path: Path, threads: int | None, options: Any = None) -> Any:
     """The session every runner uses: session_options(threads, options), without the UNFUSED fusions."""
     import onnxruntime as ort
@@ -64,24 +80,31 @@ class OnnxRunner:
     spec: RunnerSpec
     input_names: list[str]
     path: Path  # the .onnx file the session runs
+    #: Single-text runs side by side on a one-thread session (an int8 graph, module docstring), or 0: batches on a
+    #: session of several threads.
+    workers: int = 0
 
     @classmethod
-    def open(cls, path: Path, spec: RunnerSpec, *, threads: int | None) -> OnnxRunner:
-        """A runner over one .onnx file (`threads` None: default_threads())."""
-        session = session_for(path, threads)
-        return cls(session, spec, [i.name for i in session.get_inputs()], path)
+    def open(cls, path: Path, spec: RunnerSpec, *, threads: int | None, per_text: bool = False) -> OnnxRunner:
+        """A runner over one .onnx file (`threads` None: default_threads()). `per_text`: every text is run alone
+        (dynamically quantized activations, module docstring), `parallel_runs(threads)` at a time."""
+        session = session_for(path, 1 if per_text else threads)
+        workers = parallel_runs(threads) if per_text else 0
+        return cls(session, spec, [i.name for i in session.get_inputs()], path, workers)
 
     def encode(self, texts: list[str], batch_size: int = MAX_BATCH, *, progress: bool = False) -> np.ndarray:
-        """(n, dims) float32 unit vectors, in the order of `texts`; batches hold at most MAX_BATCH texts."""
+        """(n, dims) float32 unit vectors, in the order of `texts`; batches hold at most MAX_BATCH texts (one in
+        per-text mode, whatever `batch_size` says)."""
         from tqdm import tqdm
 
-        batch_size = max(1, min(batch_size, MAX_BATCH))
+        batch_size = 1 if self.workers else max(1, min(batch_size, MAX_BATCH))
         encoded = self.spec.feeds(texts)
         lengths = np.array([len(feed["input_ids"]) for feed in encoded])
         order = np.argsort(-lengths, kind="stable")  # longest first: padding only within similar lengths
         out = np.empty((len(texts), self.spec.dims), dtype=np.float32)
-        for start in tqdm(range(0, len(order), batch_size), desc="Batches", disable=not progress):
-            rows = order[start : start + batch_size]
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+        def run(rows: np.ndarray) -> None:
             width = int(lengths[rows].max())
             feed = {}
             for name in self.input_names:
@@ -92,6 +115,14 @@ class OnnxRunner:
                 feed[name] = array
             hidden = self.session.run(None, feed)[0]
             out[rows] = self._pool(hidden, feed["attention_mask"])
+
+        if self.workers > 1 and len(batches) > 1:  # ONNX Runtime releases the GIL while a run computes
+            with ThreadPoolExecutor(self.workers) as pool:
+                for _ in tqdm(pool.map(run, batches), total=len(batches), desc="Texts", disable=not progress):
+                    pass
+        else:
+            for rows in tqdm(batches, desc="Batches", disable=not progress):
+                run(rows)
         return out
 
     def _pool(self, hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
