@@ -38,6 +38,7 @@ from pathlib import Path
 from eval.cases import SCREENING, Case, write_cases
 from eval.shared_data import SHARED_DATA, eval_home, load_shared
 from eval.stats import mcnemar_sample_size
+from retriever.reports.impression import clean_item, impression_items, positive_items
 from retriever.reports.record import Report
 from retriever.reports.splits import split_of
 
@@ -61,31 +62,9 @@ NEGBIO_WORDS = {
     "Pleural_Thickening": "pleural thickening",
     "Hernia": "hiatal hernia",
 }
-_NORMAL = re.compile(
-    r"^\W*(?:\d+\.\s*)?(?:no |normal |negative |clear |otherwise|stable (?:chest|exam|mammographic)|technically"
-    r"|recommend|clinical correlation|correlat|follow|consider|further|the need|could |see )"
-    r"|\bno (?:acute|active|evidence|findings)\b|\bthere (?:is|are) no\b",
-    re.IGNORECASE,
-)
-_SENTENCE = re.compile(r"(?<=[a-z)])\.\s+")
 _ALIAS = re.compile(r"^(?:[A-Z][A-Za-z0-9]{1,5}|\S+(?:\s+\S+)+)$")  # an acronym (LAM) or a name of 2+ words
-_NUMBERED = re.compile(r"(?:^|\s)\d+[.)](?:\s+|(?=[A-Z]))")  # "1. A", "1.A"; not "3.5 cm"
 _PAREN = re.compile(r"\(([^()]+)\)")
-#: MTSamples' numbered impressions arrive as "first.,2. second": the comma hides the item number from _NUMBERED.
-#: Recommendations and "stable"/"see ..." remarks are not diagnoses either, so _NORMAL drops them too.
-_LIST_COMMA = re.compile(r",(?=\d+[.)])")
 _TITLE_NOT_DIAGNOSIS = re.compile(r"\b(case|year[- ]old|presents?|patient|history)\b", re.IGNORECASE)
-
-
-def _clean(text: str) -> str:
-    """One line without bullets, de-identification marks or trailing punctuation."""
-    return " ".join(text.replace("•", " ").replace("XXXX", " ").split()).strip(" .;:-,")
-
-
-def _items(text: str) -> list[str]:
-    """Numbered items ("1. A 2. B") split into sentences, or the whole text as one item."""
-    parts = [_clean(s) for p in _NUMBERED.split(" " + text) for s in _SENTENCE.split(p)]
-    return [p for p in parts if p]
 
 
 def _aliases(text: str) -> list[str]:
@@ -94,8 +73,8 @@ def _aliases(text: str) -> list[str]:
     out = [text]
     inner = _PAREN.findall(text)
     if inner:
-        out.append(_clean(_PAREN.sub(" ", text)))
-        out += [_clean(i) for i in inner if _ALIAS.match(i.strip())]
+        out.append(clean_item(_PAREN.sub(" ", text)))
+        out += [clean_item(i) for i in inner if _ALIAS.match(i.strip())]
     return out
 
 
@@ -114,22 +93,17 @@ def medpix_case(report: Report) -> Case | None:
     """Findings -> case diagnosis, or None when either is missing."""
     if not report.findings or not report.impression:
         return None
-    items = _items(report.impression)
+    items = impression_items(report.impression)
     if not items:
         return None
     accept: list[str] = []
     for item in items:
         accept += _aliases(item)
-    title = _clean(report.meta.get("title", ""))
+    title = clean_item(report.meta.get("title", ""))
     if title and not _TITLE_NOT_DIAGNOSIS.search(title):
         accept += _aliases(title)
     diagnosis = items[0]
     return Case(report.id, report.findings, diagnosis, _distinct(accept, diagnosis), "medpix")
-
-
-def _positive_items(impression: str) -> list[str]:
-    """The impression's sentences or numbered items that state something abnormal (not "No ...", "Normal ...")."""
-    return [item for item in _items(_LIST_COMMA.sub(" ", impression)) if not _NORMAL.search(item)]
 
 
 def openi_case(report: Report) -> Case | None:
@@ -138,21 +112,21 @@ def openi_case(report: Report) -> Case | None:
     positive = [NEGBIO_WORDS[label] for label in report.labels if label in NEGBIO_WORDS]
     if not positive or "normal" in report.labels or not report.findings or not report.impression:
         return None
-    items = _positive_items(report.impression)
+    items = positive_items(report.impression)
     diagnosis = "; ".join(items) if items else ", ".join(positive)
     return Case(report.id, report.findings, diagnosis, _distinct(items + positive, diagnosis), "openi")
 
 
 def first_positive_item(impression: str) -> str:
     """The first sentence or item of an impression that states something abnormal ("" when none does)."""
-    return next(iter(_positive_items(impression)), "")
+    return next(iter(positive_items(impression)), "")
 
 
 def impression_case(report: Report) -> Case | None:
     """Findings -> the first positive impression sentence (CT-RATE, MTSamples), or None for a normal study."""
     if not report.findings or not report.impression:
         return None
-    items = _positive_items(report.impression)
+    items = positive_items(report.impression)
     if not items:
         return None
     labels = [label.lower().replace("_", " ") for label in report.labels]

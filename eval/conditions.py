@@ -38,6 +38,9 @@ BM25_HOST_ENCODER = "minilm"
 DEFAULT_PROMPT = "diagnosis_rag"
 #: The no-LLM baseline's prefix.
 TOP_HIT = "tophit:"
+#: The no-LLM evidence differential's prefix: its first candidate is the answer, its first five the differential.
+EVIDENCE = "evidence:"
+NO_LLM = (TOP_HIT, EVIDENCE)
 FIELDS = ("impression", "findings", "report")
 _SPEC = re.compile(r"\s*([^,\[\]]+?)\s*(?:\[([^\]]*)\])?\s*(?:,|$)")
 
@@ -66,12 +69,12 @@ class Condition:
 
     @property
     def uses_llm(self) -> bool:
-        """False for the no-LLM baseline, which answers with the top hit's impression."""
-        return not self.spec.startswith(TOP_HIT)
+        """False for the no-LLM answers: the top hit's impression, or the evidence differential of the top k."""
+        return not self.spec.startswith(NO_LLM)
 
     @property
     def _retriever_spec(self) -> str:
-        return self.spec.removeprefix(TOP_HIT)
+        return self.spec.removeprefix(TOP_HIT).removeprefix(EVIDENCE)
 
     @property
     def method(self) -> str:
@@ -89,7 +92,7 @@ class Condition:
         if not self.retrieval:
             return "none" if self.prompt == DEFAULT_PROMPT else f"none[prompt={self.prompt}]"
         options = [self.field] if self.field != "impression" else []
-        options += [f"k={self.k}"] if self.k != 1 and self.uses_llm else []
+        options += [f"k={self.k}"] if self.k != 1 and (self.uses_llm or self.spec.startswith(EVIDENCE)) else []
         options += [f"prompt={self.prompt}"] if self.prompt != DEFAULT_PROMPT and self.uses_llm else []
         options += [f"rerank={self.rerank}"] if self.rerank else []
         return f"{self.spec}[{','.join(options)}]" if options else self.spec
@@ -109,8 +112,9 @@ def parse_conditions(
         condition = Condition(spec, field, k, prompt) if spec != "none" else Condition(spec)
         for option in filter(None, (o.strip() for o in (options or "").split(","))):
             condition = _with_option(condition, option)
-        if not condition.uses_llm:  # the top hit alone: no k, no prompt
-            condition = replace(condition, k=1, prompt=DEFAULT_PROMPT)
+        if not condition.uses_llm:  # no prompt; the top hit alone has no k either
+            k = condition.k if spec.startswith(EVIDENCE) else 1
+            condition = replace(condition, k=k, prompt=DEFAULT_PROMPT)
         if not condition.retrieval and (condition.field, condition.k) != ("impression", 1):
             raise ValueError(f"`none` retrieves nothing: only prompt=NAME applies, not {match[2]!r}")
         if condition not in conditions:

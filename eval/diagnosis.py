@@ -25,17 +25,17 @@ from pathlib import Path
 from typing import Any
 
 from assistant.rag.answer_defaults import NORAG_PROMPT
+from assistant.rag.pipeline import ANSWER_MAX_TOKENS
 from eval.cases import Case, read_cases
-from eval.conditions import DEFAULT_PROMPT, Condition, load_or_build_index, parse_conditions, retrieval_corpus
+from eval.conditions import DEFAULT_PROMPT, EVIDENCE, Condition, load_or_build_index, parse_conditions, retrieval_corpus
 from eval.prediction_cache import PredictionCache, cache_key
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home
 
 DEFAULT_CONDITIONS = "none,mpnet,radsearch-minilm"
 BLOCK = 10
-#: Enough for the diagnosis, which comes first in the answer schema; the differential and rationale are cut, and
-#: the answer parser repairs the truncated JSON. Generation dominates the cost of a 1.5B model on shared CPU
-#: cores (measured 1.5-2 tokens/s with the machine loaded), so every token counts.
-BENCHMARK_MAX_TOKENS = 32
+#: What `assistant ask` allows an answer: the benchmark measures what users get (a limit of 32 tokens, used until
+#: 2026-11-27, cut the differential: "Small Bowel In"; eval.prediction_cache keys answers by their limit).
+BENCHMARK_MAX_TOKENS = ANSWER_MAX_TOKENS
 
 
 @dataclass
@@ -93,6 +93,8 @@ def _prediction(case: Case, condition: Condition, model_id: str, answer: Any) ->
         "usage": answer.usage,
         "configuration": answer.configuration,  # what produced it (assistant/rag/configuration.py), and its hash
         "configuration_hash": answer.configuration_hash,
+        "evidence": answer.evidence,
+        "grounding": answer.grounding,
     }
 
 
@@ -120,6 +122,36 @@ def _top_hit_prediction(case: Case, condition: Condition, retriever: Any) -> dic
         "degraded_kind": None,
         "timings": {"total": round(time.monotonic() - start, 3)},
         "usage": {},
+    }
+
+
+def _evidence_prediction(case: Case, condition: Condition, retriever: Any) -> dict[str, Any]:
+    """The evidence differential of the top k hits alone (assistant/rag/evidence.py): its first candidate is the
+    answer, the next ones the differential. What the model adds is measured against it."""
+    from assistant.rag.evidence import evidence_differential
+
+    start = time.monotonic()
+    docs = retriever.invoke(case.findings)
+    retrieved = [{"id": str(d.metadata.get("report_id")), "score": round(float(d.metadata.get("score", 0)), 4)}
+                 for d in docs]
+    evidence = evidence_differential([(r["id"], str(d.metadata.get("impression", ""))) for r, d in
+                                      zip(retrieved, docs, strict=True)])
+    names = [c.diagnosis for c in evidence.candidates]
+    return {
+        "case_id": case.id,
+        "condition": condition.name,
+        "model_id": "no LLM (evidence differential)",
+        "prompt_id": "",
+        "diagnosis": names[0] if names else None,
+        "differential": names[1:],
+        "cited": list(evidence.candidates[0].report_ids) if names else [],
+        "retrieved": retrieved,
+        "own_report_retrieved": any(r["id"] == case.id for r in retrieved),
+        "parse_mode": None,
+        "degraded_kind": None,
+        "timings": {"total": round(time.monotonic() - start, 3)},
+        "usage": {},
+        "evidence": evidence.to_dict(),
     }
 
 
@@ -156,7 +188,8 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     rows: dict[tuple[str, str], dict] = {}
     for condition in (c for c in config.conditions if not c.uses_llm):
         retriever = _retriever(condition, config, corpus)
-        rows |= {(case.id, condition.name): _top_hit_prediction(case, condition, retriever) for case in config.cases}
+        answer = _evidence_prediction if condition.spec.startswith(EVIDENCE) else _top_hit_prediction
+        rows |= {(case.id, condition.name): answer(case, condition, retriever) for case in config.cases}
     pipelines = {
         c.name: RagPipeline(
             llm, _retriever(c, config, corpus), max_tokens=config.max_tokens,
@@ -174,7 +207,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
                 if position % count != index:
                     continue
                 pipeline = pipelines[condition.name]
-                row = cache.get(cache_key(case.id, condition.name, model_id, pipeline.prompt.id))
+                row = cache.get(cache_key(case.id, condition.name, model_id, pipeline.prompt.id, config.max_tokens))
                 if row is not None and _retrieved_the_same(row, case, pipeline.retriever):
                     rows[(case.id, condition.name)] = row
                 else:
@@ -187,6 +220,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     def ask(item: tuple[Case, Condition]) -> dict[str, Any]:
         case, condition = item
         row = _prediction(case, condition, model_id, pipelines[condition.name].invoke(case.findings))
+        row["max_tokens"] = config.max_tokens
         if row["degraded_kind"] not in ("backend_unavailable", "timeout"):
             cache.put(row)
         return row
@@ -276,6 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=_within(8), default=BENCHMARK_MAX_TOKENS)
     parser.add_argument("--workers", type=_within(1), default=4, help="concurrent requests (server backends only)")
     parser.add_argument("--limit", type=_within(0), default=0, help="only the first N cases (0 = all)")
+    parser.add_argument("--split", choices=("dev", "test"), default=None,
+                        help="only the cases whose report is in this split (retriever.reports.splits): choose on dev, "
+                        "confirm on test; default every case")
     parser.add_argument(
         "--shard",
         type=_shard,
@@ -307,6 +344,10 @@ def run(args: argparse.Namespace, command: str) -> int:
     # Every case of the file is kept out of the corpus, also with --limit: the corpus (and its cached index)
     # is then the same whichever prefix of the cases is run.
     corpus = retrieval_corpus(corpus, {c.id for c in cases})
+    if args.split:
+        from retriever.reports.splits import split_of
+
+        cases = [c for c in cases if split_of(c.id) == args.split]
     if args.limit:
         cases = cases[: args.limit]
     settings = LLMSettings.from_env(os.environ).with_flags(backend=args.backend, model=args.model)

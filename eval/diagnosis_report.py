@@ -21,9 +21,14 @@ from eval.cases import SCREENING, Case
 from eval.grading import Grader
 from eval.plots import accuracy_bars
 from eval.stats import bonferroni, chi_square, format_p, mcnemar, mcnemar_sample_size, wilson
+from retriever.reports.splits import split_of
 
 #: Column of the cases no configuration was chosen on (build_cases marks the screening set).
 NEVER_SCREENED = "never screened"
+#: Column of the cases whose report is in the test split (configurations are chosen on the dev split's cases).
+TEST_SPLIT = "test split"
+#: How many of an answer's diagnoses (the answer, then its differential) the differential recall counts.
+RECALL_AT = 5
 #: Issue 16's bars for the product's default configuration: baseline retriever -> (accuracy points the default must
 #: gain over it, McNemar p it must stay below). Other retrievers of the run (mpnet, the generalist) are reported
 #: beside them without a bar.
@@ -54,12 +59,15 @@ def grade_run(cases: Sequence[Case], conditions: Sequence[str], rows: Sequence[d
             row = by_key.get((case.id, condition))
             prediction = row.get("diagnosis") if row else None
             grade = grader.grade(prediction, case.references())
+            listed = list(dict.fromkeys(d for d in [prediction, *((row or {}).get("differential") or [])] if d))
             graded[condition].append({
                 "case_id": case.id,
                 "source": case.source,
                 "screening": SCREENING in case.meta,
                 "prediction": prediction,
                 "correct": grade.correct,
+                "in_differential": any(grader.grade(d, case.references()).correct for d in listed[:RECALL_AT]),
+                "test_split": split_of(case.id) == "test",
                 "criteria": grade.criteria,
                 "matched_by": sorted(grade.matched),
                 "prediction_icd": grade.prediction_code,
@@ -84,6 +92,11 @@ def summarize(cases: Sequence[Case], graded: dict[str, list[dict]], criteria: Se
         if any(v["screening"] for v in verdicts):  # configurations were chosen on some cases: score the others too
             unseen = [v for v in verdicts if not v["screening"]]
             entry[NEVER_SCREENED] = _cell(sum(v["correct"] for v in unseen), len(unseen))
+        in_test = [v.get("test_split", False) for v in verdicts]  # verdicts of older result files lack the flag
+        if any(in_test) and not all(in_test):
+            test = [v for v, t in zip(verdicts, in_test, strict=True) if t]
+            entry[TEST_SPLIT] = _cell(sum(v["correct"] for v in test), len(test))
+        entry["differential_recall"] = _cell(sum(v.get("in_differential", False) for v in verdicts), len(verdicts))
         entry["criteria"] = {c: _cell(sum(v["criteria"][c] for v in verdicts), len(verdicts)) for c in criteria}
         seconds = [v["seconds"] for v in verdicts if v["seconds"] is not None]
         entry["mean_seconds_per_case"] = round(sum(seconds) / len(seconds), 2) if seconds else None
@@ -176,11 +189,17 @@ def _target_lines(default: str, rows: list[dict[str, Any]], n_cases: int) -> lis
     return lines
 
 
+def _recall_in(verdicts: list[dict[str, Any]], source: str) -> dict[str, Any]:
+    subset = [v for v in verdicts if v["source"] == source]
+    return _cell(sum(v.get("in_differential", False) for v in subset), len(subset))
+
+
 def render(results: dict[str, Any]) -> str:
     """Markdown in the paper's layout."""
     summary, meta = results["summary"], results["meta"]
     sources = summary["sources"]
     columns = sources + [NEVER_SCREENED] * any(NEVER_SCREENED in e for e in summary["accuracy"].values())
+    columns += [TEST_SPLIT] * any(TEST_SPLIT in e for e in summary["accuracy"].values())
     header = "| condition | overall | " + " | ".join(columns) + " |"
     lines = [
         f"# Diagnosis benchmark: {results['name']}",
@@ -199,6 +218,13 @@ def render(results: dict[str, Any]) -> str:
     for condition, entry in summary["accuracy"].items():
         cells = [_text(entry["overall"]), *(_text(entry.get(s, {"n": 0})) for s in columns)]
         lines.append(f"| {condition} | " + " | ".join(cells) + " |")
+    lines += ["", f"## Differential recall@{RECALL_AT}: the right diagnosis among the answer's first {RECALL_AT} "
+              "(the diagnosis, then its differential)", "| condition | overall | " + " | ".join(sources) + " |",
+              "|" + "---|" * (2 + len(sources))]
+    for condition, entry in summary["accuracy"].items():
+        recall = entry.get("differential_recall", {"n": 0})
+        per_source = [_recall_in(results["cases"][condition], s) for s in sources]
+        lines.append(f"| {condition} | {_text(recall)} | " + " | ".join(_text(c) for c in per_source) + " |")
     lines += ["", "## Paired comparisons (McNemar; exact binomial when < 25 discordant pairs)",
               "| A | B | only A correct | only B correct | P | P (Bonferroni) | test |",
               "|---|---|---|---|---|---|---|"]

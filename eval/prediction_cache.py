@@ -1,7 +1,9 @@
 """Append-only JSONL cache of benchmark predictions, so an interrupted run resumes where it stopped.
 
-Keyed by (case id, condition, model id, prompt id): changing the model or the prompt version never reuses an old
-answer, while rerunning the same configuration costs nothing. One line per prediction, flushed at once; a
+Keyed by (case id, condition, model id, prompt id, max_tokens): changing the model, the prompt version or the
+answer's token limit never reuses an old answer (a differential cut at 32 tokens is not the one a user reads), while
+rerunning the same configuration costs nothing. Rows written before the limit was recorded were all asked at the
+benchmark's old limit, LEGACY_MAX_TOKENS. One line per prediction, flushed at once; a
 partly written last line (the run was killed mid-write) is ignored on reading.
 """
 
@@ -13,11 +15,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-Key = tuple[str, str, str, str]
+Key = tuple[str, str, str, str, int]
+#: The token limit every prediction was asked with before rows recorded theirs.
+LEGACY_MAX_TOKENS = 32
 
 
-def cache_key(case_id: str, condition: str, model_id: str, prompt_id: str) -> Key:
-    return (case_id, condition, model_id, prompt_id)
+def cache_key(case_id: str, condition: str, model_id: str, prompt_id: str, max_tokens: int) -> Key:
+    return (case_id, condition, model_id, prompt_id, max_tokens)
 
 
 class PredictionCache:
@@ -38,7 +42,8 @@ class PredictionCache:
 
     @staticmethod
     def _key(row: dict[str, Any]) -> Key:
-        return cache_key(row["case_id"], row["condition"], row["model_id"], row["prompt_id"])
+        return cache_key(row["case_id"], row["condition"], row["model_id"], row["prompt_id"],
+                         int(row.get("max_tokens", LEGACY_MAX_TOKENS)))
 
     def get(self, key: Key) -> dict[str, Any] | None:
         return self._rows.get(key)

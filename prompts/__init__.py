@@ -3,7 +3,9 @@
 A file starts with `version: N` (recorded in every answer and benchmark result, so a changed prompt is never
 mistaken for an old one), an optional `description:` line and an optional `references:` line saying how retrieved
 reports are shown (`reports`: each whole report in a <reference_report> block, the default; `impressions`: each
-report's impression, shortened, as a ranked <candidate>), then a `=== system ===` and a `=== user ===` section.
+report's impression, shortened, as a ranked <candidate>; `evidence`: the diagnoses the reports affirm, each with its
+support, as the choices of a constrained answer: assistant/rag/choice.py), then a `=== system ===` and a
+`=== user ===` section.
 Placeholders are `$name` (string.Template), so JSON braces in the text need no escaping and inserted values are
 never re-read as template syntax.
 """
@@ -17,7 +19,7 @@ from string import Template
 
 _SECTION = re.compile(r"^=== (system|user) ===$", re.MULTILINE)
 #: How a template wants retrieved reports rendered (assistant/rag/pipeline.py renders them).
-REFERENCE_STYLES = ("reports", "impressions")
+REFERENCE_STYLES = ("reports", "impressions", "evidence")
 
 
 @dataclass(frozen=True)

@@ -57,8 +57,8 @@ def test_prediction_cache_resumes_and_ignores_a_torn_last_line(tmp_path) -> None
         handle.write('{"case_id": "c2", "condit')  # killed mid-write
     reopened = PredictionCache(path)
     assert len(reopened) == 1
-    assert reopened.get(cache_key("c1", "none", "m", "p@1")) == row
-    assert reopened.get(cache_key("c1", "none", "m", "p@2")) is None  # a new prompt version is a new prediction
+    assert reopened.get(cache_key("c1", "none", "m", "p@1", 32)) == row
+    assert reopened.get(cache_key("c1", "none", "m", "p@2", 32)) is None  # a new prompt version is a new prediction
 
 
 def _append_rows(path: str, worker: int) -> None:

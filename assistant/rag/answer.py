@@ -23,7 +23,9 @@ MAX_ITEM_CHARS = 200
 MAX_RATIONALE_CHARS = 2000
 MAX_DIFFERENTIAL = 8
 
-DegradedKind = Literal["backend_unavailable", "timeout", "unparseable"]
+#: Why an answer has no diagnosis; `ruled_out`: the model's diagnosis is negated by the findings or by every report
+#: it cites, and no diagnosis of the evidence is left in its place (assistant/rag/grounding.py).
+DegradedKind = Literal["backend_unavailable", "timeout", "unparseable", "ruled_out"]
 ParseMode = Literal["json", "fenced_json", "embedded_json", "repaired_json", "plain_text"]
 
 
@@ -89,6 +91,11 @@ class Answer:
     #: and one hash over it: equal hashes, equal configurations.
     configuration: dict[str, Any] = field(default_factory=dict)
     configuration_hash: str = ""
+    #: The evidence differential of the retrieved reports (assistant/rag/evidence.py, EvidenceDifferential.to_dict):
+    #: the diagnoses they affirm, each with its supporting report ids; empty without retrieval.
+    evidence: dict[str, Any] = field(default_factory=dict)
+    #: Set when the model's own diagnosis was ruled out by its evidence and replaced: {"replaced": ..., "reason": ...}.
+    grounding: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (for `--json` and benchmark result files)."""

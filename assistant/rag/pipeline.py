@@ -37,7 +37,10 @@ from assistant.rag.answer import (
     answer_schema,
     parse_output,
 )
+from assistant.rag.choice import Choice, choice_schema, parse_choice, render_choices
 from assistant.rag.configuration import configuration_hash
+from assistant.rag.evidence import EvidenceDifferential, evidence_differential
+from assistant.rag.grounding import contradiction
 from assistant.rag.lc_retriever import document_to_report
 from retriever.search.query import clean_query, visible_text
 
@@ -63,6 +66,9 @@ _CUT_MARK = " [...]"
 #: A candidate is an impression's opening: the diagnosis a radiologist put first, not every incidental finding after
 #: it (a small model shown whole reports tends to copy their descriptions instead of naming a diagnosis).
 CANDIDATE_TOKENS = 48
+#: Candidates of the evidence differential listed after the chosen one, and supporting reports cited for it.
+MAX_CHOICE_DIFFERENTIAL = 4
+MAX_CITED = 5
 
 
 def neutralise_tags(text: str) -> str:
@@ -163,10 +169,13 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             docs = self.retriever.invoke(query, config)
             timings["retrieval"] = time.monotonic() - start
         retrieved = [document_to_report(doc, rank) for rank, doc in enumerate(docs, start=1)]
+        evidence = evidence_differential([(r.report_id, r.impression) for r in retrieved])
+        choices = [neutralise_tags(c.diagnosis) for c in evidence.candidates]
         configuration = self.configuration()
         base = {
             "query": query,
             "retrieved": retrieved,
+            "evidence": evidence.to_dict() if retrieved else {},
             "prompt_id": self.prompt.id,
             "notes": notes,
             "timings": timings,
@@ -175,8 +184,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         }
 
         try:
-            messages = self._messages(query, docs, notes, history)
-            schema = answer_schema([r.report_id for r in retrieved])
+            messages = self._messages(query, docs, notes, history, render_choices(evidence, choices))
+            schema = (choice_schema(choices) if self.chooses else answer_schema([r.report_id for r in retrieved]))
             llm_start = time.monotonic()
             if streaming:
                 pieces: list[str] = []
@@ -199,25 +208,85 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         timings["llm"] = result.timings.get("total", time.monotonic() - llm_start)
         if "tokens_per_s" in result.timings:
             timings["tokens_per_s"] = result.timings["tokens_per_s"]
+        parsed: ParsedOutput | None = None
         try:
-            parsed = parse_output(result.text)
+            parsed = (self._chosen(parse_choice(result.text, choices), evidence, choices) if self.chooses
+                      else parse_output(result.text))
         except UnparseableOutput as exc:
-            answer = self._degraded(base, "unparseable", str(exc), start, model_id=result.model_id)
+            unreadable = str(exc)
+            if self.chooses and choices:  # the evidence still answers: its best-supported diagnosis
+                notes.append(f"answer: the model's choice could not be read ({exc}); the diagnosis the most similar "
+                             "reports affirm is given")
+                parsed = self._chosen(Choice(choices[0], False), evidence, choices)
+        if parsed is None:
+            answer = self._degraded(base, "unparseable", unreadable, start, model_id=result.model_id)
+            answer.raw_output = result.text
+            yield answer
+            return
+        cited = self._citations(parsed, retrieved, notes)
+        grounding = self._grounded(parsed, query, cited, retrieved, evidence, choices, notes)
+        if grounding and "replaced" not in grounding:
+            answer = self._degraded(base, "ruled_out", grounding["reason"], start, model_id=result.model_id)
             answer.raw_output = result.text
             yield answer
             return
         timings["total"] = time.monotonic() - start
+        diagnosis = grounding.get("diagnosis", parsed.diagnosis)
         yield Answer(
-            diagnosis=parsed.diagnosis,
-            differential=parsed.differential,
+            diagnosis=diagnosis,
+            differential=[d for d in parsed.differential if d.lower() != diagnosis.lower()],
             rationale=parsed.rationale,
-            cited_report_ids=self._citations(parsed, retrieved, notes),
+            cited_report_ids=cited if not grounding else self._supporting(diagnosis, evidence, choices),
             model_id=result.model_id,
             usage=result.usage,
             parse_mode=parsed.mode,
             raw_output=result.text,
+            grounding={k: v for k, v in grounding.items() if k != "diagnosis"},
             **base,
         )
+
+    @property
+    def chooses(self) -> bool:
+        """Whether the model chooses among the evidence differential (assistant/rag/choice.py)."""
+        return self.retriever is not None and self.prompt.references == "evidence"
+
+    @staticmethod
+    def _chosen(choice: Choice, evidence: EvidenceDifferential, choices: list[str]) -> ParsedOutput:
+        """A choice as the answer fields: the chosen candidate's supporting reports are its citations, the other
+        candidates its differential, its support its rationale."""
+        others = [name for name in choices if name != choice.diagnosis][: MAX_CHOICE_DIFFERENTIAL]
+        if choice.own:
+            why = "None of the diagnoses the similar reports affirm fits the findings: the model's own diagnosis."
+            return ParsedOutput(choice.diagnosis, others, why, [], "json")
+        candidate = evidence.candidates[choices.index(choice.diagnosis)]
+        why = f"Affirmed by {evidence.support(candidate)}, the best fit among the diagnoses they affirm."
+        return ParsedOutput(choice.diagnosis, others, why, list(candidate.report_ids[:MAX_CITED]), "json")
+
+    @staticmethod
+    def _supporting(diagnosis: str, evidence: EvidenceDifferential, choices: list[str]) -> list[str]:
+        """The reports that affirm a candidate of the evidence differential (none for another diagnosis)."""
+        if diagnosis not in choices:
+            return []
+        return list(evidence.candidates[choices.index(diagnosis)].report_ids[:MAX_CITED])
+
+    @staticmethod
+    def _grounded(parsed: ParsedOutput, query: str, cited: list[str], retrieved: list[Any],
+                  evidence: EvidenceDifferential, choices: list[str], notes: list[str]) -> dict[str, str]:
+        """Empty when nothing rules the diagnosis out (assistant/rag/grounding.py); else why, and the best-supported
+        candidate of the evidence that neither the findings nor its own reports rule out, which takes its place
+        (`diagnosis`; absent when there is none)."""
+        impressions = {r.report_id: r.impression for r in retrieved}
+        reason = contradiction(parsed.diagnosis, query, [impressions[c] for c in cited if c in impressions])
+        if reason is None:
+            return {}
+        for candidate, name in zip(evidence.candidates, choices, strict=True):
+            supporting = [impressions[i] for i in candidate.report_ids if i in impressions]
+            if name.lower() != parsed.diagnosis.lower() and contradiction(name, query, supporting) is None:
+                notes.append(f"answer: {parsed.diagnosis!r} is not given as the most likely diagnosis ({reason}); "
+                             f"{name!r}, affirmed by {evidence.support(candidate)}, takes its place")
+                return {"replaced": parsed.diagnosis, "reason": reason, "diagnosis": name}
+        return {"reason": f"the model answered {parsed.diagnosis!r}, but {reason}, and no diagnosis the similar "
+                          "reports affirm is left in its place"}
 
     def configuration(self) -> dict[str, Any]:
         """What answers with this pipeline (assistant/rag/configuration.py): the retriever's index and search (None for
@@ -233,9 +302,11 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
 
     def _messages(
-        self, query: str, docs: list[Document], notes: list[str], history: list[Message] | None = None
+        self, query: str, docs: list[Document], notes: list[str], history: list[Message] | None = None,
+        choices: str = "",
     ) -> list[Message]:
-        """Fill the template within the context budget, recording every truncation in `notes`."""
+        """Fill the template within the context budget, recording every truncation in `notes`. A template with
+        `references: evidence` shows `choices` (the rendered evidence differential) instead of the reports."""
         empty = self.prompt.messages(findings="", references="")
         overhead = sum(self.llm.count_tokens(m["content"]) + CHAT_OVERHEAD_TOKENS for m in empty)
         available = self.llm.context_window - self.max_tokens - overhead
@@ -254,6 +325,9 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             )
         remaining = available - self.llm.count_tokens(findings)
         blocks: list[str] = []
+        if self.prompt.references == "evidence":
+            system, user = self.prompt.messages(findings=findings, references=choices if docs else "(none)")
+            return [system, *earlier, user]  # type: ignore[list-item]
         for position, doc in enumerate(docs):
             rank = position + 1
             share = remaining // (len(docs) - position) - CHAT_OVERHEAD_TOKENS

@@ -1,0 +1,78 @@
+"""The model chooses among the evidence instead of paraphrasing it: the candidates of the evidence differential
+(assistant/rag/evidence.py) become the only answers the model may give, besides "other" and a name of its own.
+
+Why: a 1.5B model shown whole reports copies their words, negated ones included, and its free-text answer must then
+be matched back to the evidence. Given the candidates with their support and a JSON schema whose `diagnosis` is an
+enum of them (llama.cpp turns it into a grammar; an OpenAI-compatible server into guided decoding), its answer is
+one of the diagnoses the similar reports affirm, or explicitly its own. The answer is also short (a few tokens),
+which is most of an answer's time on a CPU.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from assistant.rag.answer import MAX_DIAGNOSIS_CHARS, UnparseableOutput, parse_output
+from assistant.rag.evidence import EvidenceDifferential
+from assistant.text import shorten
+
+#: The choice that means "none of the candidates": the model then names its own diagnosis in OWN_FIELD.
+OTHER = "other"
+OWN_FIELD = "other_diagnosis"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the model chose: a candidate's name, or its own diagnosis (`own` True)."""
+
+    diagnosis: str
+    own: bool
+
+
+def choice_schema(names: list[str]) -> dict[str, Any]:
+    """The answer's JSON schema: `diagnosis` one of the candidates or OTHER, and the model's own name when OTHER."""
+    return {
+        "type": "object",
+        "properties": {
+            "diagnosis": {"type": "string", "enum": [*names, OTHER]},
+            OWN_FIELD: {"type": "string"},
+        },
+        "required": ["diagnosis"],
+        "additionalProperties": False,
+    }
+
+
+def render_choices(evidence: EvidenceDifferential, names: list[str]) -> str:
+    """The candidates as the prompt lists them, most supported first, each with its support ("6 of 15 similar
+    reports"); `names` are the candidates' names as the schema spells them (tags neutralised)."""
+    if not names:
+        return "(none: no similar report affirms a diagnosis)"
+    return "\n".join(
+        f'<candidate n="{n}" support="{evidence.support(candidate)}">{name}</candidate>'
+        for n, (candidate, name) in enumerate(zip(evidence.candidates, names, strict=True), start=1)
+    )
+
+
+def parse_choice(text: str, names: list[str]) -> Choice:
+    """The model's choice; a server that ignored the schema is read leniently (a name of its own when it is not a
+    candidate). Raises UnparseableOutput when there is nothing to read."""
+    try:
+        data = json.loads(text.strip())
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        chosen = str(data.get("diagnosis", "")).strip()
+        own = shorten(" ".join(str(data.get(OWN_FIELD, "")).split()), MAX_DIAGNOSIS_CHARS)
+        if chosen in names:
+            return Choice(chosen, False)
+        if chosen.lower() == OTHER and own:
+            return Choice(own, True)
+        if chosen and chosen.lower() != OTHER:
+            return Choice(shorten(chosen, MAX_DIAGNOSIS_CHARS), True)
+    parsed = parse_output(text)  # prose or broken JSON: whatever diagnosis it names
+    if parsed.diagnosis.lower() == OTHER:
+        raise UnparseableOutput("the model chose `other` without naming a diagnosis")
+    by_name = {n.lower(): n for n in names}
+    return Choice(by_name.get(parsed.diagnosis.lower(), parsed.diagnosis), parsed.diagnosis.lower() not in by_name)
