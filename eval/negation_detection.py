@@ -14,7 +14,12 @@ Datasets (../shared/data; the command skips cleanly when it is absent):
   "affirmed", mentioned only negated is "negated-only", and both are compared with NegBio's positive (1) / negative
   (0) label. NegBio is itself a rule system (with a dependency parser), so (b) is agreement with a strong reference,
   not truth.
-Rows where the concept is not mentioned are left out of both (a detector has nothing to judge); their counts are kept.
+- (c) hand-labelled real report sentences (eval.negation_sentences, eval.negation_labelled): precision, recall and
+  F1 of "ruled out" over all rows (the acceptance figure), per split (train + dev, where the rules were developed;
+  test, scored once), source and kind, and the rules' train + dev errors. Skipped, and said so, when the labelled
+  file is absent.
+Rows where the concept is not mentioned are left out of (a) and (b) (a detector has nothing to judge); their counts
+are kept.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from typing import Any
 
 from eval.finding_mentions import Detector, Status, status_of
 from eval.grader_validation import agreement
+from eval.negation_labelled import evaluate_labelled, render_labelled
+from eval.negation_sentences import SENTENCES_FILE, load_labelled_sentences
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
 from eval.stats import format_p, mcnemar
 from retriever.negation.pairs import mentions, term_spans
@@ -285,6 +292,10 @@ def render(payload: dict[str, Any]) -> str:
                f"{test['only_this_right']} only this right)" if test else "—")
             + " |"
         )
+    if payload.get("labelled"):
+        lines += ["", *render_labelled(payload["labelled"], payload["labelled"]["vs_rules"], format_p)]
+    elif payload.get("labelled_skipped"):
+        lines += ["", f"(c) hand-labelled sentences not measured: {payload['labelled_skipped']}"]
     lines += ["", "## Verdict", "", payload["verdict"], ""]
     for key, title in (("negex", "(a) NegEx"), ("openi", "(b) Open-i")):
         if payload[key]["disagreements"]:
@@ -328,6 +339,7 @@ def run(data: Path, names: Sequence[str]) -> dict[str, Any]:
     openi_part = {"cases": len(cases), "positive": sum(c.positive for c in cases), "left_out": left_out,
                   "scores": openi["scores"], "best": best(openi["scores"], lambda s: s["negated_only"]["f1"]),
                   "vs_rules": paired_tests(openi["correct"]), "disagreements": openi["disagreements"]}
+    labelled, labelled_skipped = _labelled(data, detectors)
     return {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, python {platform.python_version()}",
@@ -336,9 +348,34 @@ def run(data: Path, names: Sequence[str]) -> dict[str, Any]:
             f" --detectors {','.join(names)}" if tuple(names) != DETECTORS else ""),
         "negex": negex_part,
         "openi": openi_part,
-        "verdict": verdict(negex_part, openi_part),
+        "labelled": labelled,
+        "labelled_skipped": labelled_skipped,
+        "verdict": verdict(negex_part, openi_part) + _labelled_verdict(labelled),
         "unavailable": unavailable,
     }
+
+
+def _labelled(data: Path, detectors: dict[str, Detector]) -> tuple[dict[str, Any] | None, str]:
+    """Dataset (c), or None and why it was skipped (no labelled file)."""
+    if not SENTENCES_FILE.is_file():
+        return None, f"{SENTENCES_FILE.name} is absent"
+    result = evaluate_labelled(load_labelled_sentences(data), detectors, scores)
+    correct = result.pop("correct")
+    return {**result, "best": best(result["scores"], lambda s: s["all"]["f1"]), "vs_rules": paired_tests(correct)}, ""
+
+
+def _labelled_verdict(labelled: dict[str, Any] | None) -> str:
+    """The (c) sentence of the verdict: best by F1 of "ruled out" over all rows, and whether the rules reach the
+    0.95 precision and recall asked of them."""
+    if not labelled:
+        return ""
+    rules = labelled["scores"].get("rules", {}).get("all")
+    reached = ""
+    if rules:
+        met = "met" if min(rules["precision"], rules["recall"]) >= 0.95 else "not met"
+        reached = (f" The rules score precision {rules['precision']:.3f} and recall {rules['recall']:.3f} of "
+                   f"\"ruled out\" over all rows (target >= 0.95 each: {met}).")
+    return f" On the hand-labelled real sentences (c), `{labelled['best']}` is best by F1 of \"ruled out\".{reached}"
 
 
 def _version(package: str) -> str:

@@ -27,7 +27,8 @@ OPENI = OWNERS["openi"]
         ("Pneumothorax is not seen.", ("pneumothorax", True)),
         ("No pleural effusion or pneumothorax.", None),  # two findings
         ("Small left pleural effusion, no pneumothorax.", None),  # two findings, one negated
-        ("Pleural effusion was not detected.", None),  # negated, but no rule says so: never an affirmed half
+        ("Pleural effusion was not detected.", ("pleural effusion", True)),  # a post-negation
+        ("Pleural effusion is not large.", None),  # a negation word no rule applies to it: never an affirmed half
         ("No change in the small left pleural effusion.", None),  # affirmed by the rules, but "no" stays a doubt
         ("Pneumonia cannot be excluded.", None),  # hedged
         ("Right XXXX pleural effusion.", None),  # de-identified

@@ -22,7 +22,15 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from retriever.negation.rules import POST_NEGATION, PRE_NEGATION, affirm, is_negated, negate
+from retriever.negation.rules import (
+    POST_NEGATION,
+    POST_UNCERTAINTY,
+    PRE_NEGATION,
+    PRE_UNCERTAINTY,
+    affirm,
+    is_negated,
+    negate,
+)
 from retriever.reports.record import Report
 
 #: Finding terms a resident types as a query (longest first, so "pleural effusion" wins over "effusion").
@@ -150,7 +158,7 @@ MAX_PAIR_WORDS = 25
 HEDGES = ("cannot", "exclude", "excluded", "may", "might", "could", "possible", "possibly", "questionable", "if",
           "versus", "vs", "differential", "normal", "millimetric", "millimeter", "nonspecific", "non-specific",
           "non-pathological", "insignificant")
-_DOUBT = PRE_NEGATION + POST_NEGATION + HEDGES
+_DOUBT = PRE_NEGATION + POST_NEGATION + PRE_UNCERTAINTY + POST_UNCERTAINTY + HEDGES  # "rule out X" too
 #: Seed of the shuffle that matches affirmed and negated sentences.
 PAIR_SEED = 17
 

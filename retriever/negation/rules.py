@@ -3,7 +3,9 @@
 Used to build negation-aware training negatives ("no pleural effusion" must not match "pleural effusion") and the
 negation test. The rule set follows NegEx (Chapman et al., 2001): pre-negation triggers within a window before the
 concept, post-negation triggers after it, pseudo-negations that look like negations but are not ("no change"),
-and termination terms that end a trigger's scope ("but", "however").
+and termination terms that end a trigger's scope ("but", "however"). The tables live in triggers.py and the scopes
+in scope.py (is_negated asks them, so the detector and BM25 read a sentence alike); affirm and negate only need
+the nearest trigger, found within WINDOW words.
 """
 
 from __future__ import annotations
@@ -11,119 +13,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-WINDOW = 6  # tokens a trigger reaches, as in NegEx
+from retriever.negation.scope import negated_spans
+from retriever.negation.triggers import (
+    POST_NEGATION,
+    POST_UNCERTAINTY,
+    PRE_NEGATION,
+    PRE_UNCERTAINTY,
+    PSEUDO_NEGATION,
+    TERMINATION,
+    WINDOW,
+)
 
-PRE_NEGATION: tuple[str, ...] = (
-    "no evidence of",
-    "no evidence for",
-    "no signs of",
-    "no sign of",
-    "no suspicious",
-    "no definite",
-    "no radiographic evidence of",
-    "no ct evidence of",
-    "no findings of",
-    "no findings to suggest",
-    "without evidence of",
-    "without",
-    "negative for",
-    "free of",
-    "absence of",
-    "absent",
-    "rules out",
-    "ruled out",
-    "rule out",
-    "not",
-    "no",
-    "none",
-    "neither",
-    "nor",
-    "denies",
-    "denied",
-    "resolution of",
-    "resolved",
-    "there is no",
-    "there are no",
-    "cannot see",
-    "fails to reveal",
-    "not demonstrate",
-    "not seen",
-)
-POST_NEGATION: tuple[str, ...] = (
-    "is absent",
-    "are absent",
-    "was not seen",
-    "were not seen",
-    "is not seen",
-    "are not seen",
-    "not identified",
-    "is not identified",
-    "are not identified",
-    "not present",
-    "is not present",
-    "are not present",
-    "has resolved",
-    "have resolved",
-    "now resolved",
-    "appears resolved",
-    "appear resolved",
-    "is resolved",
-    "are resolved",
-    "has cleared",
-    "have cleared",
-    "no longer seen",
-    "no longer present",
-    "no longer visualized",
-    "no longer visible",
-    "no longer identified",
-    "no longer evident",
-    "no longer demonstrated",
-    "was ruled out",
-    "is ruled out",
-    "unlikely",
-    "not demonstrated",
-    "free",
-)
-PSEUDO_NEGATION: tuple[str, ...] = (
-    "no change",
-    "no significant change",
-    "no interval change",
-    "no increase",
-    "no definite change",
-    "not only",
-    "not necessarily",
-    "not certain if",
-    "not certain whether",
-    "without difficulty",
-    "gram negative",
-    "not extend",
-    "not cause",
-    "no significant interval change",
-    # classification qualifiers, not negations: "pneumonia, not otherwise specified", "NOS" expanded, "side not
-    # specified" (without them "not specified early syphilis" searched for reports ruling syphilis out)
-    "not specified",
-    "not otherwise specified",
-    "not elsewhere specified",
-    "not elsewhere classified",
-)
-TERMINATION: tuple[str, ...] = (
-    "but",
-    "however",
-    "although",
-    "though",
-    "except",
-    "apart from",
-    "aside from",
-    "which",
-    "yet",
-    "whereas",
-    "nevertheless",
-    "still",
-    "cause of",
-    "source of",
-    "etiology of",
-    "secondary to",
-)
+__all__ = [
+    "POST_NEGATION", "POST_UNCERTAINTY", "PRE_NEGATION", "PRE_UNCERTAINTY", "PSEUDO_NEGATION", "TERMINATION",
+    "WINDOW", "affirm", "is_negated", "negate",
+]
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 
@@ -148,13 +52,16 @@ def _concept_span(sentence: str, concept: str) -> _Span | None:
 
 
 def _scope_before(sentence: str, concept: _Span) -> tuple[int, int]:
-    """Character range before the concept that pre-negation triggers can reach (stops at termination terms)."""
+    """Character range before the concept that pre-negation triggers can reach (stops at termination terms, except
+    one that starts a trigger: the "there is" of "there is no", which affirm rewrites whole)."""
     lowered = sentence.lower()
     words = list(_WORD.finditer(lowered[: concept.start]))
     start = words[-WINDOW].start() if len(words) >= WINDOW else 0
+    triggers = {s.start for t in PRE_NEGATION for s in _find(lowered, t, start, concept.start)}
     for term in TERMINATION:
         for span in _find(lowered, term, start, concept.start):
-            start = max(start, span.end)
+            if span.start not in triggers:
+                start = max(start, span.end)
     clause = max(lowered.rfind(ch, 0, concept.start) for ch in ".;:")
     return max(start, clause + 1), concept.start
 
@@ -181,13 +88,16 @@ def _triggers_in(sentence: str, triggers: tuple[str, ...], start: int, end: int)
 
 
 def is_negated(sentence: str, concept: str) -> bool:
-    """Whether `concept` (which must occur in the sentence) is negated there. Raises ValueError if absent."""
+    """Whether `concept` (which must occur in the sentence) is negated there: whether a word of it lies in the
+    scope of a trigger outside it, by the scopes of retriever/negation/scope.py (those BM25 indexes, so search and
+    detector agree). Its first occurrence is judged. Raises ValueError if absent."""
     span = _concept_span(sentence, concept)
     if span is None:
         raise ValueError(f"concept {concept!r} not in sentence")
-    return bool(
-        _triggers_in(sentence, PRE_NEGATION, *_scope_before(sentence, span))
-        or _triggers_in(sentence, POST_NEGATION, *_scope_after(sentence, span))
+    return any(
+        start < span.end and span.start < end and any(t_end <= span.start or t_start >= span.end
+                                                      for t_start, t_end in triggers)
+        for start, end, triggers in negated_spans(sentence)
     )
 
 

@@ -1,10 +1,21 @@
-"""Which words of a report are under a negation: the lexical search's view of "no pleural effusion".
+"""Which words of a report are under a negation: the one scope algorithm behind lexical search and the detector.
 
 BM25 scores "No pleural effusion." like "Pleural effusion." unless the negated words are told apart. This marks
-every word inside a NegEx scope (the triggers, pseudo-negations, termination terms and six-word window of
-retriever/negation/rules.py, applied to all words of a clause at once instead of one concept) with `NEGATED_PREFIX`, so
-an affirmed query word never matches its negated mention and a negated query ("no effusion") matches negated
-mentions. The trigger words themselves carry no content once their scope is marked and are dropped.
+every word inside a NegEx scope (the tables of retriever/negation/triggers.py, applied to all words of a clause at
+once) with `NEGATED_PREFIX`, so an affirmed query word never matches its negated mention and a negated query ("no
+effusion") matches negated mentions. The trigger words themselves carry no content once their scope is marked and
+are dropped. rules.is_negated asks the same scopes about one concept (`negated_spans`), so what the detector calls
+ruled out is exactly what BM25 indexes as negated.
+
+Scopes, per clause (a clause ends at . ; : ! ? or a line break):
+- a pre-negation ("no", "without") reaches WINDOW words forward, a post-negation ("was not detected", "has
+  resolved") WINDOW words back; a termination term ("but", "there are") ends either;
+- through a list of findings a scope goes on up to LIST_WINDOW words: forward while each word is within WINDOW words
+  of a list separator (a comma, slash, "and", "or", "nor"), back to the start of the clause; neither stretch crosses
+  a verb that starts a predicate (CLAUSE_VERBS), so "No A or B is seen, and C" leaves C alone;
+- a pre-negation ends before a definite thing after a locative ("no enhancement within the thrombus");
+- a hedge ("cannot be excluded", "rule out") leaves the words it reaches possible: not negated, whatever else
+  reaches them; hedges and pseudo-negations ("no change") are not triggers and stay words.
 """
 
 from __future__ import annotations
@@ -12,11 +23,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from retriever.negation.rules import POST_NEGATION, PRE_NEGATION, PSEUDO_NEGATION, TERMINATION, WINDOW
+from retriever.negation.triggers import (
+    CLAUSE_VERBS,
+    LIST_WINDOW,
+    POST_NEGATION,
+    POST_UNCERTAINTY,
+    PRE_NEGATION,
+    PRE_TERMINATION,
+    PRE_UNCERTAINTY,
+    PSEUDO_NEGATION,
+    TERMINATION,
+    WINDOW,
+)
 
 NEGATED_PREFIX = "neg:"  # never part of a word: words are [a-z0-9]+
 _WORD = re.compile(r"[a-z0-9]+")
+_TOKEN = re.compile(r"[a-z0-9]+|[,/]")  # words and the list separators between them
 _CLAUSE = re.compile(r"[.;:!?\n]+")
+_CLAUSE_TEXT = re.compile(r"[^.;:!?\n]+")
+_CONNECTORS = frozenset(("and", "or", "nor"))
 
 
 def _phrases(phrases: Iterable[str]) -> dict[str, list[tuple[str, ...]]]:
@@ -24,12 +49,15 @@ def _phrases(phrases: Iterable[str]) -> dict[str, list[tuple[str, ...]]]:
     table: dict[str, list[tuple[str, ...]]] = {}
     for phrase in phrases:
         words = tuple(_WORD.findall(phrase.lower()))
-        table.setdefault(words[0], []).append(words)
+        if words not in table.setdefault(words[0], []):
+            table[words[0]].append(words)
     return {first: sorted(found, key=len, reverse=True) for first, found in table.items()}
 
 
 _PRE, _POST = _phrases(PRE_NEGATION), _phrases(POST_NEGATION)
-_PSEUDO, _TERMINATION = _phrases(PSEUDO_NEGATION), _phrases(TERMINATION)
+_PRE_DOUBT, _POST_DOUBT = _phrases(PRE_UNCERTAINTY), _phrases(POST_UNCERTAINTY)
+_PSEUDO, _TERMINATION, _PRE_END = _phrases(PSEUDO_NEGATION), _phrases(TERMINATION), _phrases(PRE_TERMINATION)
+_FIRST_WORDS = frozenset((*_PSEUDO, *_PRE, *_POST, *_PRE_DOUBT, *_POST_DOUBT))
 
 
 def _match(words: list[str], at: int, table: dict[str, list[tuple[str, ...]]]) -> int:
@@ -40,40 +68,115 @@ def _match(words: list[str], at: int, table: dict[str, list[tuple[str, ...]]]) -
     return 0
 
 
-def negated_words(words: list[str]) -> tuple[list[bool], list[bool]]:
-    """For one clause: (negated, trigger) flags per word. A pre-negation trigger reaches the words after it up to
-    WINDOW words from its start, a post-negation trigger the WINDOW words before its end (the longer phrase wins
-    where both start: "no longer seen" looks back, "no" alone forward); a termination term ends a scope and a
-    pseudo-negation ("no change") is no trigger."""
+class _Clause:
+    """One clause's words with what bounds a scope: termination terms, list separators and predicate verbs."""
+
+    def __init__(self, words: list[str], separated: list[bool] | None) -> None:
+        n = len(words)
+        self.words, self.n = words, n
+        self.stops = [i for i in range(n) if _match(words, i, _TERMINATION)]
+        self.pre_stops = self.stops + [i for i in range(n) if _match(words, i, _PRE_END)]
+        apart = separated or [False] * n
+        self.joins = [apart[i] or words[i] in _CONNECTORS for i in range(n)]
+        self.verbs = [w in CLAUSE_VERBS for w in words]
+
+    def forward(self, at: int, length: int) -> range:
+        """Words a trigger at `at` (of `length` words) reaches forward."""
+        first = at + length
+        limit = min([self.n, at + LIST_WINDOW + 1, *(s for s in self.pre_stops if s >= first)])
+        end = min(limit, at + WINDOW + 1)
+        if not any(self.verbs[first:end]) and self._coordinated(first, limit):  # a list goes on past the window
+            while end < limit and not self.verbs[end] and any(self.joins[max(first, end - WINDOW) : end + 1]):
+                end += 1
+        return range(first, max(first, end))
+
+    def _coordinated(self, first: int, limit: int) -> bool:
+        """Whether an "and", "or" or "nor" comes before the next verb: a list ("no A, B, or C"), not a comma
+        between clauses ("due to no evidence of bleeding, the patient remained stable")."""
+        for word, verb in zip(self.words[first:limit], self.verbs[first:limit], strict=True):
+            if verb:
+                return False
+            if word in _CONNECTORS:
+                return True
+        return False
+
+    def back(self, at: int, length: int) -> range:
+        """Words a trigger at `at` (of `length` words) reaches back."""
+        limit = max([0, at + length - 1 - LIST_WINDOW, *(s + 1 for s in self.stops if s < at)])
+        start = max(limit, at + length - 1 - WINDOW)
+        if not any(self.verbs[start:at]):  # the subject of "... were not detected" back to the clause start
+            while start > limit and not self.verbs[start - 1]:
+                start -= 1
+        return range(start, at)
+
+
+def negated_words(words: list[str], separated: list[bool] | None = None) -> tuple[list[bool], list[bool]]:
+    """For one clause: (negated, trigger) flags per word. `separated[i]` says a comma or slash comes before
+    words[i] (a list separator; without it only "and", "or", "nor" join a list)."""
+    reached, trigger = _scopes(words, separated)
+    return [bool(by) for by in reached], trigger
+
+
+def _scopes(words: list[str], separated: list[bool] | None) -> tuple[list[list[range]], list[bool]]:
+    """Per word, the word ranges of the negation triggers that reach it, and whether it is part of a trigger. The
+    longest phrase starting at a word wins ("no longer seen" looks back, "no" alone forward); the words inside a
+    post-negation or a hedge are no triggers themselves (the "not" of "was not detected" negates nothing
+    forward); a hedge clears every negation of the words it reaches."""
     n = len(words)
-    negated, trigger = [False] * n, [False] * n
-    stops = [i for i in range(n) if _match(words, i, _TERMINATION)]
+    clause: _Clause | None = None  # built on the first trigger: most clauses have none
+    reached: list[list[range]] = [[] for _ in range(n)]
+    trigger, doubtful = [False] * n, [False] * n
     at = 0
     while at < n:
+        if words[at] not in _FIRST_WORDS:  # most words start no phrase: a quick way past them
+            at += 1
+            continue
         if (skip := _match(words, at, _PSEUDO)) > 0:
             at += skip
             continue
         pre, post = _match(words, at, _PRE), _match(words, at, _POST)
-        length = max(pre, post)
-        if pre and pre >= post:
-            end = min([n, at + WINDOW + 1, *(s for s in stops if s >= at + length)])
-            negated[at + length : end] = [True] * max(0, end - at - length)
-        elif post:
-            start = max([0, at + length - 1 - WINDOW, *(s + 1 for s in stops if s < at)])
-            negated[start:at] = [True] * (at - start)
+        pre_doubt, post_doubt = _match(words, at, _PRE_DOUBT), _match(words, at, _POST_DOUBT)
+        length = max(pre, post, pre_doubt, post_doubt)
+        if length == 0:
+            at += 1
+            continue
+        clause = clause or _Clause(words, separated)
+        if length in (pre_doubt, post_doubt):
+            for i in clause.forward(at, length) if length == pre_doubt else clause.back(at, length):
+                doubtful[i] = True
+            at += length
+            continue
+        length = pre if pre >= post else post
+        for i in clause.forward(at, pre) if pre >= post else clause.back(at, post):
+            reached[i].append(range(at, at + length))
         trigger[at : at + length] = [True] * length
-        at += 1  # triggers overlap: "there is no" then "no evidence of"
-    return negated, trigger
+        at += 1 if pre >= post else post  # pre-triggers overlap: "there is no" then "no evidence of"
+    return [[] if doubt else by for by, doubt in zip(reached, doubtful, strict=True)], trigger
+
+
+def _split(tokens: Iterable[str]) -> tuple[list[str], list[bool]]:
+    """Words, and whether a list separator (comma, slash) comes before each."""
+    words: list[str] = []
+    separated: list[bool] = []
+    apart = False
+    for token in tokens:
+        if token in ",/":
+            apart = True
+        else:
+            words.append(token)
+            separated.append(apart)
+            apart = False
+    return words, separated
 
 
 def scoped_clauses(text: str) -> list[list[str]]:
     """scoped_words clause by clause (a clause ends at . ; : ! ? or a line break)."""
     out: list[list[str]] = []
     for clause in _CLAUSE.split(text.lower()):
-        words = _WORD.findall(clause)
+        words, separated = _split(_TOKEN.findall(clause))
         if not words:
             continue
-        negated, trigger = negated_words(words)
+        negated, trigger = negated_words(words, separated)
         out.append([NEGATED_PREFIX + w if neg else w for w, neg, trig in zip(words, negated, trigger, strict=True)
                     if not trig])
     return out
@@ -82,3 +185,17 @@ def scoped_clauses(text: str) -> list[list[str]]:
 def scoped_words(text: str) -> list[str]:
     """Every word of `text`, lowercased, the negated ones prefixed with NEGATED_PREFIX, triggers dropped."""
     return [word for clause in scoped_clauses(text) for word in clause]
+
+
+def negated_spans(text: str) -> list[tuple[int, int, list[tuple[int, int]]]]:
+    """Character spans of the negated words of `text`, each with the character spans of the triggers that negate
+    it (rules.is_negated counts only triggers outside the concept: "showed no abnormalities" as a whole is no
+    negated finding)."""
+    spans: list[tuple[int, int, list[tuple[int, int]]]] = []
+    for clause in _CLAUSE_TEXT.finditer(text.lower()):
+        tokens = [t for t in _TOKEN.finditer(clause.group())]
+        words, separated = _split(t.group() for t in tokens)
+        reached, _ = _scopes(words, separated)
+        at = [(clause.start() + t.start(), clause.start() + t.end()) for t in tokens if t.group() not in ",/"]
+        spans += [(*at[i], [(at[r.start][0], at[r.stop - 1][1]) for r in by]) for i, by in enumerate(reached) if by]
+    return spans

@@ -13,12 +13,12 @@ import json
 
 from bm25s.stopwords import STOPWORDS_EN
 
-from retriever.negation import rules as negation
+from retriever.negation import triggers as negation
 from retriever.negation.scope import NEGATED_PREFIX, scoped_words
 
 STOPWORDS = frozenset(STOPWORDS_EN)
 #: Bumped when tokenize() changes in a way its tables below do not show (a new scope rule).
-TOKENIZER_VERSION = 2
+TOKENIZER_VERSION = 3  # 3: scopes through lists, post-negations reach back to the clause start, hedges
 
 
 def _tokenizer_fingerprint() -> str:
@@ -26,7 +26,9 @@ def _tokenizer_fingerprint() -> str:
     it (Manifest.lexical_rules) so an index tokenized under other rules is known to be stale (search warns, `assistant
     update` re-tokenizes it) instead of silently mixing old and new terms."""
     tables = [TOKENIZER_VERSION, negation.WINDOW, negation.PRE_NEGATION, negation.POST_NEGATION,
-              negation.PSEUDO_NEGATION, negation.TERMINATION, sorted(STOPWORDS)]
+              negation.PSEUDO_NEGATION, negation.TERMINATION, sorted(STOPWORDS), negation.LIST_WINDOW,
+              negation.POST_UNCERTAINTY, negation.PRE_UNCERTAINTY, negation.PRE_TERMINATION,
+              sorted(negation.CLAUSE_VERBS)]
     return hashlib.sha256(json.dumps(tables).encode("utf-8")).hexdigest()[:16]
 
 
