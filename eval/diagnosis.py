@@ -156,15 +156,25 @@ def _evidence_prediction(case: Case, condition: Condition, retriever: Any) -> di
 
 
 def _retrieved_the_same(row: dict[str, Any], case: Case, retriever: Any) -> bool:
-    """Whether a cached answer was given the reports the retriever returns now. The cache key names the encoder,
-    not its weights: a model retrained from the same recipe on another CPU retrieves a few cases differently, and
-    those answers are asked again rather than graded as if they had seen today's reports."""
+    """Whether a cached answer was given the reports the retriever returns now, and the same evidence differential
+    (changed negation rules read the same reports otherwise). The cache key names the encoder, not its weights: a
+    model retrained from the same recipe on another CPU retrieves a few cases differently, and those answers are
+    asked again rather than graded as if they had seen today's reports."""
     if retriever is None:
         return True
     from retriever.search.query import clean_query
 
-    now = [str(d.metadata.get("report_id")) for d in retriever.invoke(clean_query(case.findings))]
-    return now == [r["id"] for r in row.get("retrieved", [])]
+    docs = retriever.invoke(clean_query(case.findings))
+    now = [str(d.metadata.get("report_id")) for d in docs]
+    if now != [r["id"] for r in row.get("retrieved", [])]:
+        return False
+    if not (row.get("evidence") or {}).get("candidates"):
+        return True
+    from assistant.rag.evidence import evidence_differential  # the same reports, read under today's rules?
+
+    evidence = evidence_differential([(i, str(d.metadata.get("impression", ""))) for i, d in
+                                      zip(now, docs, strict=True)])
+    return [c.diagnosis for c in evidence.candidates] == [c["diagnosis"] for c in row["evidence"]["candidates"]]
 
 
 def _log(message: str) -> None:
@@ -236,7 +246,22 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
             if number % 10 == 0 or number == len(todo):
                 log(f"  {number}/{len(todo)} ({(time.monotonic() - started) / number:.1f} s/prediction)")
     rows |= {(r["case_id"], r["condition"]): r for r in done}
+    impressions = {r.id: r.impression for r in corpus}
+    findings = {case.id: case.findings for case in config.cases}
+    for row in rows.values():
+        row["self_contradicted"] = self_contradicted(row, findings[row["case_id"]], impressions)
     return [rows[(case.id, c.name)] for case in config.cases for c in config.conditions if (case.id, c.name) in rows]
+
+
+def self_contradicted(row: dict[str, Any], findings: str, impressions: dict[str, str]) -> bool:
+    """Whether an answer's diagnosis is ruled out by the findings it answers or by every report it cites that
+    mentions it (assistant/rag/grounding.py): the answers the product must never show."""
+    from assistant.rag.grounding import contradiction
+
+    if not row.get("diagnosis"):
+        return False
+    cited = [impressions[i] for i in row.get("cited") or [] if i in impressions]
+    return contradiction(row["diagnosis"], findings, cited) is not None
 
 
 def default_condition() -> Condition:

@@ -75,6 +75,7 @@ def grade_run(cases: Sequence[Case], conditions: Sequence[str], rows: Sequence[d
                 "degraded": row.get("degraded_kind") if row else "missing",
                 "retrieved": [r["id"] for r in row.get("retrieved", [])] if row else [],
                 "own_report_retrieved": bool(row and row.get("own_report_retrieved")),
+                "self_contradicted": bool(row and row.get("self_contradicted")),
                 "seconds": (row or {}).get("timings", {}).get("total"),
             })
     return graded
@@ -102,6 +103,7 @@ def summarize(cases: Sequence[Case], graded: dict[str, list[dict]], criteria: Se
         entry["mean_seconds_per_case"] = round(sum(seconds) / len(seconds), 2) if seconds else None
         entry["degraded"] = dict(Counter(v["degraded"] for v in verdicts if v["degraded"]))
         entry["own_report_retrieved"] = sum(v["own_report_retrieved"] for v in verdicts)
+        entry["self_contradicted"] = sum(v.get("self_contradicted", False) for v in verdicts)
         if len(sources) == 2:  # independent case sets: is accuracy different between the two sources?
             a, b = (entry[s] for s in sources)
             entry["between_sources"] = chi_square(a["k"], a["n"], b["k"], b["n"]).__dict__
@@ -245,11 +247,13 @@ def render(results: dict[str, Any]) -> str:
                   "| condition | P |", "|---|---|"]
         for condition, entry in summary["accuracy"].items():
             lines.append(f"| {condition} | {format_p(entry['between_sources']['p'])} |")
-    lines += ["", "## Run", "| condition | mean s/case | degraded or missing | own report retrieved |",
-              "|---|---|---|---|"]
+    lines += ["", "## Run", "Self-contradicted: the answer's diagnosis is ruled out by the findings or by every report "
+              "it cites that mentions it (assistant/rag/grounding.py).", "",
+              "| condition | mean s/case | degraded or missing | own report retrieved | self-contradicted |",
+              "|---|---|---|---|---|"]
     for condition, entry in summary["accuracy"].items():
         lines.append(f"| {condition} | {entry['mean_seconds_per_case']} | {json.dumps(entry['degraded']) or '-'} | "
-                     f"{entry['own_report_retrieved']} |")
+                     f"{entry['own_report_retrieved']} | {entry.get('self_contradicted', 0)} |")
     lines += ["", f"![accuracy per condition]({results['plot']})", ""]
     return "\n".join(lines)
 

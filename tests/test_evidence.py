@@ -150,3 +150,29 @@ def test_a_real_model_chooses_among_the_evidence(index) -> None:
     names = [c["diagnosis"] for c in answer.evidence["candidates"]]
     assert not answer.degraded and answer.prompt_id == "diagnosis_evidence@1"
     assert answer.diagnosis in names or answer.rationale.startswith("None of the diagnoses")
+
+
+def test_the_chat_panel_links_each_candidate_to_its_reports_cards(index) -> None:
+    from assistant.chat import render
+
+    pipeline = RagPipeline(ScriptedLLM('{"diagnosis": "pleural effusion"}'),
+                           ReportRetriever(index=index, field="findings", k=7), rag_prompt="diagnosis_evidence")
+    answer = pipeline.invoke("Blunted costophrenic angles with a meniscus.")
+    panel, cards = render.evidence_html(answer), render.report_cards_html(answer.retrieved)
+    assert "3 of 7 similar reports" in panel and '<li class="rs-chosen">' in panel
+    for report_id in ("r1", "r2", "r7"):
+        anchor = render.card_anchor(report_id)
+        assert f'href="#{anchor}"' in panel and f'id="{anchor}"' in cards
+
+
+def test_a_candidate_spelled_with_quotes_still_makes_a_valid_grammar() -> None:
+    """Names come from report text: a quote in one (`takayasu"s arteritis`) broke llama.cpp's grammar parser and
+    crashed the process, so names are reduced to plain characters before they become choices."""
+    from assistant.rag.choice import choice_name
+
+    require_embedded_smollm2()
+    names = [choice_name('takayasu"s arteritis'), choice_name("back\\slash {x}"), choice_name("Crohn’s disease")]
+    assert names == ["takayasu's arteritis", "back slash x", "Crohn's disease"]
+    messages = [{"role": "user", "content": "Pick one diagnosis as JSON."}]
+    result = smollm2_llm().complete(messages, json_schema=choice_schema(names), max_tokens=24)
+    assert parse_choice(result.text, names).diagnosis

@@ -24,6 +24,7 @@ DEGRADED_LABELS = {
     "backend_unavailable": "the language model backend is unavailable",
     "timeout": "the language model did not answer in time",
     "unparseable": "the language model's output held no answer",
+    "ruled_out": "the model's diagnosis is ruled out by the findings or the reports it cites",
 }
 IMPRESSION_PREVIEW_CHARS = 600
 #: How a report that says the opposite of the query is marked (`Hit.contradicts`: it rules out the finding asked for,
@@ -108,6 +109,28 @@ def report_cards_html(
     return f'<div class="rs-cards">{head}{"".join(cards)}</div>'
 
 
+def card_anchor(report_id: str) -> str:
+    """The HTML id of a report's card, so the evidence panel can link to it."""
+    return "rs-report-" + re.sub(r"[^A-Za-z0-9_-]", "_", report_id)
+
+
+def evidence_html(answer: Answer) -> str:
+    """The evidence differential beside the answer (assistant/rag/evidence.py): each diagnosis the similar reports
+    affirm, "6 of 15 similar reports", and links to those reports' cards; empty without evidence."""
+    evidence = answer.evidence
+    if not evidence.get("candidates"):
+        return ""
+    rows = []
+    for candidate in evidence["candidates"]:
+        links = " ".join(f'<a href="#{card_anchor(i)}">{_e(i)}</a>' for i in candidate["report_ids"])
+        chosen = ' class="rs-chosen"' if candidate["diagnosis"] == answer.diagnosis else ""
+        rows.append(f'<li{chosen}><span class="rs-candidate">{_e(candidate["diagnosis"])}</span> '
+                    f'<span class="rs-support">{candidate["count"]} of {evidence["read"]} similar reports</span>'
+                    f'<div class="rs-links">{links}</div></li>')
+    return (f'<section class="rs-evidence" aria-label="evidence"><div class="rs-cards-head">What the '
+            f'{evidence["read"]} most similar reports affirm</div><ol>{"".join(rows)}</ol></section>')
+
+
 def score_label(method: str) -> str:
     """What a card's number is: a cosine similarity only for dense search; BM25 and fused scores are relative
     to the other hits (a fused top hit scores near 1 whatever its match), so they are named by their method."""
@@ -131,7 +154,7 @@ def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) 
         else '<div class="rs-muted">No findings section in this report.</div>'
     )
     return (
-        f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" '
+        f'<article id="{card_anchor(report.report_id)}" class="rs-card{" rs-card-contradicts" if contradicts else ""}" '
         f'data-report-id="{_e(report.report_id)}" data-contradicts="{str(contradicts).lower()}" '
         f'data-partly-contradicts="{str(partly).lower()}">'
         f'<div class="rs-card-top"><span class="rs-rank">#{report.rank}</span>'
@@ -258,6 +281,11 @@ CSS = """
 .rs-warning { background:#fff4e5; border:1px solid #f3c27a; color:#6b4100; }
 .rs-error { background:#fdecec; border:1px solid #f2b3b3; color:#7a1a1a; }
 .rs-cards { display:flex; flex-direction:column; gap:10px; }
+.rs-evidence ol { margin:0.2rem 0 0.8rem 1.2rem; padding:0; }
+.rs-evidence li { margin-bottom:0.3rem; }
+.rs-evidence .rs-chosen .rs-candidate { font-weight:700; }
+.rs-support { color:var(--body-text-color-subdued); font-size:0.85rem; margin-left:0.3rem; }
+.rs-links a { font-size:0.8rem; margin-right:0.4rem; }
 .rs-cards-head { font-weight:600; color:var(--body-text-color-subdued); font-size:0.85rem;
   text-transform:uppercase; letter-spacing:0.04em; }
 .rs-cards-empty { color:var(--body-text-color-subdued); border:1px dashed var(--border-color-primary);

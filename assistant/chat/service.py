@@ -264,7 +264,8 @@ class ChatService:
     ) -> Outputs:
         chat[-1]["content"] = render.answer_markdown(answer)
         cards = (
-            render.report_cards_html(answer.retrieved, cited=answer.cited_report_ids, method=request.method)
+            render.evidence_html(answer)
+            + render.report_cards_html(answer.retrieved, cited=answer.cited_report_ids, method=request.method)
             if request.use_retrieval
             else render.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")
         )

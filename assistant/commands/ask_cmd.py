@@ -116,6 +116,8 @@ def _print(answer: Answer, out: Console) -> None:
         if answer.rationale:
             lines.append(Text.assemble(("Rationale: ", "bold"), answer.rationale))
         out.print(Panel(Text("\n").join(lines), title="answer", border_style="green"))
+    if answer.evidence.get("candidates"):
+        _print_evidence(answer, out)
     if answer.retrieved:
         # A report that says the opposite of the query is marked as in `assistant search` (column only when needed).
         marks, notes = contradiction_marks([(r.contradicts, r.partly_contradicts) for r in answer.retrieved])
@@ -139,3 +141,21 @@ def _print(answer: Answer, out: Console) -> None:
     timing = ", ".join(f"{name} {value:.2f}" for name, value in answer.timings.items())
     out.print(literal(f"model {answer.model_id or '-'} · prompt {answer.prompt_id} · {timing}", style="dim"))
     out.print("[dim]Decision support and teaching aid, not a diagnosis.[/dim]")
+
+
+def _print_evidence(answer: Answer, out: Console) -> None:
+    """The evidence differential (assistant/rag/evidence.py): each diagnosis the similar reports affirm, how many of
+    them do, and which."""
+    from rich.table import Table
+
+    from assistant.commands.output import literal
+
+    evidence = answer.evidence
+    table = Table(title=f"what the {evidence['read']} most similar reports affirm", show_lines=False)
+    for column in ("#", "diagnosis", "reports", "report ids"):
+        table.add_column(column, overflow="fold")
+    for n, candidate in enumerate(evidence["candidates"], start=1):
+        chosen = candidate["diagnosis"] == answer.diagnosis
+        table.add_row(str(n), literal(candidate["diagnosis"], style="bold" if chosen else ""),
+                      f"{candidate['count']} of {evidence['read']}", literal(", ".join(candidate["report_ids"][:6])))
+    out.print(table)

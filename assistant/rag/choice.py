@@ -11,6 +11,8 @@ which is most of an answer's time on a CPU.
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +23,19 @@ from assistant.text import shorten
 #: The choice that means "none of the candidates": the model then names its own diagnosis in OWN_FIELD.
 OTHER = "other"
 OWN_FIELD = "other_diagnosis"
+#: Longest candidate name offered as a choice.
+MAX_CHOICE_CHARS = 80
+#: What a choice's name may hold. The names come from report text and become a grammar (llama.cpp) or a guided
+#: decoding pattern (a server): a quote or a backslash there broke llama-cpp-python's grammar parser, which then
+#: crashed the process (a report with `takayasu"s arteritis`), so everything else is dropped.
+_UNSAFE = re.compile(r"[^A-Za-z0-9 '\-(),./+%&]")
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": "'", "\u201d": "'", '"': "'"})
+
+
+def choice_name(text: str) -> str:
+    """A candidate's name as the model may choose it: letters, digits and plain punctuation only."""
+    plain = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return " ".join(_UNSAFE.sub(" ", plain).split())[:MAX_CHOICE_CHARS].strip()
 
 
 @dataclass(frozen=True)
@@ -36,7 +51,7 @@ def choice_schema(names: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "diagnosis": {"type": "string", "enum": [*names, OTHER]},
+            "diagnosis": {"type": "string", "enum": list(dict.fromkeys([*names, OTHER]))},
             OWN_FIELD: {"type": "string"},
         },
         "required": ["diagnosis"],

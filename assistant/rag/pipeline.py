@@ -37,7 +37,7 @@ from assistant.rag.answer import (
     answer_schema,
     parse_output,
 )
-from assistant.rag.choice import Choice, choice_schema, parse_choice, render_choices
+from assistant.rag.choice import Choice, choice_name, choice_schema, parse_choice, render_choices
 from assistant.rag.configuration import configuration_hash
 from assistant.rag.evidence import EvidenceDifferential, evidence_differential
 from assistant.rag.grounding import contradiction
@@ -170,7 +170,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             timings["retrieval"] = time.monotonic() - start
         retrieved = [document_to_report(doc, rank) for rank, doc in enumerate(docs, start=1)]
         evidence = evidence_differential([(r.report_id, r.impression) for r in retrieved])
-        choices = [neutralise_tags(c.diagnosis) for c in evidence.candidates]
+        choices = [choice_name(neutralise_tags(c.diagnosis)) for c in evidence.candidates]
         configuration = self.configuration()
         base = {
             "query": query,
