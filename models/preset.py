@@ -34,13 +34,15 @@ class SearchPreset:
 @dataclass(frozen=True)
 class AnswerPreset:
     """How `assistant ask`, the chat and the diagnosis benchmark answer: the report field matched, the reports the
-    model reads (k), the prompts with and without retrieval, and the embedded LLM."""
+    model reads (k; the evidence differential reads them all), the prompts with and without retrieval, the embedded
+    LLM, and how the evidence differential weighs a report by its rank (assistant/rag/evidence.py)."""
 
     field: str
     k: int
     prompt: str
     norag_prompt: str
     llm: str
+    evidence_weighting: str = "rank"
     chosen_by: str = ""
 
 

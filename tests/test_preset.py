@@ -24,6 +24,7 @@ TUNED = {
     "PROMPT": PRESET.answer.prompt,
     "NORAG_PROMPT": PRESET.answer.norag_prompt,
     "DEFAULT_GGUF": PRESET.answer.llm,
+    "WEIGHTING": PRESET.answer.evidence_weighting,
 }
 
 
@@ -58,7 +59,7 @@ def test_no_product_module_defines_a_tuned_default_outside_the_preset() -> None:
 def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> None:
     from assistant import settings
     from assistant.commands.index_cmd import index
-    from assistant.rag import answer_defaults
+    from assistant.rag import answer_defaults, evidence
     from eval.retrieval_benchmark import DEFAULT_MODEL
     from retriever.search import fusion, methods, support
 
@@ -67,6 +68,7 @@ def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> N
         "DENSE_WEIGHT": fusion.DENSE_WEIGHT, "WEIGHT": support.WEIGHT, "K": answer_defaults.K,
         "FIELD": answer_defaults.FIELD, "PROMPT": answer_defaults.PROMPT,
         "NORAG_PROMPT": answer_defaults.NORAG_PROMPT, "DEFAULT_GGUF": settings.DEFAULT_GGUF,
+        "WEIGHTING": evidence.WEIGHTING,
     }
     assert exposed == TUNED
     import inspect

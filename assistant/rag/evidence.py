@@ -23,11 +23,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from models.preset import PRESET
 from retriever.negation.rules import is_negated
 from retriever.reports.impression import positive_items
 from retriever.search.shorthand import RADIOLOGY
 
 Weighting = Literal["uniform", "rank"]
+#: How a report counts by its rank: "rank" (1/rank) or "uniform" (models/preset.json).
+WEIGHTING: Weighting = "rank" if PRESET.answer.evidence_weighting == "rank" else "uniform"
 #: Most candidates an answer lists.
 MAX_CANDIDATES = 8
 
@@ -104,7 +107,7 @@ class EvidenceDifferential:
 
     candidates: tuple[Candidate, ...] = ()
     read: int = 0
-    weighting: Weighting = "rank"
+    weighting: Weighting = WEIGHTING
     #: Report id -> the diagnoses its impression affirms (what every candidate's count rests on).
     affirmed: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -185,7 +188,7 @@ class _Group:
 
 
 def evidence_differential(
-    reports: Sequence[tuple[str, str]], *, weighting: Weighting = "rank", limit: int = MAX_CANDIDATES
+    reports: Sequence[tuple[str, str]], *, weighting: Weighting = WEIGHTING, limit: int = MAX_CANDIDATES
 ) -> EvidenceDifferential:
     """The differential of `reports`, (report id, impression) pairs best-ranked first."""
     weights = [1.0 if weighting == "uniform" else 1.0 / rank for rank in range(1, len(reports) + 1)]
