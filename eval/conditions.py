@@ -56,6 +56,8 @@ class Condition:
     prompt: str = DEFAULT_PROMPT
     #: A second stage (eval.retrieval.reranker_for reference) the search re-scores its top hits with, or None.
     rerank: str | None = None
+    #: The answer's token limit when it differs from the run's (`tokens=32`: a baseline answered at another limit).
+    max_tokens: int | None = None
 
     @property
     def retrieval(self) -> bool:
@@ -89,13 +91,21 @@ class Condition:
     @property
     def name(self) -> str:
         """Label in results and cache keys; field, k and prompt only appear when they differ from the defaults."""
+        tokens = [f"tokens={self.max_tokens}"] if self.max_tokens else []
         if not self.retrieval:
-            return "none" if self.prompt == DEFAULT_PROMPT else f"none[prompt={self.prompt}]"
+            options = ([f"prompt={self.prompt}"] if self.prompt != DEFAULT_PROMPT else []) + tokens
+            return f"none[{','.join(options)}]" if options else "none"
         options = [self.field] if self.field != "impression" else []
         options += [f"k={self.k}"] if self.k != 1 and (self.uses_llm or self.spec.startswith(EVIDENCE)) else []
         options += [f"prompt={self.prompt}"] if self.prompt != DEFAULT_PROMPT and self.uses_llm else []
         options += [f"rerank={self.rerank}"] if self.rerank else []
+        options += tokens
         return f"{self.spec}[{','.join(options)}]" if options else self.spec
+
+    @property
+    def legacy_name(self) -> str:
+        """The name without its token limit: how caches written before limits were recorded name its answers."""
+        return replace(self, max_tokens=None).name
 
 
 def parse_conditions(
@@ -115,7 +125,7 @@ def parse_conditions(
         if not condition.uses_llm:  # no prompt; the top hit alone has no k either
             k = condition.k if spec.startswith(EVIDENCE) else 1
             condition = replace(condition, k=k, prompt=DEFAULT_PROMPT)
-        if not condition.retrieval and (condition.field, condition.k) != ("impression", 1):
+        if not condition.retrieval and (condition.field, condition.k, condition.rerank) != ("impression", 1, None):
             raise ValueError(f"`none` retrieves nothing: only prompt=NAME applies, not {match[2]!r}")
         if condition not in conditions:
             conditions.append(condition)
@@ -134,8 +144,10 @@ def _with_option(condition: Condition, option: str) -> Condition:
         return replace(condition, prompt=value)
     if key == "rerank" and value and condition.retrieval:
         return replace(condition, rerank=value)
+    if key == "tokens" and value.isdigit() and int(value) >= 8:
+        return replace(condition, max_tokens=int(value))
     raise ValueError(f"bad condition option {option!r} in {condition.spec!r}: use one of {', '.join(FIELDS)}, k=N, "
-                     "prompt=NAME, rerank=NAME")
+                     "prompt=NAME, rerank=NAME, tokens=N")
 
 
 def corpus_key(reports: Sequence[Report]) -> str:

@@ -28,7 +28,7 @@ from assistant.rag.answer_defaults import NORAG_PROMPT
 from assistant.rag.pipeline import ANSWER_MAX_TOKENS
 from eval.cases import Case, read_cases
 from eval.conditions import DEFAULT_PROMPT, EVIDENCE, Condition, load_or_build_index, parse_conditions, retrieval_corpus
-from eval.prediction_cache import PredictionCache, cache_key
+from eval.prediction_cache import LEGACY_MAX_TOKENS, PredictionCache, cache_key
 from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home
 
 DEFAULT_CONDITIONS = "none,mpnet,radsearch-minilm"
@@ -177,6 +177,17 @@ def _retrieved_the_same(row: dict[str, Any], case: Case, retriever: Any) -> bool
     return [c.diagnosis for c in evidence.candidates] == [c["diagnosis"] for c in row["evidence"]["candidates"]]
 
 
+def _cached(cache: PredictionCache, case: Case, condition: Condition, model_id: str, prompt_id: str,
+            max_tokens: int) -> dict[str, Any] | None:
+    """The cached answer of (case, condition), also from a cache written before token limits were recorded (rows
+    named without `tokens=N`, all asked at LEGACY_MAX_TOKENS), renamed to the condition."""
+    row = cache.get(cache_key(case.id, condition.name, model_id, prompt_id, max_tokens))
+    if row is None and max_tokens == LEGACY_MAX_TOKENS and condition.legacy_name != condition.name:
+        legacy = cache.get(cache_key(case.id, condition.legacy_name, model_id, prompt_id, max_tokens))
+        row = {**legacy, "condition": condition.name} if legacy else None
+    return row
+
+
 def _log(message: str) -> None:
     print(message, flush=True)  # progress of a long run shows up at once in a redirected log
 
@@ -202,7 +213,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
         rows |= {(case.id, condition.name): answer(case, condition, retriever) for case in config.cases}
     pipelines = {
         c.name: RagPipeline(
-            llm, _retriever(c, config, corpus), max_tokens=config.max_tokens,
+            llm, _retriever(c, config, corpus), max_tokens=c.max_tokens or config.max_tokens,
             rag_prompt=c.answer_prompt, norag_prompt=c.answer_prompt,
         )
         for c in config.conditions
@@ -217,7 +228,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
                 if position % count != index:
                     continue
                 pipeline = pipelines[condition.name]
-                row = cache.get(cache_key(case.id, condition.name, model_id, pipeline.prompt.id, config.max_tokens))
+                row = _cached(cache, case, condition, model_id, pipeline.prompt.id, pipeline.max_tokens)
                 if row is not None and _retrieved_the_same(row, case, pipeline.retriever):
                     rows[(case.id, condition.name)] = row
                 else:
@@ -230,7 +241,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     def ask(item: tuple[Case, Condition]) -> dict[str, Any]:
         case, condition = item
         row = _prediction(case, condition, model_id, pipelines[condition.name].invoke(case.findings))
-        row["max_tokens"] = config.max_tokens
+        row["max_tokens"] = pipelines[condition.name].max_tokens
         if row["degraded_kind"] not in ("backend_unavailable", "timeout"):
             cache.put(row)
         return row

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -211,3 +212,25 @@ def test_a_cached_eval_index_from_older_negation_rules_is_tokenized_anew(tmp_pat
     again = load_or_build_index(reports, "minilm", ("impression",), tmp_path)
     assert again.manifest.current_lexical_rules and first.manifest.created == again.manifest.created  # not rebuilt
     assert [h.report.id for h in again.search("effusion", "impression", 2, method="bm25")] == ["r:2"]
+
+
+def test_an_evidence_condition_keeps_its_k_and_a_token_limit_names_its_answers() -> None:
+    evidence, short_none, chooser = parse_conditions(
+        "evidence:hybrid-weighted:x[report,k=20], none[tokens=32], hybrid-weighted:x[report,k=20,prompt=p,tokens=64]")
+    assert not evidence.uses_llm and (evidence.k, evidence.name) == (20, "evidence:hybrid-weighted:x[report,k=20]")
+    assert (short_none.max_tokens, short_none.name, short_none.legacy_name) == (32, "none[tokens=32]", "none")
+    assert chooser.name == "hybrid-weighted:x[report,k=20,prompt=p,tokens=64]"
+    with pytest.raises(ValueError, match="tokens=N"):
+        parse_conditions("none[tokens=two]")
+
+
+def test_answers_cached_before_limits_were_recorded_serve_the_legacy_limit(tmp_path: Path) -> None:
+    from eval.cases import Case
+    from eval.diagnosis import _cached
+
+    cache = PredictionCache(tmp_path / "p.jsonl")
+    cache.put({"case_id": "c1", "condition": "none", "model_id": "m", "prompt_id": "p@1", "diagnosis": "x"})
+    short, long = parse_conditions("none[tokens=32], none[tokens=512]")
+    case = Case("c1", "findings", "x")
+    assert _cached(cache, case, short, "m", "p@1", 32)["condition"] == "none[tokens=32]"
+    assert _cached(cache, case, long, "m", "p@1", 512) is None
