@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.rag.answer_defaults import NORAG_PROMPT
-from assistant.rag.pipeline import ANSWER_MAX_TOKENS
+from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline
 from eval.cases import Case, read_cases
 from eval.conditions import DEFAULT_PROMPT, EVIDENCE, Condition, load_or_build_index, parse_conditions, retrieval_corpus
 from eval.prediction_cache import LEGACY_MAX_TOKENS, PredictionCache, cache_key
@@ -33,6 +33,8 @@ from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home
 
 DEFAULT_CONDITIONS = "none,mpnet,radsearch-minilm"
 BLOCK = 10
+#: What the answers of the evidence differential alone record as their model.
+NO_MODEL = "no LLM (evidence differential)"
 #: What `assistant ask` allows an answer: the benchmark measures what users get (a limit of 32 tokens, used until
 #: 2026-11-27, cut the differential: "Small Bowel In"; eval.prediction_cache keys answers by their limit).
 BENCHMARK_MAX_TOKENS = ANSWER_MAX_TOKENS
@@ -125,36 +127,6 @@ def _top_hit_prediction(case: Case, condition: Condition, retriever: Any) -> dic
     }
 
 
-def _evidence_prediction(case: Case, condition: Condition, retriever: Any) -> dict[str, Any]:
-    """The evidence differential of the top k hits alone (assistant/rag/evidence.py): its first candidate is the
-    answer, the next ones the differential. What the model adds is measured against it."""
-    from assistant.rag.evidence import evidence_differential
-
-    start = time.monotonic()
-    docs = retriever.invoke(case.findings)
-    retrieved = [{"id": str(d.metadata.get("report_id")), "score": round(float(d.metadata.get("score", 0)), 4)}
-                 for d in docs]
-    evidence = evidence_differential([(r["id"], str(d.metadata.get("impression", ""))) for r, d in
-                                      zip(retrieved, docs, strict=True)])
-    names = [c.diagnosis for c in evidence.candidates]
-    return {
-        "case_id": case.id,
-        "condition": condition.name,
-        "model_id": "no LLM (evidence differential)",
-        "prompt_id": "",
-        "diagnosis": names[0] if names else None,
-        "differential": names[1:],
-        "cited": list(evidence.candidates[0].report_ids) if names else [],
-        "retrieved": retrieved,
-        "own_report_retrieved": any(r["id"] == case.id for r in retrieved),
-        "parse_mode": None,
-        "degraded_kind": None,
-        "timings": {"total": round(time.monotonic() - start, 3)},
-        "usage": {},
-        "evidence": evidence.to_dict(),
-    }
-
-
 def _retrieved_the_same(row: dict[str, Any], case: Case, retriever: Any) -> bool:
     """Whether a cached answer was given the reports the retriever returns now, and the same evidence differential
     (changed negation rules read the same reports otherwise). The cache key names the encoder, not its weights: a
@@ -199,8 +171,6 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     Order: blocks of BLOCK cases, each block under every condition in turn. Within a block, consecutive
     calls share the condition's system prompt, which llama.cpp keeps evaluated (prefix reuse), and a run stopped
     early still leaves whole blocks of complete pairs for the paired statistics."""
-    from assistant.rag.pipeline import RagPipeline
-
     cache = PredictionCache(config.cache_path)
     model_id = llm.model_id
     corpus = retrieval_corpus(config.corpus, {c.id for c in config.cases})
@@ -209,8 +179,13 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     rows: dict[tuple[str, str], dict] = {}
     for condition in (c for c in config.conditions if not c.uses_llm):
         retriever = _retriever(condition, config, corpus)
-        answer = _evidence_prediction if condition.spec.startswith(EVIDENCE) else _top_hit_prediction
-        rows |= {(case.id, condition.name): answer(case, condition, retriever) for case in config.cases}
+        if condition.spec.startswith(EVIDENCE):  # the product's answer without a model, as `ask` gives it
+            evidence = RagPipeline(llm, retriever, rag_prompt=EVIDENCE_ONLY)
+            rows |= {(case.id, condition.name): _prediction(case, condition, NO_MODEL, evidence.invoke(case.findings))
+                     for case in config.cases}
+        else:
+            rows |= {(case.id, condition.name): _top_hit_prediction(case, condition, retriever)
+                     for case in config.cases}
     pipelines = {
         c.name: RagPipeline(
             llm, _retriever(c, config, corpus), max_tokens=c.max_tokens or config.max_tokens,
@@ -228,7 +203,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
                 if position % count != index:
                     continue
                 pipeline = pipelines[condition.name]
-                row = _cached(cache, case, condition, model_id, pipeline.prompt.id, pipeline.max_tokens)
+                row = _cached(cache, case, condition, model_id, pipeline.prompt_id, pipeline.max_tokens)
                 if row is not None and _retrieved_the_same(row, case, pipeline.retriever):
                     rows[(case.id, condition.name)] = row
                 else:
@@ -284,20 +259,27 @@ def default_condition() -> Condition:
     from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     applies = DEFAULT_SECOND_STAGE is not None and reranker_for(DEFAULT_SECOND_STAGE).applies_to(FIELD)
-    return Condition(product_default(), FIELD, K, PROMPT, rerank=DEFAULT_SECOND_STAGE if applies else None)
+    rerank = DEFAULT_SECOND_STAGE if applies else None
+    if PROMPT == EVIDENCE_ONLY:  # no model: the evidence differential answers
+        return Condition(EVIDENCE + product_default(), FIELD, K, rerank=rerank)
+    return Condition(product_default(), FIELD, K, PROMPT, rerank=rerank)
 
 
 def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, str]:
-    """Retriever spec -> condition name of the run's LLM conditions the default is compared with: no retrieval, and
-    every other retriever given the reports the default's way (same field, k and prompt), so only retrieval differs.
-    The no-retrieval baseline is the one asked with the product's no-retrieval prompt."""
-    same_use = (default.field, default.k, default.prompt)
-    return {
-        (c.spec if c.retrieval else "none"): c.name
-        for c in conditions
-        if c.uses_llm and c != default
-        and ((c.field, c.k, c.prompt) == same_use if c.retrieval else c.answer_prompt == NORAG_PROMPT)
-    }
+    """Retriever spec -> condition name of the run's conditions the default is compared with: no retrieval, and
+    every other retriever given the reports the default's way (same field, k and prompt; for a default that asks no
+    model, the other retrievers' evidence differentials), so only retrieval differs. The no-retrieval baseline is the
+    one asked with the product's no-retrieval prompt."""
+    same_use = (default.field, default.k, default.prompt, default.uses_llm)
+
+    def comparable(c: Condition) -> bool:
+        if not c.retrieval:
+            return c.answer_prompt == NORAG_PROMPT
+        evidence = c.spec.startswith(EVIDENCE)
+        return (c.uses_llm or evidence) and (c.field, c.k, c.prompt, c.uses_llm) == same_use
+
+    return {(c.spec.removeprefix(EVIDENCE) if c.retrieval else "none"): c.name
+            for c in conditions if c != default and comparable(c)}
 
 
 def _corpus(paths: Sequence[str], data: Path) -> tuple[list[Any], list[str]]:

@@ -1,6 +1,23 @@
-"""The answer configuration `assistant ask` and the chat use, chosen by rule from the committed screening run.
+"""The answer configuration `assistant ask` and the chat use, chosen by rule from committed dev results.
 
-    python -m eval.diagnosis_default                      # reads eval/results/diagnosis_screen.json, prints the choice
+    python -m eval.diagnosis_default                      # the choice among the answer arms, on the dev split's cases
+    python -m eval.diagnosis_default --adopt              # ... and write it into models/preset.json
+
+Since 2026-11-27 (issue 37) the choice is among answer *arms* measured side by side on the held-out cases whose
+report is in the dev split (136 of the 306): the model choosing among the evidence differential under a constrained
+schema (`prompt=diagnosis_evidence`), the evidence differential alone with no model (`evidence:`), and the free-text
+prompt that was the default until then (its answers from eval/results/diagnosis_native.json, the committed run of
+that configuration). Rule: the highest top-1 accuracy on the dev cases wins; ties go to the cheaper arm (no model,
+then a constrained choice of a few tokens, then free text; then fewer reports, then the product's default field).
+The run that measures the new arms (resumable, cache committed):
+
+    D=hybrid-weighted:radsearch
+    python -m eval.diagnosis --split dev --icd off \
+      --conditions "evidence:$D[report,k=20],$D[report,k=20,prompt=diagnosis_evidence]" --name diagnosis_dev_arms \
+      --cache eval/results/predictions/diagnosis_evidence_qwen1.5b.jsonl
+
+Before, the configuration was chosen from the screening run below by the rule of `choose` (kept: it documents how the
+free-text configuration was picked):
 
 The screening run that writes it (the 44 dev cases `python -m eval.build_cases` marks; resumable, its prediction
 cache is committed; query abbreviation expansion, added to the product after the screen started, stays off so
@@ -44,13 +61,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from eval.conditions import FIELDS, parse_conditions
+from eval.conditions import EVIDENCE, FIELDS, parse_conditions
 from eval.shared_data import RESULTS
 from retriever.search.methods import DEFAULT_METHOD
 
 SCREEN_RESULTS = RESULTS / "diagnosis_screen.json"
+#: The answer arms measured on the dev cases, and the committed run of the free-text default they are compared with.
+DEV_ARMS = (RESULTS / "diagnosis_dev_arms.json", RESULTS / "diagnosis_native.json")
 #: Prompts by the length of what they show the model: references as impressions first.
 PROMPT_COST = {"diagnosis_candidates": 0, "diagnosis_rag": 1}
+#: Arms by what an answer costs: no model, a constrained choice (a few tokens), free text (a whole answer).
+ARM_COST = {"evidence": 0, "diagnosis_evidence": 1, "diagnosis_candidates": 2, "diagnosis_rag": 3}
 
 
 def choose(results: dict[str, Any]) -> dict[str, Any]:
@@ -83,14 +104,76 @@ def read_choice(path: Path = SCREEN_RESULTS) -> dict[str, Any]:
     return choose(json.loads(path.read_text(encoding="utf-8")))
 
 
+def dev_accuracy(paths: tuple[Path, ...] = DEV_ARMS) -> tuple[dict[str, float], int]:
+    """Top-1 accuracy of every condition of the result files on the cases whose report is in the dev split (the same
+    cases in every file, else ValueError), and how many cases that is."""
+    from retriever.reports.splits import split_of
+
+    accuracy: dict[str, float] = {}
+    cases: set[str] | None = None
+    for path in paths:
+        results = json.loads(path.read_text(encoding="utf-8"))
+        for condition, verdicts in results["cases"].items():
+            dev = [v for v in verdicts if split_of(v["case_id"]) == "dev"]
+            ids = {v["case_id"] for v in dev}
+            if cases is not None and ids != cases:
+                raise ValueError(f"{path.name}: {condition} was run on other dev cases than the other arms")
+            cases = ids
+            accuracy[condition] = sum(v["correct"] for v in dev) / len(dev) if dev else 0.0
+    return accuracy, len(cases or ())
+
+
+def choose_arm(accuracy: dict[str, float], n_cases: int) -> dict[str, Any]:
+    """The winning answer arm (module docstring) among conditions searching with the product's default method."""
+    parsed = {name: parse_conditions(name)[0] for name in accuracy}  # each alone: names hold commas
+    arms = {name: c for name, c in parsed.items()
+            if c.retrieval and c.method == DEFAULT_METHOD and (c.uses_llm or c.spec.startswith(EVIDENCE))}
+    if not arms:
+        raise ValueError(f"no answer arm with the default method {DEFAULT_METHOD} in these results")
+
+    def cost(c: Any) -> int:
+        return ARM_COST["evidence"] if not c.uses_llm else ARM_COST.get(c.prompt, len(ARM_COST))
+
+    def order(name: str) -> tuple:
+        c = arms[name]
+        return (-round(accuracy[name], 9), cost(c), c.k, FIELDS.index(c.field))
+
+    ranked = sorted(arms, key=order)
+    best = arms[ranked[0]]
+    return {
+        "condition": ranked[0],
+        "k": best.k,
+        "field": best.field,
+        "prompt": best.prompt if best.uses_llm else "evidence",
+        "accuracy": accuracy[ranked[0]],
+        "arms": {name: round(accuracy[name], 4) for name in ranked},
+        "no_retrieval_accuracy": accuracy.get("none"),
+        "n_cases": n_cases,
+    }
+
+
+def adopt(choice: dict[str, Any], source: str) -> None:
+    """Write the chosen arm's field, k and prompt into models/preset.json, naming `source`."""
+    from dataclasses import replace
+
+    from models.preset import load_preset, write_preset
+
+    preset = load_preset()
+    write_preset(replace(preset, answer=replace(preset.answer, field=choice["field"], k=choice["k"],
+                                                prompt=choice["prompt"], chosen_by=source)))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.diagnosis_default", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--results", type=Path, default=SCREEN_RESULTS, help="a diagnosis result JSON")
+    parser.add_argument("--screen", action="store_true", help="the earlier rule, on the screening run")
     parser.add_argument("--condition", action="store_true", help="print only the chosen condition's name")
+    parser.add_argument("--adopt", action="store_true", help="write the choice into models/preset.json")
     args = parser.parse_args(argv)
-    choice = read_choice(args.results)
+    choice = read_choice() if args.screen else choose_arm(*dev_accuracy())
     print(choice["condition"] if args.condition else json.dumps(choice, indent=2))
+    if args.adopt and not args.screen:
+        adopt(choice, DEV_ARMS[0].relative_to(RESULTS.parents[1]).as_posix())
     return 0
 
 

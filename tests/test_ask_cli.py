@@ -57,11 +57,22 @@ def test_ask_json(index_dir: Path) -> None:
     run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--json", "--model", "smollm2")
     assert run.returncode == 0, run.stderr
     answer = json.loads(run.stdout)
-    assert answer["diagnosis"] and answer["degraded"] is False and answer["prompt_id"] == "diagnosis_rag@1"
-    assert len(answer["retrieved"]) == 1 and answer["retrieved"][0]["score"] > 0
+    assert answer["diagnosis"] and answer["degraded"] is False and answer["prompt_id"] == "diagnosis_evidence@1"
+    # issue 37: the default reads the 20 most similar reports (the fixture has fewer) and answers from what they affirm
+    assert answer["evidence"]["read"] == len(answer["retrieved"]) and answer["evidence"]["candidates"]
+    assert answer["retrieved"][0]["score"] > 0 and answer["evidence"]["read"] == len(answer["retrieved"])
     assert len(answer["configuration_hash"]) == 16  # issue 42: what produced the answer, and one hash over it
     assert answer["configuration"]["retrieval"]["encoder"]["name"] == "minilm"
     assert answer["configuration"]["llm"]["model"] == "smollm2-135m-instruct-q4_1"
+
+
+def test_ask_answers_from_the_evidence_alone_without_loading_a_model(index_dir: Path) -> None:
+    run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--json", "--prompt", "evidence",
+               "--model", "no-such-model.gguf")
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["prompt_id"] == "evidence" and answer["model_id"] is None and answer["configuration"]["llm"] is None
+    assert answer["diagnosis"] == answer["evidence"]["candidates"][0]["diagnosis"]
 
 
 def test_ask_without_retrieval_needs_no_index(tmp_path: Path) -> None:

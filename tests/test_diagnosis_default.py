@@ -40,18 +40,28 @@ def test_results_without_a_candidate_are_refused() -> None:
         choose(_results({"none": 0.3, f"tophit:{D}": 0.4}))
 
 
-def test_ask_and_chat_answer_with_the_screened_choice() -> None:
-    """assistant/rag/answer_defaults.py is what the rule picks from the committed screening results."""
+def test_ask_and_chat_answer_with_the_arm_the_dev_cases_chose() -> None:
+    """The preset's answer configuration is what the rule picks from the committed dev results (issue 37)."""
     from assistant.chat.service import ChatConfig, Request
     from assistant.rag import answer_defaults
     from assistant.rag.lc_retriever import ReportRetriever
-    from eval.diagnosis_default import SCREEN_RESULTS, read_choice
+    from eval.diagnosis_default import DEV_ARMS, choose_arm, dev_accuracy
 
-    if not SCREEN_RESULTS.is_file():
-        pytest.skip(f"{SCREEN_RESULTS} not committed yet (screening run in progress)")
-    choice = read_choice()
+    if not all(path.is_file() for path in DEV_ARMS):
+        pytest.skip("the dev arms' results are not committed")
+    choice = choose_arm(*dev_accuracy())
     product = (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT)
-    screened = (choice["k"], choice["field"], choice["prompt"])
-    assert product == screened, "copy `python -m eval.diagnosis_default`'s choice into assistant/rag/answer_defaults.py"
+    assert product == (choice["k"], choice["field"], choice["prompt"]), "run `python -m eval.diagnosis_default --adopt`"
     assert (Request().k, Request().field, ChatConfig().default_k) == (choice["k"], choice["field"], choice["k"])
     assert ReportRetriever.model_fields["k"].default == choice["k"]
+
+
+def test_the_arm_rule_prefers_accuracy_then_the_cheaper_arm() -> None:
+    from eval.diagnosis_default import choose_arm
+
+    arms = {f"evidence:{D}[report,k=20]": 0.5, f"{D}[report,k=20,prompt=diagnosis_evidence]": 0.5,
+            f"{D}[report]": 0.4, "none": 0.3, f"tophit:{D}[report]": 0.9}
+    assert choose_arm(arms, 10)["prompt"] == "evidence"  # a tie: no model is cheaper
+    arms[f"{D}[report,k=20,prompt=diagnosis_evidence]"] = 0.51
+    choice = choose_arm(arms, 10)
+    assert (choice["prompt"], choice["k"], choice["field"]) == ("diagnosis_evidence", 20, "report")

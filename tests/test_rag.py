@@ -35,6 +35,9 @@ def llm():
 
 
 def _pipeline(llm, index, k: int = 2, **kwargs) -> RagPipeline:
+    """The free-text prompt's pipeline (these tests check its plumbing; the default, the model choosing among the
+    evidence, is tested in tests/test_evidence.py)."""
+    kwargs.setdefault("rag_prompt", "diagnosis_rag")
     return RagPipeline(llm, ReportRetriever(index=index, field="findings", k=k), max_tokens=160, **kwargs)
 
 

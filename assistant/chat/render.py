@@ -25,6 +25,7 @@ DEGRADED_LABELS = {
     "timeout": "the language model did not answer in time",
     "unparseable": "the language model's output held no answer",
     "ruled_out": "the model's diagnosis is ruled out by the findings or the reports it cites",
+    "no_evidence": "no similar report affirms a diagnosis",
 }
 IMPRESSION_PREVIEW_CHARS = 600
 #: How a report that says the opposite of the query is marked (`Hit.contradicts`: it rules out the finding asked for,
@@ -154,7 +155,7 @@ def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) 
         else '<div class="rs-muted">No findings section in this report.</div>'
     )
     return (
-        f'<article id="{card_anchor(report.report_id)}" class="rs-card{" rs-card-contradicts" if contradicts else ""}" '
+        f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" id="{card_anchor(report.report_id)}" '
         f'data-report-id="{_e(report.report_id)}" data-contradicts="{str(contradicts).lower()}" '
         f'data-partly-contradicts="{str(partly).lower()}">'
         f'<div class="rs-card-top"><span class="rs-rank">#{report.rank}</span>'

@@ -35,7 +35,12 @@ def ask(
     encoder: Annotated[
         str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
     ] = None,
-    k: Annotated[int, typer.Option("-k", "--k", min=1, max=20, help="Reports given to the LLM.")] = answer_defaults.K,
+    k: Annotated[int, typer.Option("-k", "--k", min=1, max=20,
+                                   help="Reports retrieved; the evidence differential reads them all.")] = answer_defaults.K,
+    prompt: Annotated[str, typer.Option(
+        help="How the answer is made: diagnosis_evidence (the model chooses among what similar reports affirm), "
+             "evidence (no model: the best-supported diagnosis), or another prompts/ name such as diagnosis_rag "
+             "(free text from the reports).")] = answer_defaults.PROMPT,
     field: Annotated[str, typer.Option(help=FIELD_HELP)] = answer_defaults.FIELD,
     method: Annotated[str, typer.Option(help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted.")] = DEFAULT_METHOD,
     index: Annotated[
@@ -73,11 +78,13 @@ def ask(
                 raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
             idx.reranker = settings.search.load_reranker(reranker)
             retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
-        pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever)
+        pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=prompt)
         if as_json:
             answer = pipeline.invoke(query)
         else:
-            with err.status(literal(f"asking {llm_settings.backend} model {llm_settings.model or '(server default)'} ...")):
+            asking = ("reading the similar reports ..." if pipeline.evidence_only else
+                      f"asking {llm_settings.backend} model {llm_settings.model or '(server default)'} ...")
+            with err.status(literal(asking)):
                 answer = pipeline.invoke(query)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
@@ -102,7 +109,10 @@ def _print(answer: Answer, out: Console) -> None:
     from assistant.commands.search_cmd import contradiction_marks
     from assistant.text import shorten
 
-    if answer.degraded:
+    if answer.degraded and answer.degraded_kind in ("no_evidence", "ruled_out"):
+        body = Text.assemble(("No diagnosis", "bold"), f": {answer.degraded_reason or ''}")
+        out.print(Panel(body, title="no diagnosis", border_style="yellow"))
+    elif answer.degraded:
         body = Text.assemble(
             ("No LLM answer", "bold"),
             f" ({answer.degraded_kind}): {answer.degraded_reason or ''}\n",

@@ -24,8 +24,9 @@ MAX_RATIONALE_CHARS = 2000
 MAX_DIFFERENTIAL = 8
 
 #: Why an answer has no diagnosis; `ruled_out`: the model's diagnosis is negated by the findings or by every report
-#: it cites, and no diagnosis of the evidence is left in its place (assistant/rag/grounding.py).
-DegradedKind = Literal["backend_unavailable", "timeout", "unparseable", "ruled_out"]
+#: it cites, and no diagnosis of the evidence is left in its place (assistant/rag/grounding.py); `no_evidence`: an
+#: answer from the evidence alone, and no similar report affirms a diagnosis.
+DegradedKind = Literal["backend_unavailable", "timeout", "unparseable", "ruled_out", "no_evidence"]
 ParseMode = Literal["json", "fenced_json", "embedded_json", "repaired_json", "plain_text"]
 
 

@@ -38,7 +38,8 @@ MAX_CANDIDATES = 8
 _SPLIT = re.compile(
     r"\s*(?:[;,:]|\s-\s|\b(?:and|with|without|along with|as well as|consistent with|compatible with|suggestive of"
     r"|suggesting|representing|likely representing|concerning for|suspicious for|due to|secondary to|related to"
-    r"|in keeping with|most likely|likely|probably|versus|vs\.?|or)\b)\s*",
+    r"|in keeping with|most likely|likely|probably|versus|vs\.?|or|however|which|who|that|but|although|whereas"
+    r"|while)\b)\s*",
     re.IGNORECASE,
 )
 #: Words that say how sure, how big, which side or when, not what: dropped from a part's ends.
@@ -76,9 +77,13 @@ _PREDICATE = re.compile(r"\s+\b(?:is|are|was|were|has|have|had|appears?|seems?|r
 _NOT_DIAGNOSIS = re.compile(
     r"\b(?:report|patient|correlat\w*|clinical(?:ly)?|recommend\w*|comparison|compared|unremarkable|normal|otherwise"
     r"|clear|worse|better|than|underwent|follow[- ]?up|dictated|technique|contrast|study|exam|examination"
-    r"|limited)\b",
+    r"|limited|please|refer|following|further|results?|symptoms?|nature|time|course|reveal\w*|show\w*|daughter|son"
+    r"|wife|husband|family|he|she|her|his|him|it|its|they|their|we|you|who|which|however|may|might|could|would"
+    r"|should|cannot|can)\b",
     re.IGNORECASE,
 )
+#: A part that opens with its own negation ("no osteochondral defect" after a split at "and").
+_NEGATED_PART = re.compile(r"(?:no|not|without|negative|none|absent|free of)\b", re.IGNORECASE)
 _EXISTENTIAL = re.compile(r"^\s*there\s+(?:is|are|was|were|has been|have been)\s+", re.IGNORECASE)
 _MEASURE = re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:x\s*\d+(?:[.,]\d+)?\s*)*(?:mm|cm|m|ml|cc|hu|%)(?:\W|$)"
                       r"|\b\d+\s*%?\s*to\s*\d+\s*%|\bmeasuring\b.*$",
@@ -168,7 +173,7 @@ def affirmed_diagnoses(impression: str) -> list[tuple[str, float]]:
             key = content_key(phrase)
             if not key or key <= _GENERIC or not re.search(r"[a-z]{3}", phrase.lower()):
                 continue
-            if _NOT_DIAGNOSIS.search(phrase):
+            if _NOT_DIAGNOSIS.search(phrase) or _NEGATED_PART.match(phrase):
                 continue
             try:
                 if is_negated(item, phrase):

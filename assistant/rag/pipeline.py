@@ -45,6 +45,9 @@ from assistant.rag.lc_retriever import document_to_report
 from retriever.search.query import clean_query, visible_text
 
 ANSWER_MAX_TOKENS = 512
+#: The answer "prompt" that asks no model: the evidence differential's best-supported diagnosis that the findings do
+#: not rule out is the answer (chosen by eval.diagnosis_default on the dev cases; models/preset.json).
+EVIDENCE_ONLY = "evidence"
 CHAT_OVERHEAD_TOKENS = 16  # role markers and special tokens the chat template adds per message
 HISTORY_SHARE = 4  # earlier turns may take at most 1/HISTORY_SHARE of the room left for query + references
 _OPEN = "<\u2039\u27e8\u3008\u276c\u276e"  # "<" and the look-alikes NFKC does not map to it
@@ -136,7 +139,14 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
-        self.prompt = prompts.load(rag_prompt if retriever is not None else norag_prompt)
+        #: No model is asked: the evidence differential answers (EVIDENCE_ONLY).
+        self.evidence_only = retriever is not None and rag_prompt == EVIDENCE_ONLY
+        self.prompt = prompts.load(rag_prompt if retriever is not None and not self.evidence_only else norag_prompt)
+
+    @property
+    def prompt_id(self) -> str:
+        """What answers record as their prompt: the template's id, or EVIDENCE_ONLY when no model is asked."""
+        return EVIDENCE_ONLY if self.evidence_only else self.prompt.id
 
     def invoke(
         self, input: str | Mapping[str, Any], config: RunnableConfig | None = None, **kwargs: Any
@@ -176,13 +186,16 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             "query": query,
             "retrieved": retrieved,
             "evidence": evidence.to_dict() if retrieved else {},
-            "prompt_id": self.prompt.id,
+            "prompt_id": self.prompt_id,
             "notes": notes,
             "timings": timings,
             "configuration": configuration,
             "configuration_hash": configuration_hash(configuration),
         }
 
+        if self.evidence_only:
+            yield self._from_evidence(base, query, retrieved, evidence, choices, start)
+            return
         try:
             messages = self._messages(query, docs, notes, history, render_choices(evidence, choices))
             schema = (choice_schema(choices) if self.chooses else answer_schema([r.report_id for r in retrieved]))
@@ -245,6 +258,25 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             **base,
         )
 
+    def _from_evidence(self, base: dict[str, Any], query: str, retrieved: list[Any], evidence: EvidenceDifferential,
+                       choices: list[str], start: float) -> Answer:
+        """The answer without a model: the best-supported candidate of the evidence differential that the findings
+        (and its own reports) do not rule out; `no_evidence` when no similar report affirms a diagnosis."""
+        if not choices:
+            return self._degraded(base, "no_evidence", f"none of the {len(retrieved)} most similar reports affirms a "
+                                  "diagnosis (they read as normal, or only rule findings out)", start)
+        parsed = self._chosen(Choice(choices[0], False), evidence, choices)
+        grounding = self._grounded(parsed, query, parsed.cited_report_ids, retrieved, evidence, choices, base["notes"])
+        if grounding and "replaced" not in grounding:
+            return self._degraded(base, "ruled_out", grounding["reason"], start)
+        diagnosis = grounding.get("diagnosis", parsed.diagnosis)
+        if grounding:
+            parsed = self._chosen(Choice(diagnosis, False), evidence, choices)
+        base["timings"]["total"] = time.monotonic() - start
+        return Answer(diagnosis=diagnosis, differential=parsed.differential, rationale=parsed.rationale,
+                      cited_report_ids=parsed.cited_report_ids, model_id=None,
+                      grounding={k: v for k, v in grounding.items() if k != "diagnosis"}, **base)
+
     @property
     def chooses(self) -> bool:
         """Whether the model chooses among the evidence differential (assistant/rag/choice.py)."""
@@ -294,8 +326,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         describe = getattr(self.retriever, "configuration", None)
         return {
             "retrieval": describe() if describe is not None else None,
-            "prompt": self.prompt.id,
-            "llm": self.llm.identity() | self._sampling(),
+            "prompt": self.prompt_id,
+            "llm": None if self.evidence_only else self.llm.identity() | self._sampling(),
         }
 
     def _sampling(self) -> dict[str, Any]:
@@ -400,7 +432,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             differential=[],
             rationale="",
             cited_report_ids=[],
-            model_id=model_id or base["configuration"]["llm"].get("model"),  # the model asked, if it never answered
+            # the model asked, if it never answered
+            model_id=model_id or (base["configuration"]["llm"] or {}).get("model"),
             degraded=True,
             degraded_kind=kind,
             degraded_reason=reason,
