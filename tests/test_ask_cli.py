@@ -57,7 +57,7 @@ def test_ask_json(index_dir: Path) -> None:
     run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--json", "--model", "smollm2")
     assert run.returncode == 0, run.stderr
     answer = json.loads(run.stdout)
-    assert answer["diagnosis"] and answer["degraded"] is False and answer["prompt_id"] == "diagnosis_evidence@1"
+    assert answer["diagnosis"] and answer["degraded"] is False and answer["prompt_id"] == "diagnosis_evidence@2"
     # issue 37: the default reads the 20 most similar reports (the fixture has fewer) and answers from what they affirm
     assert answer["evidence"]["read"] == len(answer["retrieved"]) and answer["evidence"]["candidates"]
     assert answer["retrieved"][0]["score"] > 0 and answer["evidence"]["read"] == len(answer["retrieved"])

@@ -33,7 +33,7 @@ def test_the_configuration_names_encoder_index_search_prompt_and_model(index: Re
     assert retrieval["search"] == {
         "method": "hybrid-weighted", "dense_weight": index.dense_weight, "second_stage": None,
         "second_stage_weight": None, "field": "findings", "k": 2}
-    assert configuration["prompt"] == "diagnosis_evidence@1"  # the default (models/preset.json)
+    assert configuration["prompt"] == "diagnosis_evidence@2"  # the default (models/preset.json)
     assert configuration["llm"]["model"] == "served-model" and configuration["llm"]["temperature"] == 0.0
 
 

@@ -148,7 +148,7 @@ def test_a_real_model_chooses_among_the_evidence(index) -> None:
                            rag_prompt="diagnosis_evidence", max_tokens=48)
     answer = pipeline.invoke("Blunted right costophrenic angle with a meniscus sign.")
     names = [c["diagnosis"] for c in answer.evidence["candidates"]]
-    assert not answer.degraded and answer.prompt_id == "diagnosis_evidence@1"
+    assert not answer.degraded and answer.prompt_id == "diagnosis_evidence@2"
     assert answer.diagnosis in names or answer.rationale.startswith("None of the diagnoses")
 
 
@@ -176,3 +176,15 @@ def test_a_candidate_spelled_with_quotes_still_makes_a_valid_grammar() -> None:
     messages = [{"role": "user", "content": "Pick one diagnosis as JSON."}]
     result = smollm2_llm().complete(messages, json_schema=choice_schema(names), max_tokens=24)
     assert parse_choice(result.text, names).diagnosis
+
+
+def test_the_benchmark_counts_answers_their_own_evidence_rules_out() -> None:
+    from eval.self_contradicted import count
+
+    findings = {"c1": "Small left effusion. No pneumothorax.", "c2": "Left effusion.", "c3": "Left effusion."}
+    impressions = {"r3": "No pneumothorax.", "r1": "Small right pleural effusion."}
+    rows = [{"case_id": "c1", "diagnosis": "Pneumothorax", "cited": []},
+            {"case_id": "c2", "diagnosis": "Pneumothorax", "cited": ["r3"]},
+            {"case_id": "c3", "diagnosis": "Pleural effusion", "cited": ["r1"]}]
+    assert count(rows, findings, impressions) | {"by_source": {}} == {
+        "answers": 3, "self_contradicted": 2, "by_source": {}, "case_ids": ["c1", "c2"]}

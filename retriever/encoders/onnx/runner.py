@@ -8,8 +8,9 @@ Why an int8 graph runs each text alone: its activations are quantized dynamicall
 per batch, so a text's vector changed with its batch neighbours by up to ~0.01 in a coordinate. Enough to reorder
 near-ties: a benchmark that encoded its queries in one batch ranked 3 of 24 MTSamples test queries otherwise than
 `assistant search`, which encodes one query, and an index updated or built in shards differed from one built whole.
-Run alone, a text's vector is a function of the text; the lost batching is won back by running texts side by side
-on single-threaded runs of one session (`parallel_runs`), measured by eval/perf/embedding.py.
+Run alone, a text's vector is a function of the text. That costs throughput, partly won back by running texts side
+by side on single-threaded runs of one session (`parallel_runs`): the int8 rows of eval/results/performance.md
+(eval/perf/embedding.py) after 2026-11-27 are this runner; correctness was put before the batch speed-up.
 """
 
 from __future__ import annotations
