@@ -1,5 +1,6 @@
 # RadSearch Assistant: every target works on a fresh machine from nothing and is idempotent.
-#   make demo   venv + offline models + demo index (shipped encoder, real reports) + one search + one question
+#   make demo   venv + offline models + demo index (shipped encoder, real reports) + one search + one question,
+#               answered from the evidence and by the local LLM
 #   make test   venv + test dependencies + the test suite (slow tests too when CI=true or RUN_SLOW=1)
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -67,7 +68,10 @@ demo: demo-index llm-embedded
 	$(ASSISTANT) search "$(DEMO_QUERY)" -k 5
 	@# Exit 3/4/5 = the LLM was down, too slow or unparseable: the answer above is then retrieval-only, which
 	@# the demo reports but does not treat as a failure (bad input or a missing index, exit 2, is one).
-	@$(ASSISTANT) ask "$(DEMO_QUERY)"; rc=$$?; \
+	@# The default answer: the best-supported diagnosis the similar reports affirm (no model); then the local LLM
+	@# choosing among the same candidates (docs/guide/ask.md).
+	$(ASSISTANT) ask "$(DEMO_QUERY)"
+	@$(ASSISTANT) ask "$(DEMO_QUERY)" --prompt diagnosis_evidence; rc=$$?; \
 	  if [ $$rc -ge 3 ]; then echo "note: the LLM did not answer in time on this machine (exit $$rc); shown: retrieval-only result"; \
 	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 

@@ -24,6 +24,11 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
 
 
 def _ask(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """`assistant ask` with the model asked (`--prompt diagnosis_evidence`: the model chooses among the evidence)
+    unless the test says how to answer: these tests exercise the LLM path and its failures; the default, which asks
+    no model (models/preset.json), has tests of its own below."""
+    if "--prompt" not in args and "--no-retrieval" not in args:
+        args = (*args, "--prompt", "diagnosis_evidence")
     environment = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_LLM_")}
     environment |= {"RADSEARCH_LLM_GGUF": "smollm2", "RADSEARCH_LLM_CONTEXT": "2048", **env}
     return subprocess.run(
@@ -66,13 +71,20 @@ def test_ask_json(index_dir: Path) -> None:
     assert answer["configuration"]["llm"]["model"] == "smollm2-135m-instruct-q4_1"
 
 
-def test_ask_answers_from_the_evidence_alone_without_loading_a_model(index_dir: Path) -> None:
+def test_ask_answers_from_the_evidence_alone_by_default_without_loading_a_model(index_dir: Path) -> None:
     run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--json", "--prompt", "evidence",
                "--model", "no-such-model.gguf")
     assert run.returncode == 0, run.stderr
     answer = json.loads(run.stdout)
     assert answer["prompt_id"] == "evidence" and answer["model_id"] is None and answer["configuration"]["llm"] is None
     assert answer["diagnosis"] == answer["evidence"]["candidates"][0]["diagnosis"]
+    from assistant.rag import answer_defaults
+
+    assert answer_defaults.PROMPT == "evidence"  # the dev cases chose it (eval.diagnosis_default); the same answer:
+    default = json.loads(subprocess.run(
+        [sys.executable, "-m", "assistant.cli", "ask", "Enlarged cardiac silhouette", "--index", str(index_dir),
+         "--json"], cwd=REPO, capture_output=True, text=True, timeout=600, check=True).stdout)
+    assert default["diagnosis"] == answer["diagnosis"] and default["prompt_id"] == "evidence"
 
 
 def test_ask_without_retrieval_needs_no_index(tmp_path: Path) -> None:

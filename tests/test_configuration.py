@@ -21,7 +21,7 @@ def index(tmp_path_factory: pytest.TempPathFactory, minilm) -> ReportIndex:
 
 def _pipeline(index: ReportIndex, **search: object) -> RagPipeline:
     llm = OpenAIBackend("http://127.0.0.1:9/v1", "served-model", timeout_s=1.0, max_retries=0)
-    return RagPipeline(llm, ReportRetriever(index=index, **search))
+    return RagPipeline(llm, ReportRetriever(index=index, **search), rag_prompt="diagnosis_evidence")
 
 
 def test_the_configuration_names_encoder_index_search_prompt_and_model(index: ReportIndex) -> None:
@@ -33,7 +33,7 @@ def test_the_configuration_names_encoder_index_search_prompt_and_model(index: Re
     assert retrieval["search"] == {
         "method": "hybrid-weighted", "dense_weight": index.dense_weight, "second_stage": None,
         "second_stage_weight": None, "field": "findings", "k": 2}
-    assert configuration["prompt"] == "diagnosis_evidence@2"  # the default (models/preset.json)
+    assert configuration["prompt"] == "diagnosis_evidence@2"
     assert configuration["llm"]["model"] == "served-model" and configuration["llm"]["temperature"] == 0.0
 
 
@@ -80,3 +80,9 @@ def test_the_retrieval_half_records_the_second_stage_that_applies(index: ReportI
 def test_a_hash_is_short_and_stable_across_key_order() -> None:
     assert configuration_hash({"a": 1, "b": [1, 2]}) == configuration_hash({"b": [1, 2], "a": 1})
     assert len(configuration_hash({})) == 16
+
+
+def test_an_answer_that_asks_no_model_names_none(index: ReportIndex) -> None:
+    configuration = RagPipeline(OpenAIBackend("http://127.0.0.1:9/v1", "m", timeout_s=1.0, max_retries=0),
+                                ReportRetriever(index=index), rag_prompt="evidence").configuration()
+    assert configuration["prompt"] == "evidence" and configuration["llm"] is None

@@ -265,13 +265,13 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         if not choices:
             return self._degraded(base, "no_evidence", f"none of the {len(retrieved)} most similar reports affirms a "
                                   "diagnosis (they read as normal, or only rule findings out)", start)
-        parsed = self._chosen(Choice(choices[0], False), evidence, choices)
+        parsed = self._chosen(Choice(choices[0], False), evidence, choices, by_model=False)
         grounding = self._grounded(parsed, query, parsed.cited_report_ids, retrieved, evidence, choices, base["notes"])
         if grounding and "replaced" not in grounding:
             return self._degraded(base, "ruled_out", grounding["reason"], start)
         diagnosis = grounding.get("diagnosis", parsed.diagnosis)
         if grounding:
-            parsed = self._chosen(Choice(diagnosis, False), evidence, choices)
+            parsed = self._chosen(Choice(diagnosis, False), evidence, choices, by_model=False)
         base["timings"]["total"] = time.monotonic() - start
         return Answer(diagnosis=diagnosis, differential=parsed.differential, rationale=parsed.rationale,
                       cited_report_ids=parsed.cited_report_ids, model_id=None,
@@ -283,7 +283,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         return self.retriever is not None and self.prompt.references == "evidence"
 
     @staticmethod
-    def _chosen(choice: Choice, evidence: EvidenceDifferential, choices: list[str]) -> ParsedOutput:
+    def _chosen(choice: Choice, evidence: EvidenceDifferential, choices: list[str], *,
+                by_model: bool = True) -> ParsedOutput:
         """A choice as the answer fields: the chosen candidate's supporting reports are its citations, the other
         candidates its differential, its support its rationale."""
         others = [name for name in choices if name != choice.diagnosis][: MAX_CHOICE_DIFFERENTIAL]
@@ -291,7 +292,9 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             why = "None of the diagnoses the similar reports affirm fits the findings: the model's own diagnosis."
             return ParsedOutput(choice.diagnosis, others, why, [], "json")
         candidate = evidence.candidates[choices.index(choice.diagnosis)]
-        why = f"Affirmed by {evidence.support(candidate)}, the best fit among the diagnoses they affirm."
+        why = (f"Affirmed by {evidence.support(candidate)}, the best fit among the diagnoses they affirm." if by_model
+               else f"Affirmed by {evidence.support(candidate)}: the best-supported diagnosis they affirm that the "
+                    "findings do not rule out (no language model was asked).")
         return ParsedOutput(choice.diagnosis, others, why, list(candidate.report_ids[:MAX_CITED]), "json")
 
     @staticmethod

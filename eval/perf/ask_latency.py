@@ -1,7 +1,12 @@
 """`assistant ask` latency with the embedded model: a new context per question, with and without the saved prompt.
 
-    python -m eval.perf.ask_latency --threads 2              # Qwen2.5 1.5B (the default), 8 questions
+    python -m eval.perf.ask_latency --threads 2              # ask's defaults, 8 questions
+    python -m eval.perf.ask_latency --threads 2 --prompt diagnosis_evidence   # the LLM choosing (Qwen2.5 1.5B)
     python -m eval.perf.ask_latency --model smollm2 --queries 2 --quick
+
+Since 2026-11-27 `ask` answers from the evidence differential without a model by default (models/preset.json), so
+its first "token" is the whole answer; the model's way (`--prompt diagnosis_evidence`) is stored as the section
+`ask_latency_llm` beside it.
 
 Each `assistant ask` is a new process: the model is loaded (from the page cache after the first time) into an
 empty context, so llama.cpp's in-process prefix reuse never helps it. Here every question gets a freshly loaded
@@ -37,34 +42,38 @@ def fresh_backend(model: str, threads: int, prefix_dir: Path | None) -> tuple[An
     return backend, time.perf_counter() - start
 
 
-def ask_once(backend: Any, index: Any, query: str, max_tokens: int | None) -> dict[str, Any]:
+def ask_once(backend: Any, index: Any, query: str, max_tokens: int | None,
+             prompt: str = answer_defaults.PROMPT) -> dict[str, Any]:
     """One question through `assistant ask`'s pipeline (its defaults; `max_tokens` None = ask's), streamed."""
     from assistant.rag.lc_retriever import ReportRetriever
     from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
 
-    pipeline = RagPipeline(backend, ReportRetriever(index=index), max_tokens=max_tokens or ANSWER_MAX_TOKENS)
+    pipeline = RagPipeline(backend, ReportRetriever(index=index), max_tokens=max_tokens or ANSWER_MAX_TOKENS,
+                           rag_prompt=prompt)
     return timed_stream(pipeline.iter_answer(query)) | {"prefix": backend.last_prefix}
 
 
 def measure(
-    index: Any, queries: list[str], model: str, threads: int, states: Path, max_tokens: int | None = None
+    index: Any, queries: list[str], model: str, threads: int, states: Path, max_tokens: int | None = None,
+    prompt: str = answer_defaults.PROMPT,
 ) -> dict[str, Any]:
     """Cold and saved-prefix runs, interleaved per question; medians and every run."""
     backend, _ = fresh_backend(model, threads, states)
-    ask_once(backend, index, queries[0], max_tokens)  # builds the saved state (not timed: it happens once per prompt)
+    ask_once(backend, index, queries[0], max_tokens, prompt)  # builds the saved state (untimed: once per prompt)
     runs: dict[str, list[dict[str, Any]]] = {"cold": [], "saved_prefix": []}
     loads = []
     for query in queries:
         for side, folder in (("cold", None), ("saved_prefix", states)):
             backend, load_s = fresh_backend(model, threads, folder)
             loads.append(load_s)
-            runs[side].append(ask_once(backend, index, query, max_tokens))
+            runs[side].append(ask_once(backend, index, query, max_tokens, prompt))
             print(side, runs[side][-1], flush=True)
 
     def median(side: str, key: str) -> float:
         return round(statistics.median(r[key] for r in runs[side]), 3)
 
     return {
+        "prompt": prompt,
         "model": backend.model_id,
         "model_load_s": round(statistics.median(loads), 3),
         **{f"{side}_{key}": median(side, key) for side in runs for key in ("ttft_s", "total_s")},
@@ -78,14 +87,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = results.parser(__doc__, threads_help="threads for llama.cpp and the encoder (2 = this machine)")
     parser.add_argument("--queries", type=int, default=8, help="held-out findings asked (each twice)")
     parser.add_argument("--model", default=EMBEDDED_MODEL, help="embedded GGUF: qwen1.5b, qwen0.5b, smollm2 or a path")
+    parser.add_argument("--prompt", default=answer_defaults.PROMPT,
+                        help="how the answer is made (ask --prompt); another than ask's default is stored apart")
     args = results.parse_args(parser, argv)
     queries = held_out_findings(args.queries)
     if queries is None:
         return 0
     with tempfile.TemporaryDirectory(prefix="radsearch-ask-") as tmp:
         index = build_index(Path(tmp) / "index", args.threads, 200 if args.quick else None, (answer_defaults.FIELD,))
-        data = {"queries": len(queries)} | measure(index, queries, args.model, args.threads, Path(tmp) / "states")
-    results.store_run("ask_latency", data, args, "eval.perf.ask_latency", argv)
+        data = {"queries": len(queries)} | measure(index, queries, args.model, args.threads, Path(tmp) / "states",
+                                                   prompt=args.prompt)
+    section = "ask_latency" if args.prompt == answer_defaults.PROMPT else "ask_latency_llm"
+    results.store_run(section, data, args, "eval.perf.ask_latency", argv)
     return 0
 
 
