@@ -156,7 +156,7 @@ def test_auth_must_be_user_colon_password() -> None:
 # ------------------------------------------------------------------------------------------------ messages
 def test_empty_input_asks_for_a_finding_without_calling_anything(index_dir: Path) -> None:
     service = ChatService(ChatConfig(), llm=UnusableLLM())
-    chat, _cards, notice, case, _box = _last(service, "   \n ", Request(index=str(index_dir)))
+    chat, _cards, notice, case, _box = _last(service, "   \n ", Request(mode=MODE_ANSWER, index=str(index_dir)))
     assert chat == [] and case == [] and "Type a finding first" in notice and "rs-warning" in notice
 
 
@@ -205,7 +205,7 @@ def test_retrieval_only_answer_marks_the_report_that_rules_out_the_finding(index
         backend="openai", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", timeout_s=5, max_retries=0
     )
     service = ChatService(ChatConfig(Settings(llm=down)))
-    request = Request(field="findings", k=len(CHAT_REPORTS), index=str(index_dir))
+    request = Request(mode=MODE_ANSWER, field="findings", k=len(CHAT_REPORTS), index=str(index_dir))
     chat, cards, _notice, _case, _box = _last(service, PNEUMOTHORAX_QUERY, request)
     assert 'data-contradicts="true"' in _card_of(cards, "xr-markup-&lt;b&gt;007&lt;/b&gt;")
     assert cards.count('data-contradicts="true"') == 1
@@ -224,7 +224,7 @@ def test_backend_down_shows_the_retrieval_only_result(index_dir: Path) -> None:
         backend="openai", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", timeout_s=5, max_retries=0
     )
     service = ChatService(ChatConfig(Settings(llm=settings)))
-    chat, cards, notice, case, _box = _last(service, EFFUSION_QUERY, Request(field="findings", index=str(index_dir)))
+    chat, cards, notice, case, _box = _last(service, EFFUSION_QUERY, Request(mode=MODE_ANSWER, field="findings", index=str(index_dir)))
     assert "No LLM answer" in notice and "retrieval-only result is shown" in notice and "rs-warning" in notice
     assert "No LLM answer" in _text(chat) and "Small right pleural effusion" in _text(chat)
     assert 'data-report-id="cxr-001"' in cards
@@ -234,7 +234,7 @@ def test_backend_down_shows_the_retrieval_only_result(index_dir: Path) -> None:
 # ------------------------------------------------------------------------------------ answers (SmolLM2)
 def test_answer_streams_then_shows_diagnosis_and_cards(index_dir: Path, smollm2: LLM) -> None:
     service = ChatService(ChatConfig(max_tokens=160), llm=smollm2)
-    updates = list(service.respond(EFFUSION_QUERY, [], [], Request(field="findings", k=2, index=str(index_dir))))
+    updates = list(service.respond(EFFUSION_QUERY, [], [], Request(mode=MODE_ANSWER, field="findings", k=2, index=str(index_dir))))
     assert len(updates) >= 3, "placeholder, cards as soon as retrieved, then the answer"
     first_cards = next(u[1] for u in updates[1:] if isinstance(u[1], str) and "rs-card" in u[1])
     assert 'data-report-id="cxr-001"' in first_cards
@@ -248,7 +248,7 @@ def test_answer_streams_then_shows_diagnosis_and_cards(index_dir: Path, smollm2:
 def test_follow_up_sends_the_conversation_and_new_case_forgets_it(index_dir: Path, smollm2: LLM) -> None:
     llm = RecordingLLM(smollm2)
     service = ChatService(ChatConfig(max_tokens=120), llm=llm)
-    request = Request(field="findings", k=1, index=str(index_dir))
+    request = Request(mode=MODE_ANSWER, field="findings", k=1, index=str(index_dir))
     chat, _cards, _notice, case, _box = _last(service, EFFUSION_QUERY, request)
     follow_up = "The patient also has fever. Could it be an empyema?"
     chat, cards, _notice, case, _box = _last(service, follow_up, request, chat=chat, case=case)
@@ -270,7 +270,7 @@ def test_retrieved_text_never_reaches_the_model_as_an_assistant_turn(index_dir: 
     )
     failing = ChatService(ChatConfig(Settings(llm=down)))
     search = Request(mode=MODE_SEARCH, field="findings", k=3, index=str(index_dir))
-    answer = Request(field="findings", k=3, index=str(index_dir))
+    answer = Request(mode=MODE_ANSWER, field="findings", k=3, index=str(index_dir))
     chat, _cards, _notice, case, _box = _last(service, EFFUSION_QUERY, search)
     chat, _cards, _notice, case, _box = _last(failing, "Any pleural thickening?", answer, chat=chat, case=case)
     _last(service, "Could it be an empyema?", answer, chat=chat, case=case)
@@ -310,3 +310,15 @@ def test_a_message_carries_its_configuration_hash_with_what_it_covers() -> None:
         assert f"configuration {configuration_hash(configuration)}" in message
         assert "retrieval.search.dense\\_weight: 0.7" in message or "retrieval.search.dense_weight: 0.7" in message
         assert "qwen<b>" not in message  # escaped like every other model-provided text
+
+
+def test_the_page_opens_answering_from_the_evidence_without_the_model(index_dir: Path) -> None:
+    """Issue 37: ask's default (models/preset.json) asks no model; the chat's default mode answers the same way, with
+    the evidence panel linking each candidate to its reports' cards."""
+    from assistant.chat.service import DEFAULT_MODE, MODE_EVIDENCE
+
+    assert DEFAULT_MODE == MODE_EVIDENCE and Request().mode == MODE_EVIDENCE
+    service = ChatService(ChatConfig(), llm=UnusableLLM())
+    chat, cards, _notice, _case, _box = _last(service, EFFUSION_QUERY, Request(field="findings", index=str(index_dir)))
+    assert "Most likely diagnosis" in _text(chat) and "no language model was asked" in _text(chat)
+    assert 'aria-label="evidence"' in cards and "similar reports" in cards

@@ -14,8 +14,10 @@ from assistant.chat.catalog import IndexCatalog
 from assistant.chat.service import (
     ANY,
     BUILD_HINT,
+    DEFAULT_MODE,
     EXAMPLES,
     MODE_ANSWER,
+    MODE_EVIDENCE,
     MODE_SEARCH,
     ChatConfig,
     ChatService,
@@ -51,7 +53,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
         with gr.Row(equal_height=False):
             with gr.Column(scale=2, min_width=270):
                 with gr.Group():
-                    mode = gr.Radio([MODE_ANSWER, MODE_SEARCH], value=MODE_ANSWER, label="Mode")
+                    mode = gr.Radio([MODE_EVIDENCE, MODE_ANSWER, MODE_SEARCH], value=DEFAULT_MODE, label="Mode")
                     use_retrieval = gr.Checkbox(value=True, label="Ground the answer in retrieved reports")
                 with gr.Accordion("Search settings", open=True):
                     index = gr.Dropdown(index_choices, value=default_index, label="Index (encoder)")

@@ -34,7 +34,7 @@ from assistant.llm_factory import make_llm
 from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer, RetrievedReport
 from assistant.rag.lc_retriever import ReportRetriever, document_to_report, hit_to_document
-from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
+from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline
 from assistant.settings import Settings
 from retriever.search.methods import DEFAULT_METHOD
 
@@ -44,8 +44,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MODE_EVIDENCE = "Answer from the evidence (no LLM)"
 MODE_ANSWER = "Answer (LLM + reports)"
 MODE_SEARCH = "Search only (no LLM)"
+#: The mode a page opens in: ask's default answer (models/preset.json), from the evidence alone or by the model.
+DEFAULT_MODE = MODE_EVIDENCE if answer_defaults.PROMPT == EVIDENCE_ONLY else MODE_ANSWER
+#: The prompt of the LLM mode: ask's, or, when ask's default asks no model, the model choosing among the evidence
+#: (the arm measured beside it, eval/results/diagnosis_dev_arms.md).
+LLM_PROMPT = "diagnosis_evidence" if answer_defaults.PROMPT == EVIDENCE_ONLY else answer_defaults.PROMPT
 ANY = "Any"
 STREAM_INTERVAL_S = 0.12  # page updates while streaming: often enough to look live, rarely enough to stay cheap
 EXAMPLES = [
@@ -93,7 +99,7 @@ class CaseRetriever(ReportRetriever):
 class Request:
     """The controls' values for one question."""
 
-    mode: str = MODE_ANSWER
+    mode: str = DEFAULT_MODE
     field: str = answer_defaults.FIELD
     k: int = answer_defaults.K
     use_retrieval: bool = True
@@ -229,7 +235,8 @@ class ChatService:
         chat[-1]["content"] = "_Searching similar reports…_" if retriever else "_Thinking…_"
         yield chat, render.report_cards_html([], empty_message=placeholder), "", case, ""
 
-        pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens)
+        prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else LLM_PROMPT
+        pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens, rag_prompt=prompt)
         pieces: list[str] = []
         cards_shown = retriever is None
         last = 0.0
