@@ -224,7 +224,8 @@ def test_backend_down_shows_the_retrieval_only_result(index_dir: Path) -> None:
         backend="openai", base_url=f"http://127.0.0.1:{free_port()}/v1", model="m", timeout_s=5, max_retries=0
     )
     service = ChatService(ChatConfig(Settings(llm=settings)))
-    chat, cards, notice, case, _box = _last(service, EFFUSION_QUERY, Request(mode=MODE_ANSWER, field="findings", index=str(index_dir)))
+    request = Request(mode=MODE_ANSWER, field="findings", index=str(index_dir))
+    chat, cards, notice, case, _box = _last(service, EFFUSION_QUERY, request)
     assert "No LLM answer" in notice and "retrieval-only result is shown" in notice and "rs-warning" in notice
     assert "No LLM answer" in _text(chat) and "Small right pleural effusion" in _text(chat)
     assert 'data-report-id="cxr-001"' in cards
@@ -234,7 +235,8 @@ def test_backend_down_shows_the_retrieval_only_result(index_dir: Path) -> None:
 # ------------------------------------------------------------------------------------ answers (SmolLM2)
 def test_answer_streams_then_shows_diagnosis_and_cards(index_dir: Path, smollm2: LLM) -> None:
     service = ChatService(ChatConfig(max_tokens=160), llm=smollm2)
-    updates = list(service.respond(EFFUSION_QUERY, [], [], Request(mode=MODE_ANSWER, field="findings", k=2, index=str(index_dir))))
+    request = Request(mode=MODE_ANSWER, field="findings", k=2, index=str(index_dir))
+    updates = list(service.respond(EFFUSION_QUERY, [], [], request))
     assert len(updates) >= 3, "placeholder, cards as soon as retrieved, then the answer"
     first_cards = next(u[1] for u in updates[1:] if isinstance(u[1], str) and "rs-card" in u[1])
     assert 'data-report-id="cxr-001"' in first_cards
