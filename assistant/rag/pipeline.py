@@ -45,6 +45,8 @@ from assistant.rag.lc_retriever import document_to_report
 from retriever.search.query import clean_query, visible_text
 
 ANSWER_MAX_TOKENS = 512
+#: What a timed-out answer says, so the resident knows the knob (assistant/settings.py reads it).
+TIMEOUT_HINT = "allow more time with RADSEARCH_LLM_TIMEOUT=SECONDS (default 120)"
 #: The answer "prompt" that asks no model: the evidence differential's best-supported diagnosis that the findings do
 #: not rule out is the answer (chosen by eval.diagnosis_default on the dev cases; models/preset.json).
 EVIDENCE_ONLY = "evidence"
@@ -210,7 +212,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             else:
                 result = self.llm.complete(messages, json_schema=schema, **self._sampling())
         except BackendTimeout as exc:
-            yield self._degraded(base, "timeout", str(exc), start)
+            yield self._degraded(base, "timeout", f"{exc}; {TIMEOUT_HINT}", start)
             return
         except BackendMalformed as exc:  # the server's answer held no output to parse
             yield self._degraded(base, "unparseable", str(exc), start)
