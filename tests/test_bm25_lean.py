@@ -30,3 +30,17 @@ def test_the_lean_build_equals_bm25s(method: str) -> None:
         np.testing.assert_array_equal(lean.scores[key], reference.scores[key])
     query = [vocab["effusion"], vocab["neg:pneumothorax"]]
     np.testing.assert_array_equal(lean.get_scores(query), reference.get_scores(query))
+
+
+def test_a_field_no_report_fills_builds_and_finds_nothing(tmp_path) -> None:
+    """Reports with an impression and no findings at all (kept with --keep-incomplete): the findings field has no
+    words, which bm25s could not index (an empty vocabulary; a division by zero before that)."""
+    from retriever.index.bm25 import BM25Field
+
+    assert BM25Field.build([], []).search("pneumonia", 5) == []  # no document at all
+    empty = BM25Field.build(["", ""], [0, 1])
+    assert empty.search("pneumonia", 5) == []
+    empty.save(tmp_path)
+    assert BM25Field.load(tmp_path).search("pneumonia", 5) == []
+    filled = BM25Field.build(["Right lower lobe pneumonia.", "Small left pleural effusion."], [0, 1])
+    assert [row for row, _ in filled.search("pneumonia", 5)] == [0]

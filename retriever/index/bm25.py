@@ -46,7 +46,8 @@ class LeanBM25(bm25s.BM25):
         for ids in corpus_token_ids:
             doc_freqs[np.unique(ids)] += 1
             total_len += len(ids)
-        avg_doc_len = np.float64(total_len / n_docs)  # a numpy float, as bm25s has: the same dtype promotion
+        # a numpy float, as bm25s has (the same dtype promotion); a field no report fills has no documents at all
+        avg_doc_len = np.float64(total_len / n_docs if n_docs else 0.0)
         idf_score = _select_idf_scorer(self.idf_method)
         idf = np.zeros(n_vocab, dtype=self.dtype)
         seen = np.flatnonzero(doc_freqs)
@@ -93,6 +94,8 @@ class BM25Field:
     @classmethod
     def _indexed(cls, ids: list[np.ndarray], vocab: dict[str, int], rowids: Sequence[int] | np.ndarray) -> BM25Field:
         model = LeanBM25()
+        if not vocab:  # no report fills this field: bm25s cannot index an empty vocabulary, so give it its own
+            vocab[""] = 0  # empty-token entry (the one it adds for unknown query words), which no document holds
         model.index((ids, vocab), show_progress=False)
         return cls(model, np.asarray(rowids, dtype=np.int64), ids)
 
