@@ -55,6 +55,10 @@ def test_index_prints_counts_that_add_up(built: tuple[Path, str]) -> None:
     assert numbers == [5, 3, 2]
     rejects = [json.loads(line) for line in (out.parent / "rejects.jsonl").read_text().splitlines()]
     assert {r["reason"] for r in rejects} == {"missing findings", "unsupported file type (use .csv, .jsonl or .txt)"}
+    # the rejected record itself, to fix and import again (issue 39); a file that was not read has none
+    (missing,) = [r for r in rejects if r["reason"] == "missing findings"]
+    assert (missing["row"]["id"], missing["row"]["impression"]) == ("site:4", "No findings section.")
+    assert "row" not in next(r for r in rejects if r["reason"].startswith("unsupported"))
 
 
 def test_index_without_encoder_builds_with_the_shipped_one(built: tuple[Path, str]) -> None:

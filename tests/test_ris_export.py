@@ -71,6 +71,8 @@ def test_a_mostly_rejected_file_is_refused_with_the_map_that_reads_it(exports: P
     assert refused.returncode == 2, refused.stderr
     assert "12 of 12 records rejected" in refused.stderr and "--map text=Bericht" in refused.stderr
     assert not out.exists() and len(rejects.read_text(encoding="utf-8").splitlines()) == 12
+    first = json.loads(rejects.read_text(encoding="utf-8").splitlines()[0])
+    assert first["row"]["Bericht"] and "Auftragsnummer" in first["row"]  # the row itself, to fix and re-import
     built = _run("index", str(exports / "day1" / "site.csv"), "--encoder", "minilm", "--out", str(out),
                  "--map", "id=Auftragsnummer,text=Bericht,modality=Modalitaet")
     assert built.returncode == 0, built.stderr

@@ -86,14 +86,16 @@ def print_ingestion(console: Console, result: IngestResult) -> None:
 
 
 def write_rejects(console: Console, path: Path, rejections: list[Rejection]) -> None:
-    """Every rejected record and its reason as JSONL, written atomically."""
+    """Every rejected record, its reason and the record itself as read (`row`, when it was read as one) as JSONL,
+    written atomically: fix the rows and import them again."""
     from assistant.commands.output import literal
     from models.atomic import write_atomic
 
     write_atomic(
         path,
         "".join(
-            json.dumps({"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}) + "\n"
+            json.dumps({"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}
+                       | ({"row": r.row} if r.row is not None else {}), ensure_ascii=False) + "\n"
             for r in rejections
         ),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from retriever.reports.record import Report
 
@@ -13,13 +13,15 @@ class Rejection:
     """A record that was read but not kept.
 
     `ref` locates it (file and row, or report id) so a user can fix it; `reason` is the kind of problem (rejections
-    are counted by it), `detail` the specifics (which id it duplicates, which columns the file has).
+    are counted by it), `detail` the specifics (which id it duplicates, which columns the file has); `row` the record
+    as read (its cells by column), so the rejects log holds what to fix and re-import, not only where it was.
     """
 
     source: str
     ref: str
     reason: str
     detail: str = ""
+    row: dict[str, str] | None = field(default=None, compare=False, hash=False)
 
 
 Outcome = Report | Rejection

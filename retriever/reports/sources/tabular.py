@@ -168,9 +168,10 @@ def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None 
     columns = _columns(mapping or ColumnMap({}), header, rows)
     for number, row in rows:
         ref = f"{path}:{number}"
+        raw = {str(k): "" if v is None else str(v) for k, v in row.items()} if isinstance(row, dict) else None
         if isinstance(row, RowError) or isinstance(columns, RowError):
             error = row if isinstance(row, RowError) else columns
-            yield Rejection(source, ref, error.reason, error.detail)
+            yield Rejection(source, ref, error.reason, error.detail, raw)
             continue
         made = report_from_row(_cells(row, columns), columns, source=source, default_id=f"{path.stem}-{number}")
-        yield made if isinstance(made, Report) else Rejection(source, ref, made)
+        yield made if isinstance(made, Report) else Rejection(source, ref, made, row=raw)
