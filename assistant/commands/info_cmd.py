@@ -85,7 +85,7 @@ def defaults(settings: Any, index_folder: Path) -> list[Row]:
         ("second stage", settings.search.reranker or "off", _origin(env, "RADSEARCH_RERANKER", origin)),
         ("second stage weight", search.second_stage_weight, origin),
         ("answer: field matched", PRESET.answer.field, "preset"),
-        ("answer: reports given to the model (k)", PRESET.answer.k, "preset"),
+        ("answer: reports read (k)", PRESET.answer.k, "preset"),
         ("answer: prompt", PRESET.answer.prompt, "preset"),
         ("LLM backend", settings.llm.backend,
          _origin(env, "RADSEARCH_LLM_BACKEND", "built-in" if not settings.llm.base_url else
