@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from chat_fixtures import EFFUSION_QUERY, build_chat_index, served
+from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, build_chat_index, served
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
 from assistant.chat.render import score_label
@@ -84,11 +84,12 @@ def _ask(page, text: str) -> None:
 
 
 def _answer_finished(page) -> None:
-    """Wait until the model's answer is complete: the provenance line (model id) closes every answer."""
+    """Wait until the answer is complete: the provenance line (the model id, or "no language model" for the default
+    answer from the evidence) closes every answer."""
     page.wait_for_function(
         f"""() => {{
             const chat = document.querySelector('{CHAT}');
-            return chat && (chat.innerText.includes('smollm2') || chat.innerText.includes('No LLM answer'))
+            return chat && ['smollm2', 'no language model', 'No LLM answer'].some(t => chat.innerText.includes(t))
                 && !chat.innerText.includes('▍');
         }}""",
         timeout=ANSWER_TIMEOUT_MS,
@@ -103,7 +104,8 @@ def test_resident_types_a_finding_and_sees_answer_and_reports(page, tmp_path: Pa
     chat = page.inner_text(CHAT)
     assert EFFUSION_QUERY in chat and "Most likely diagnosis" in chat
     cards = page.locator("#rs-reports .rs-card")
-    assert cards.count() == answer_defaults.K  # the chat's default number of reports
+    assert cards.count() == min(answer_defaults.K, len(CHAT_REPORTS))  # the chat's default number of reports
+    assert "similar reports affirm" in page.inner_text("#rs-reports").lower()  # the evidence panel, above the cards
     first = cards.first
     text = first.inner_text().lower()  # the label is upper-cased by CSS
     label = score_label(DEFAULT_METHOD)  # the chat searches with the product's default method

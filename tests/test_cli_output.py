@@ -67,6 +67,7 @@ def test_search_prints_report_text_literally(markup_index: Path) -> None:
 def test_ask_prints_report_text_literally_in_the_retrieval_only_result(markup_index: Path) -> None:
     run = _run(
         "ask", "fluid [LLL] :pill:", "--index", str(markup_index), "--field", "findings", "-k", "2",
+        "--prompt", "diagnosis_evidence",  # the model is asked (the default asks none), and it is down
         "--backend", "openai", "--model", "[/bold]m",
         RADSEARCH_LLM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1", RADSEARCH_LLM_RETRIES="0",
     )

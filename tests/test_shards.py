@@ -115,8 +115,10 @@ def test_two_workers_encode_shards_at_once_and_the_merge_equals_a_single_build(m
     assert "indexed 8 reports" in result.output
     expected = ingest([corpus]).rejections  # what `assistant index --rejects` writes
     assert [json.loads(line) for line in rejects.read_text().splitlines()] == [
-        {"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail} for r in expected
+        {"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}
+        | ({"row": r.row} if r.row is not None else {}) for r in expected
     ]
+    assert all("row" in json.loads(line) for line in rejects.read_text().splitlines())  # each record, to fix
     assert sorted(r.reason for r in expected) == ["duplicate findings", "duplicate id", "missing findings"]
     _assert_same_index(merged, single, minilm)
 

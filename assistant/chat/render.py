@@ -188,7 +188,8 @@ def answer_markdown(answer: Answer) -> str:
         facts.append("cites no retrieved report")
     else:
         facts.append("no retrieval")
-    facts.append(md_escape(answer.model_id or "model unknown"))
+    facts.append(md_escape(answer.model_id or ("no language model" if answer.prompt_id == "evidence" else
+                                                "model unknown")))
     if "total" in answer.timings:
         facts.append(f"{answer.timings['total']:.1f} s")
     lines += ["", f"<sub>{' · '.join(facts)}</sub>", "", configuration_details(answer)]
