@@ -211,7 +211,8 @@ def evidence_differential(
         phrases = affirmed_diagnoses(impression)
         affirmed[report_id] = tuple(phrase for phrase, _ in phrases)
         for phrase, certainty in phrases:
-            group = groups.setdefault(content_key(phrase), _Group(content_key(phrase)))
+            key = content_key(phrase)
+            group = groups.get(key) or groups.setdefault(key, _Group(key))
             group.forms[phrase.lower()] = group.forms.get(phrase.lower(), 0) + 1
             group.reports[report_id] = max(group.reports.get(report_id, 0.0), weight * certainty)
     for group in groups.values():  # "pneumonia" also counts the reports of "right lower lobe pneumonia"

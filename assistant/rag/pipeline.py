@@ -199,7 +199,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             yield self._from_evidence(base, query, retrieved, evidence, choices, start)
             return
         try:
-            messages = self._messages(query, docs, notes, history, render_choices(evidence, choices))
+            rendered = render_choices(evidence, choices) if self.chooses else ""
+            messages = self._messages(query, docs, notes, history, rendered)
             schema = (choice_schema(choices) if self.chooses else answer_schema([r.report_id for r in retrieved]))
             llm_start = time.monotonic()
             if streaming:
