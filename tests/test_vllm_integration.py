@@ -14,6 +14,7 @@ import pytest
 from llm_fixtures import build_index
 
 from assistant.llm.openai_backend import OpenAIBackend
+from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer
 from assistant.rag.lc_retriever import ReportRetriever
 from assistant.rag.pipeline import RagPipeline
@@ -55,7 +56,7 @@ def _check(answer: Answer) -> None:
 def test_pipeline_answer_through_vllm(vllm_url: str, retriever: ReportRetriever, structured: str) -> None:
     backend = OpenAIBackend(vllm_url, SERVED_NAME, structured=structured, timeout_s=120)  # type: ignore[arg-type]
     assert backend.context_window == 2048  # read from vLLM's /v1/models
-    answer = RagPipeline(backend, retriever, max_tokens=200).invoke(
+    answer = RagPipeline(backend, retriever, rag_prompt=answer_defaults.LLM_PROMPT, max_tokens=200).invoke(
         "Blunting of the right costophrenic angle with a meniscus sign"
     )
     _check(answer)
@@ -64,8 +65,7 @@ def test_pipeline_answer_through_vllm(vllm_url: str, retriever: ReportRetriever,
 
 def test_streaming_through_vllm(vllm_url: str, retriever: ReportRetriever) -> None:
     backend = OpenAIBackend(vllm_url, SERVED_NAME, structured="vllm", timeout_s=120)
-    *pieces, answer = RagPipeline(backend, retriever, max_tokens=200).iter_answer(
-        "Blunting of the right costophrenic angle with a meniscus sign"
-    )
+    pipeline = RagPipeline(backend, retriever, rag_prompt=answer_defaults.LLM_PROMPT, max_tokens=200)
+    *pieces, answer = pipeline.iter_answer("Blunting of the right costophrenic angle with a meniscus sign")
     assert pieces and isinstance(answer, Answer)
     _check(answer)

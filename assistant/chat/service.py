@@ -49,9 +49,6 @@ MODE_ANSWER = "Answer (LLM + reports)"
 MODE_SEARCH = "Search only (no LLM)"
 #: The mode a page opens in: ask's default answer (models/preset.json), from the evidence alone or by the model.
 DEFAULT_MODE = MODE_EVIDENCE if answer_defaults.PROMPT == EVIDENCE_ONLY else MODE_ANSWER
-#: The prompt of the LLM mode: ask's, or, when ask's default asks no model, the model choosing among the evidence
-#: (the arm measured beside it, eval/results/diagnosis_dev_arms.md).
-LLM_PROMPT = "diagnosis_evidence" if answer_defaults.PROMPT == EVIDENCE_ONLY else answer_defaults.PROMPT
 ANY = "Any"
 STREAM_INTERVAL_S = 0.12  # page updates while streaming: often enough to look live, rarely enough to stay cheap
 EXAMPLES = [
@@ -235,7 +232,7 @@ class ChatService:
         chat[-1]["content"] = "_Searching similar reports…_" if retriever else "_Thinking…_"
         yield chat, render.report_cards_html([], empty_message=placeholder), "", case, ""
 
-        prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else LLM_PROMPT
+        prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else answer_defaults.LLM_PROMPT
         pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens, rag_prompt=prompt)
         pieces: list[str] = []
         cards_shown = retriever is None

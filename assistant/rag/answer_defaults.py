@@ -17,4 +17,10 @@ K = PRESET.answer.k
 FIELD = PRESET.answer.field
 #: Prompt with retrieval (prompts/<name>.txt); the no-retrieval baseline always uses NORAG_PROMPT.
 PROMPT = PRESET.answer.prompt
+#: The answer "prompt" that asks no model: the evidence differential's best-supported diagnosis that the findings do
+#: not rule out is the answer (chosen by eval.diagnosis_default on the dev cases).
+EVIDENCE_ONLY = "evidence"
 NORAG_PROMPT = PRESET.answer.norag_prompt
+#: The prompt used when a model is asked for the answer: PROMPT, or, when PROMPT asks no model ("evidence"), the
+#: model choosing among the evidence (the arm measured beside it, eval/results/diagnosis_dev_arms.md).
+LLM_PROMPT = "diagnosis_evidence" if PROMPT == EVIDENCE_ONLY else PROMPT

@@ -47,9 +47,7 @@ from retriever.search.query import clean_query, visible_text
 ANSWER_MAX_TOKENS = 512
 #: What a timed-out answer says, so the resident knows the knob (assistant/settings.py reads it).
 TIMEOUT_HINT = "allow more time with RADSEARCH_LLM_TIMEOUT=SECONDS (default 120)"
-#: The answer "prompt" that asks no model: the evidence differential's best-supported diagnosis that the findings do
-#: not rule out is the answer (chosen by eval.diagnosis_default on the dev cases; models/preset.json).
-EVIDENCE_ONLY = "evidence"
+EVIDENCE_ONLY = answer_defaults.EVIDENCE_ONLY
 CHAT_OVERHEAD_TOKENS = 16  # role markers and special tokens the chat template adds per message
 HISTORY_SHARE = 4  # earlier turns may take at most 1/HISTORY_SHARE of the room left for query + references
 _OPEN = "<\u2039\u27e8\u3008\u276c\u276e"  # "<" and the look-alikes NFKC does not map to it
