@@ -125,7 +125,8 @@ class LLMSettings:
             max_retries=_number(env, "RADSEARCH_LLM_RETRIES", "2", int, "a whole number, 0 or more", minimum=-1),
             structured=structured,  # type: ignore[arg-type]
             context_tokens=_number(env, "RADSEARCH_LLM_CONTEXT", context, int, "a token count above 0", minimum=0)
-            if context else None,
+            if context
+            else None,
             n_threads=_number(env, "RADSEARCH_LLM_THREADS", "2", int, "a thread count above 0", minimum=0),
             served_model=served_model,
         )

@@ -63,6 +63,7 @@ def load(folder: Path, corpus: Mapping[str, str] | None = None) -> BeirSet:
 
 def ndcg(gains: Sequence[int], ideal: Sequence[int], k: int = DEPTH) -> float:
     """nDCG@k with gain = graded score and log2(rank + 1) discount."""
+
     def dcg(values: Sequence[int]) -> float:
         return sum(g / math.log2(rank + 1) for rank, g in enumerate(values[:k], start=1))
 
@@ -85,5 +86,9 @@ def evaluate(data: BeirSet, ranker: Ranker, k: int = DEPTH) -> dict[str, float]:
         ndcg_total += ndcg(gains, [s for d, s in judged.items() if d in data.corpus and s > 0], k)
         mrr += next((1 / rank for rank, g in enumerate(gains, start=1) if g > 0), 0.0)
     n = len(queries)
-    return {"queries": n, f"p@{k}": round(precision / n, 4), f"ndcg@{k}": round(ndcg_total / n, 4),
-            f"mrr@{k}": round(mrr / n, 4)}
+    return {
+        "queries": n,
+        f"p@{k}": round(precision / n, 4),
+        f"ndcg@{k}": round(ndcg_total / n, 4),
+        f"mrr@{k}": round(mrr / n, 4),
+    }

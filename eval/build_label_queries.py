@@ -38,8 +38,11 @@ QUERIES: dict[str, tuple[str, str | None, str | None]] = {
     "q-pleural-thickening": ("pleural thickening", "Pleural_Thickening", None),
     "q-hiatal-hernia": ("hiatal hernia", "Hernia", "Hiatal hernia"),
     "q-device": ("medical device, tube, line or pacemaker", None, "Medical material"),
-    "q-arterial-calcification": ("atherosclerotic calcification of the aorta and arteries", None,
-                                 "Arterial wall calcification"),
+    "q-arterial-calcification": (
+        "atherosclerotic calcification of the aorta and arteries",
+        None,
+        "Arterial wall calcification",
+    ),
     "q-coronary-calcification": ("coronary artery calcification", None, "Coronary artery wall calcification"),
     "q-pericardial-effusion": ("pericardial effusion", None, "Pericardial effusion"),
     "q-lymphadenopathy": ("enlarged mediastinal lymph nodes", None, "Lymphadenopathy"),

@@ -108,9 +108,7 @@ class Condition:
         return replace(self, max_tokens=None).name
 
 
-def parse_conditions(
-    text: str, field: str = "impression", k: int = 1, prompt: str = DEFAULT_PROMPT
-) -> list[Condition]:
+def parse_conditions(text: str, field: str = "impression", k: int = 1, prompt: str = DEFAULT_PROMPT) -> list[Condition]:
     """`none,mpnet,radsearch-minilm[findings,k=3]` -> Conditions, in order, without repeats; the arguments are the
     defaults that bracketed options override. Raises ValueError naming a bad option."""
     conditions: list[Condition] = []
@@ -146,8 +144,10 @@ def _with_option(condition: Condition, option: str) -> Condition:
         return replace(condition, rerank=value)
     if key == "tokens" and value.isdigit() and int(value) >= 8:
         return replace(condition, max_tokens=int(value))
-    raise ValueError(f"bad condition option {option!r} in {condition.spec!r}: use one of {', '.join(FIELDS)}, k=N, "
-                     "prompt=NAME, rerank=NAME, tokens=N")
+    raise ValueError(
+        f"bad condition option {option!r} in {condition.spec!r}: use one of {', '.join(FIELDS)}, k=N, "
+        "prompt=NAME, rerank=NAME, tokens=N"
+    )
 
 
 def corpus_key(reports: Sequence[Report]) -> str:

@@ -71,8 +71,10 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
 
         index.reranker = reranker_for(condition.rerank)
         if not index.reranker.applies_to(condition.field):
-            raise ValueError(f"{condition.name}: the {condition.rerank} second stage does not re-score "
-                             f"{condition.field} searches (it reads {', '.join(index.reranker.fields or ())} only)")
+            raise ValueError(
+                f"{condition.name}: the {condition.rerank} second stage does not re-score "
+                f"{condition.field} searches (it reads {', '.join(index.reranker.fields or ())} only)"
+            )
     return ReportRetriever(index=index, field=condition.field, k=condition.k, method=condition.method)
 
 
@@ -108,8 +110,9 @@ def _top_hit_prediction(case: Case, condition: Condition, retriever: Any) -> dic
     start = time.monotonic()
     docs = retriever.invoke(case.findings)
     impression = str(docs[0].metadata.get("impression", "")) if docs else ""
-    retrieved = [{"id": str(d.metadata.get("report_id")), "score": round(float(d.metadata.get("score", 0)), 4)}
-                 for d in docs]
+    retrieved = [
+        {"id": str(d.metadata.get("report_id")), "score": round(float(d.metadata.get("score", 0)), 4)} for d in docs
+    ]
     return {
         "case_id": case.id,
         "condition": condition.name,
@@ -144,13 +147,15 @@ def _retrieved_the_same(row: dict[str, Any], case: Case, retriever: Any) -> bool
         return True
     from assistant.rag.evidence import evidence_differential  # the same reports, read under today's rules?
 
-    evidence = evidence_differential([(i, str(d.metadata.get("impression", ""))) for i, d in
-                                      zip(now, docs, strict=True)])
+    evidence = evidence_differential(
+        [(i, str(d.metadata.get("impression", ""))) for i, d in zip(now, docs, strict=True)]
+    )
     return [c.diagnosis for c in evidence.candidates] == [c["diagnosis"] for c in row["evidence"]["candidates"]]
 
 
-def _cached(cache: PredictionCache, case: Case, condition: Condition, model_id: str, prompt_id: str,
-            max_tokens: int) -> dict[str, Any] | None:
+def _cached(
+    cache: PredictionCache, case: Case, condition: Condition, model_id: str, prompt_id: str, max_tokens: int
+) -> dict[str, Any] | None:
     """The cached answer of (case, condition), also from a cache written before token limits were recorded (rows
     named without `tokens=N`, all asked at LEGACY_MAX_TOKENS), renamed to the condition."""
     row = cache.get(cache_key(case.id, condition.name, model_id, prompt_id, max_tokens))
@@ -181,15 +186,21 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
         retriever = _retriever(condition, config, corpus)
         if condition.spec.startswith(EVIDENCE):  # the product's answer without a model, as `ask` gives it
             evidence = RagPipeline(llm, retriever, rag_prompt=EVIDENCE_ONLY)
-            rows |= {(case.id, condition.name): _prediction(case, condition, NO_MODEL, evidence.invoke(case.findings))
-                     for case in config.cases}
+            rows |= {
+                (case.id, condition.name): _prediction(case, condition, NO_MODEL, evidence.invoke(case.findings))
+                for case in config.cases
+            }
         else:
-            rows |= {(case.id, condition.name): _top_hit_prediction(case, condition, retriever)
-                     for case in config.cases}
+            rows |= {
+                (case.id, condition.name): _top_hit_prediction(case, condition, retriever) for case in config.cases
+            }
     pipelines = {
         c.name: RagPipeline(
-            llm, _retriever(c, config, corpus), max_tokens=c.max_tokens or config.max_tokens,
-            rag_prompt=c.answer_prompt, norag_prompt=c.answer_prompt,
+            llm,
+            _retriever(c, config, corpus),
+            max_tokens=c.max_tokens or config.max_tokens,
+            rag_prompt=c.answer_prompt,
+            norag_prompt=c.answer_prompt,
         )
         for c in config.conditions
         if c.uses_llm
@@ -210,8 +221,10 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
                     stale += row is not None
                     todo.append((case, condition))
     answered_without_llm = sum(not c.uses_llm for c in config.conditions) * len(config.cases)
-    log(f"{len(rows) - answered_without_llm} predictions cached, {len(todo)} to ask {model_id}"
-        + (f" ({stale} cached with other retrieved reports than the index gives now)" if stale else ""))
+    log(
+        f"{len(rows) - answered_without_llm} predictions cached, {len(todo)} to ask {model_id}"
+        + (f" ({stale} cached with other retrieved reports than the index gives now)" if stale else "")
+    )
 
     def ask(item: tuple[Case, Condition]) -> dict[str, Any]:
         case, condition = item
@@ -278,8 +291,11 @@ def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, 
         evidence = c.spec.startswith(EVIDENCE)
         return (c.uses_llm or evidence) and (c.field, c.k, c.prompt, c.uses_llm) == same_use
 
-    return {(c.spec.removeprefix(EVIDENCE) if c.retrieval else "none"): c.name
-            for c in conditions if c != default and comparable(c)}
+    return {
+        (c.spec.removeprefix(EVIDENCE) if c.retrieval else "none"): c.name
+        for c in conditions
+        if c != default and comparable(c)
+    }
 
 
 def _corpus(paths: Sequence[str], data: Path) -> tuple[list[Any], list[str]]:
@@ -321,16 +337,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conditions", default=DEFAULT_CONDITIONS, help="comma-separated: none, bm25, encoders")
     parser.add_argument("--field", default="impression", help="field retrieved reports are matched on")
     parser.add_argument("-k", type=_within(1, 20), default=1, help="reports given to the LLM (1 = the paper)")
-    parser.add_argument("--prompt", default=DEFAULT_PROMPT, help="RAG prompt (prompts/NAME.txt): diagnosis_rag "
-                        "(the report as context, the paper) or diagnosis_candidates (ranked impressions)")
+    parser.add_argument(
+        "--prompt",
+        default=DEFAULT_PROMPT,
+        help="RAG prompt (prompts/NAME.txt): diagnosis_rag "
+        "(the report as context, the paper) or diagnosis_candidates (ranked impressions)",
+    )
     parser.add_argument("--backend", default=None, help="embedded or openai (default: RADSEARCH_LLM_* settings)")
     parser.add_argument("--model", default=None, help="embedded: qwen1.5b|smollm2|FILE.gguf; openai: model name")
     parser.add_argument("--max-tokens", type=_within(8), default=BENCHMARK_MAX_TOKENS)
     parser.add_argument("--workers", type=_within(1), default=4, help="concurrent requests (server backends only)")
     parser.add_argument("--limit", type=_within(0), default=0, help="only the first N cases (0 = all)")
-    parser.add_argument("--split", choices=("dev", "test"), default=None,
-                        help="only the cases whose report is in this split (retriever.reports.splits): choose on dev, "
-                        "confirm on test; default every case")
+    parser.add_argument(
+        "--split",
+        choices=("dev", "test"),
+        default=None,
+        help="only the cases whose report is in this split (retriever.reports.splits): choose on dev, "
+        "confirm on test; default every case",
+    )
     parser.add_argument(
         "--shard",
         type=_shard,
@@ -395,9 +419,17 @@ def run(args: argparse.Namespace, command: str) -> int:
         "wall_seconds": round(time.monotonic() - started, 1),
     }
     default = default_condition()
-    paths = write_report(cases, [c.name for c in conditions], rows, grader, meta, args.out, args.name,
-                         default=default.name if default in conditions else None,
-                         baselines=baselines(default, conditions))
+    paths = write_report(
+        cases,
+        [c.name for c in conditions],
+        rows,
+        grader,
+        meta,
+        args.out,
+        args.name,
+        default=default.name if default in conditions else None,
+        baselines=baselines(default, conditions),
+    )
     print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 

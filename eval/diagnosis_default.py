@@ -78,7 +78,8 @@ def choose(results: dict[str, Any]) -> dict[str, Any]:
     """The winning condition of a diagnosis result file (see the module docstring), with the figures it won on."""
     accuracy = {name: row["overall"]["accuracy"] for name, row in results["summary"]["accuracy"].items()}
     candidates = [
-        c for c in parse_conditions(",".join(results["conditions"]))
+        c
+        for c in parse_conditions(",".join(results["conditions"]))
         if c.retrieval and c.uses_llm and c.method == DEFAULT_METHOD and c.name in accuracy
     ]
     if not candidates:
@@ -126,8 +127,11 @@ def dev_accuracy(paths: tuple[Path, ...] = DEV_ARMS) -> tuple[dict[str, float], 
 def choose_arm(accuracy: dict[str, float], n_cases: int) -> dict[str, Any]:
     """The winning answer arm (module docstring) among conditions searching with the product's default method."""
     parsed = {name: parse_conditions(name)[0] for name in accuracy}  # each alone: names hold commas
-    arms = {name: c for name, c in parsed.items()
-            if c.retrieval and c.method == DEFAULT_METHOD and (c.uses_llm or c.spec.startswith(EVIDENCE))}
+    arms = {
+        name: c
+        for name, c in parsed.items()
+        if c.retrieval and c.method == DEFAULT_METHOD and (c.uses_llm or c.spec.startswith(EVIDENCE))
+    }
     if not arms:
         raise ValueError(f"no answer arm with the default method {DEFAULT_METHOD} in these results")
 
@@ -159,13 +163,22 @@ def adopt(choice: dict[str, Any], source: str) -> None:
     from models.preset import load_preset, write_preset
 
     preset = load_preset()
-    write_preset(replace(preset, answer=replace(preset.answer, field=choice["field"], k=choice["k"],
-                                                prompt=choice["prompt"], chosen_by=source)))
+    write_preset(
+        replace(
+            preset,
+            answer=replace(
+                preset.answer, field=choice["field"], k=choice["k"], prompt=choice["prompt"], chosen_by=source
+            ),
+        )
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.diagnosis_default", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m eval.diagnosis_default",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--screen", action="store_true", help="the earlier rule, on the screening run")
     parser.add_argument("--condition", action="store_true", help="print only the chosen condition's name")
     parser.add_argument("--adopt", action="store_true", help="write the choice into models/preset.json")

@@ -60,24 +60,26 @@ def grade_run(cases: Sequence[Case], conditions: Sequence[str], rows: Sequence[d
             prediction = row.get("diagnosis") if row else None
             grade = grader.grade(prediction, case.references())
             listed = list(dict.fromkeys(d for d in [prediction, *((row or {}).get("differential") or [])] if d))
-            graded[condition].append({
-                "case_id": case.id,
-                "source": case.source,
-                "screening": SCREENING in case.meta,
-                "prediction": prediction,
-                "correct": grade.correct,
-                "in_differential": any(grader.grade(d, case.references()).correct for d in listed[:RECALL_AT]),
-                "test_split": split_of(case.id) == "test",
-                "criteria": grade.criteria,
-                "matched_by": sorted(grade.matched),
-                "prediction_icd": grade.prediction_code,
-                "missing": row is None,
-                "degraded": row.get("degraded_kind") if row else "missing",
-                "retrieved": [r["id"] for r in row.get("retrieved", [])] if row else [],
-                "own_report_retrieved": bool(row and row.get("own_report_retrieved")),
-                "self_contradicted": bool(row and row.get("self_contradicted")),
-                "seconds": (row or {}).get("timings", {}).get("total"),
-            })
+            graded[condition].append(
+                {
+                    "case_id": case.id,
+                    "source": case.source,
+                    "screening": SCREENING in case.meta,
+                    "prediction": prediction,
+                    "correct": grade.correct,
+                    "in_differential": any(grader.grade(d, case.references()).correct for d in listed[:RECALL_AT]),
+                    "test_split": split_of(case.id) == "test",
+                    "criteria": grade.criteria,
+                    "matched_by": sorted(grade.matched),
+                    "prediction_icd": grade.prediction_code,
+                    "missing": row is None,
+                    "degraded": row.get("degraded_kind") if row else "missing",
+                    "retrieved": [r["id"] for r in row.get("retrieved", [])] if row else [],
+                    "own_report_retrieved": bool(row and row.get("own_report_retrieved")),
+                    "self_contradicted": bool(row and row.get("self_contradicted")),
+                    "seconds": (row or {}).get("timings", {}).get("total"),
+                }
+            )
     return graded
 
 
@@ -112,8 +114,15 @@ def summarize(cases: Sequence[Case], graded: dict[str, list[dict]], criteria: Se
     tests = [mcnemar([v["correct"] for v in graded[a]], [v["correct"] for v in graded[b]]) for a, b in pairs]
     adjusted = bonferroni([t.p for t in tests])
     comparisons = [
-        {"a": a, "b": b, "only_a_correct": t.b, "only_b_correct": t.c, "p": t.p, "p_bonferroni": p_adj,
-         "method": t.method}
+        {
+            "a": a,
+            "b": b,
+            "only_a_correct": t.b,
+            "only_b_correct": t.c,
+            "p": t.p,
+            "p_bonferroni": p_adj,
+            "method": t.method,
+        }
         for (a, b), t, p_adj in zip(pairs, tests, adjusted, strict=True)
     ]
     return {"sources": sources, "accuracy": table, "mcnemar": comparisons}
@@ -134,9 +143,18 @@ def check_targets(summary: dict[str, Any], default: str, baselines: dict[str, st
         points, alpha = TARGETS.get(spec, (None, None))
         met = None if points is None else bool(difference >= points - 1e-9 and comparison["p"] < alpha)
         discordant = (comparison["only_a_correct"] + comparison["only_b_correct"]) / accuracy[default]["overall"]["n"]
-        rows.append({"baseline": name, "difference": round(difference, 4), "p": comparison["p"],
-                     "needed_difference": points, "needed_p": alpha, "met": met, "discordant": round(discordant, 4),
-                     "cases_needed": None if points is None else power(points, discordant, alpha)})
+        rows.append(
+            {
+                "baseline": name,
+                "difference": round(difference, 4),
+                "p": comparison["p"],
+                "needed_difference": points,
+                "needed_p": alpha,
+                "met": met,
+                "discordant": round(discordant, 4),
+                "cases_needed": None if points is None else power(points, discordant, alpha),
+            }
+        )
     return rows
 
 
@@ -163,31 +181,50 @@ def top_hit_ceiling(graded: dict[str, list[dict]], default: str, no_retrieval: s
 
 def _ceiling_lines(ceiling: dict[str, Any], accuracy: dict[str, Any], default: str) -> list[str]:
     alone = accuracy[ceiling["no_retrieval"]]["overall"]["accuracy"]
-    return ["", "## What one report can give at best",
-            f"Cases where the answer without retrieval (`{ceiling['no_retrieval']}`) or the top hit's impression "
-            f"(`{ceiling['top_hit']}`) is right, i.e. a perfect choice between the two: {_text(ceiling)}, "
-            f"{100 * (ceiling['accuracy'] - alone):+.1f} points over no retrieval; the default "
-            f"(`{default}`) reaches {100 * accuracy[default]['overall']['accuracy']:.1f}."]
+    return [
+        "",
+        "## What one report can give at best",
+        f"Cases where the answer without retrieval (`{ceiling['no_retrieval']}`) or the top hit's impression "
+        f"(`{ceiling['top_hit']}`) is right, i.e. a perfect choice between the two: {_text(ceiling)}, "
+        f"{100 * (ceiling['accuracy'] - alone):+.1f} points over no retrieval; the default "
+        f"(`{default}`) reaches {100 * accuracy[default]['overall']['accuracy']:.1f}.",
+    ]
 
 
 def _target_lines(default: str, rows: list[dict[str, Any]], n_cases: int) -> list[str]:
-    lines = ["", f"## Targets: the default configuration `{default}` against each baseline",
-             f"| baseline | difference (points) | McNemar p | target | met | discordant | cases for the target "
-             f"(power {POWER:g}) |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "",
+        f"## Targets: the default configuration `{default}` against each baseline",
+        f"| baseline | difference (points) | McNemar p | target | met | discordant | cases for the target "
+        f"(power {POWER:g}) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
-        target = ("reported beside the targets" if row["met"] is None
-                  else f">= +{100 * row['needed_difference']:.0f} points, p < {row['needed_p']}")
+        target = (
+            "reported beside the targets"
+            if row["met"] is None
+            else f">= +{100 * row['needed_difference']:.0f} points, p < {row['needed_p']}"
+        )
         verdict = {None: "-", True: "yes", False: "**no (missed)**"}[row["met"]]
         measured = "discordant" in row  # runs written before the power columns have neither
-        needed = ("-" if row["needed_difference"] is None or not measured
-                  else "none can (the target exceeds the discordant share)" if row["cases_needed"] is None
-                  else str(row["cases_needed"]))
+        needed = (
+            "-"
+            if row["needed_difference"] is None or not measured
+            else "none can (the target exceeds the discordant share)"
+            if row["cases_needed"] is None
+            else str(row["cases_needed"])
+        )
         discordant = f"{100 * row['discordant']:.1f}%" if measured else "-"
-        lines.append(f"| {row['baseline']} | {100 * row['difference']:+.1f} | {format_p(row['p'])} | {target} | "
-                     f"{verdict} | {discordant} | {needed} |")
-    lines += ["", f"Power: the cases a McNemar test needs to show the target's difference at its p with power "
-              f"{POWER:g}, given the share of cases the two conditions disagree on in this run (Connor 1987; "
-              f"eval.stats.mcnemar_sample_size); this run has {n_cases}."]
+        lines.append(
+            f"| {row['baseline']} | {100 * row['difference']:+.1f} | {format_p(row['p'])} | {target} | "
+            f"{verdict} | {discordant} | {needed} |"
+        )
+    lines += [
+        "",
+        f"Power: the cases a McNemar test needs to show the target's difference at its p with power "
+        f"{POWER:g}, given the share of cases the two conditions disagree on in this run (Connor 1987; "
+        f"eval.stats.mcnemar_sample_size); this run has {n_cases}.",
+    ]
     return lines
 
 
@@ -220,47 +257,79 @@ def render(results: dict[str, Any]) -> str:
     for condition, entry in summary["accuracy"].items():
         cells = [_text(entry["overall"]), *(_text(entry.get(s, {"n": 0})) for s in columns)]
         lines.append(f"| {condition} | " + " | ".join(cells) + " |")
-    lines += ["", f"## Differential recall@{RECALL_AT}: the right diagnosis among the answer's first {RECALL_AT} "
-              "(the diagnosis, then its differential)", "| condition | overall | " + " | ".join(sources) + " |",
-              "|" + "---|" * (2 + len(sources))]
+    lines += [
+        "",
+        f"## Differential recall@{RECALL_AT}: the right diagnosis among the answer's first {RECALL_AT} "
+        "(the diagnosis, then its differential)",
+        "| condition | overall | " + " | ".join(sources) + " |",
+        "|" + "---|" * (2 + len(sources)),
+    ]
     for condition, entry in summary["accuracy"].items():
         recall = entry.get("differential_recall", {"n": 0})
         per_source = [_recall_in(results["cases"][condition], s) for s in sources]
         lines.append(f"| {condition} | {_text(recall)} | " + " | ".join(_text(c) for c in per_source) + " |")
-    lines += ["", "## Paired comparisons (McNemar; exact binomial when < 25 discordant pairs)",
-              "| A | B | only A correct | only B correct | P | P (Bonferroni) | test |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Paired comparisons (McNemar; exact binomial when < 25 discordant pairs)",
+        "| A | B | only A correct | only B correct | P | P (Bonferroni) | test |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for c in summary["mcnemar"]:
-        lines.append(f"| {c['a']} | {c['b']} | {c['only_a_correct']} | {c['only_b_correct']} | {format_p(c['p'])} | "
-                     f"{format_p(c['p_bonferroni'])} | {c['method']} |")
+        lines.append(
+            f"| {c['a']} | {c['b']} | {c['only_a_correct']} | {c['only_b_correct']} | {format_p(c['p'])} | "
+            f"{format_p(c['p_bonferroni'])} | {c['method']} |"
+        )
     if results.get("targets"):
         lines += _target_lines(results["default_condition"], results["targets"], results["n_cases"])
     if results.get("ceiling"):
         lines += _ceiling_lines(results["ceiling"], summary["accuracy"], results["default_condition"])
     criteria = list(next(iter(summary["accuracy"].values()))["criteria"])
-    lines += ["", "## By grading criterion (correct = exact, lexical or expanded; ICD-10-CM category shown apart)",
-              "| condition | " + " | ".join(criteria) + " |", "|---|" + "---|" * len(criteria)]
+    lines += [
+        "",
+        "## By grading criterion (correct = exact, lexical or expanded; ICD-10-CM category shown apart)",
+        "| condition | " + " | ".join(criteria) + " |",
+        "|---|" + "---|" * len(criteria),
+    ]
     for condition, entry in summary["accuracy"].items():
         lines.append(f"| {condition} | " + " | ".join(_text(entry["criteria"][c]) for c in criteria) + " |")
     if len(sources) == 2:
-        lines += ["", f"## {sources[0]} vs {sources[1]} (independent sets; chi-square, Yates corrected)",
-                  "| condition | P |", "|---|---|"]
+        lines += [
+            "",
+            f"## {sources[0]} vs {sources[1]} (independent sets; chi-square, Yates corrected)",
+            "| condition | P |",
+            "|---|---|",
+        ]
         for condition, entry in summary["accuracy"].items():
             lines.append(f"| {condition} | {format_p(entry['between_sources']['p'])} |")
-    lines += ["", "## Run", "Self-contradicted: the answer's diagnosis is ruled out by the findings or by every report "
-              "it cites that mentions it (assistant/rag/grounding.py).", "",
-              "| condition | mean s/case | degraded or missing | own report retrieved | self-contradicted |",
-              "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Run",
+        "Self-contradicted: the answer's diagnosis is ruled out by the findings or by every report "
+        "it cites that mentions it (assistant/rag/grounding.py).",
+        "",
+        "| condition | mean s/case | degraded or missing | own report retrieved | self-contradicted |",
+        "|---|---|---|---|---|",
+    ]
     for condition, entry in summary["accuracy"].items():
-        lines.append(f"| {condition} | {entry['mean_seconds_per_case']} | {json.dumps(entry['degraded']) or '-'} | "
-                     f"{entry['own_report_retrieved']} | {entry.get('self_contradicted', 0)} |")
+        lines.append(
+            f"| {condition} | {entry['mean_seconds_per_case']} | {json.dumps(entry['degraded']) or '-'} | "
+            f"{entry['own_report_retrieved']} | {entry.get('self_contradicted', 0)} |"
+        )
     lines += ["", f"![accuracy per condition]({results['plot']})", ""]
     return "\n".join(lines)
 
 
-def write_report(cases: Sequence[Case], conditions: Sequence[str], rows: Sequence[dict], grader: Grader,
-                 meta: dict[str, Any], out: Path, name: str, default: str | None = None,
-                 baselines: dict[str, str] | None = None) -> list[Path]:
+def write_report(
+    cases: Sequence[Case],
+    conditions: Sequence[str],
+    rows: Sequence[dict],
+    grader: Grader,
+    meta: dict[str, Any],
+    out: Path,
+    name: str,
+    default: str | None = None,
+    baselines: dict[str, str] | None = None,
+) -> list[Path]:
     """Grade, summarize and write `<name>.json`, `<name>.md` and `<name>_accuracy.png` into `out`; with `default`
     (a condition name) the report checks it against `baselines` (see check_targets)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -268,7 +337,8 @@ def write_report(cases: Sequence[Case], conditions: Sequence[str], rows: Sequenc
     summary = summarize(cases, graded, grader.criteria)
     plot = accuracy_bars(
         {c: (e["overall"]["accuracy"], *e["overall"]["ci95"]) for c, e in summary["accuracy"].items()},
-        f"{name}: diagnosis accuracy ({len(cases)} cases)", out / f"{name}_accuracy.png",
+        f"{name}: diagnosis accuracy ({len(cases)} cases)",
+        out / f"{name}_accuracy.png",
     )
     results = {
         "name": name,

@@ -69,8 +69,10 @@ def dev_match(encoder_ref: str, dev: list[Any]) -> dict[str, float]:
     by_source: dict[str, list[Any]] = {}
     for report in dev:
         by_source.setdefault(report.source, []).append(report)
-    scores = {source: findings_to_impression(reports, ranker)["all"]["match@5"]
-              for source, reports in sorted(by_source.items())}
+    scores = {
+        source: findings_to_impression(reports, ranker)["all"]["match@5"]
+        for source, reports in sorted(by_source.items())
+    }
     return scores | {"pooled": findings_to_impression(dev, ranker)["all"]["match@5"]}
 
 
@@ -82,8 +84,10 @@ def card(trained_card: dict[str, Any], recipe: dict[str, Any], dev: dict[str, fl
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "base_model": trained_card.get("base_model", {}).get("name", recipe["base"]),
         "recipe": recipe,
-        "training": {key: trained_card.get(key) for key in ("loss", "hyperparameters", "data", "split",
-                                                            "train_seconds_per_epoch", "averaged_from")},
+        "training": {
+            key: trained_card.get(key)
+            for key in ("loss", "hyperparameters", "data", "split", "train_seconds_per_epoch", "averaged_from")
+        },
         "dev_match_at_5": dev,
         "sources": {key: {"name": name, "licence": licence} for key, (name, licence) in SOURCES.items()},
         "terms": TERMS,
@@ -168,9 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "python -m eval.encoder_rebuild " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "trained": trained, "packaged": str(target), "shipped": args.ship,
+        "trained": trained,
+        "packaged": str(target),
+        "shipped": args.ship,
         "dev_match_at_5": {"rebuilt": rebuilt, "shipped": reference, "trained_float32": dev},
-        "pooled_difference": round(difference, 4), "tolerance": TOLERANCE, "passed": difference <= TOLERANCE,
+        "pooled_difference": round(difference, 4),
+        "tolerance": TOLERANCE,
+        "passed": difference <= TOLERANCE,
     }
     print(write_results(args.out / "encoder_rebuild", result, render, indent=2))
     return 0 if result["passed"] else 1
@@ -187,8 +195,10 @@ def render(result: dict[str, Any]) -> str:
         "",
         "| findings -> impression match@5 | " + " | ".join(sources) + " |",
         "|---|" + "---:|" * len(sources),
-        *[f"| {name} | " + " | ".join(f"{rows[name][s]:.3f}" for s in sources) + " |"
-          for name in ("shipped", "rebuilt", "trained_float32")],
+        *[
+            f"| {name} | " + " | ".join(f"{rows[name][s]:.3f}" for s in sources) + " |"
+            for name in ("shipped", "rebuilt", "trained_float32")
+        ],
         "",
         f"Pooled difference {result['pooled_difference']:.3f} (tolerance {result['tolerance']}): "
         f"{'passed' if result['passed'] else 'FAILED'}.",

@@ -54,8 +54,9 @@ def score(by_source: dict[str, list[Any]], ranker: Ranker) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--encoder", default=DEFAULT_MODEL)
-    parser.add_argument("--adopt", action="store_true",
-                        help="write the chosen weight into the preset for --encoder (dev split only)")
+    parser.add_argument(
+        "--adopt", action="store_true", help="write the chosen weight into the preset for --encoder (dev split only)"
+    )
     parser.add_argument("--corpus", action="append", default=[], help="report corpus (repeatable; default shared)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument("--split", default="dev", choices=("train", "dev", "all"))

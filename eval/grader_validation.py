@@ -53,34 +53,56 @@ def main(argv: list[str] | None = None) -> int:
         "criteria": {c: agreement([g.criteria[c] for g in grades], truth) for c in grader.criteria},
         "overall": agreement([g.correct for g in grades], truth),
         "disagreements": [
-            {"prediction": r["prediction"], "reference": r["reference"], "labelled": t, "grader": g.correct,
-             "matched_by": sorted(g.matched)}
-            for r, g, t in zip(rows, grades, truth, strict=True) if g.correct != t
+            {
+                "prediction": r["prediction"],
+                "reference": r["reference"],
+                "labelled": t,
+                "grader": g.correct,
+                "matched_by": sorted(g.matched),
+            }
+            for r, g, t in zip(rows, grades, truth, strict=True)
+            if g.correct != t
         ],
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "grader_validation.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    lines = ["# Grader validation", "",
-             f"{len(rows)} hand-labelled (prediction, reference, correct?) pairs, {sum(truth)} labelled correct "
-             f"(`{args.pairs.name}`). Written by `python -m eval.grader_validation --icd {args.icd}`.", "",
-             "Caveat: the pairs were labelled by the engineer who wrote the grader, and the synonym and abbreviation "
-             "tables were extended after a first pass over these same pairs (first pass, text criteria: accuracy "
-             "0.822, kappa 0.644). The agreement below is therefore optimistic; an independently labelled set "
-             "(ideally by a radiologist) is needed for an unbiased estimate.", "",
-             "| criterion | accuracy [95% CI] | Cohen's kappa | TP | FP | FN | TN |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Grader validation",
+        "",
+        f"{len(rows)} hand-labelled (prediction, reference, correct?) pairs, {sum(truth)} labelled correct "
+        f"(`{args.pairs.name}`). Written by `python -m eval.grader_validation --icd {args.icd}`.",
+        "",
+        "Caveat: the pairs were labelled by the engineer who wrote the grader, and the synonym and abbreviation "
+        "tables were extended after a first pass over these same pairs (first pass, text criteria: accuracy "
+        "0.822, kappa 0.644). The agreement below is therefore optimistic; an independently labelled set "
+        "(ideally by a radiologist) is needed for an unbiased estimate.",
+        "",
+        "| criterion | accuracy [95% CI] | Cohen's kappa | TP | FP | FN | TN |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, a in [*results["criteria"].items(), ("verdict (exact, lexical or expanded)", results["overall"])]:
-        lines.append(f"| {name} | {100 * a['accuracy']:.1f} [{100 * a['ci95'][0]:.1f}, {100 * a['ci95'][1]:.1f}] | "
-                     f"{a['kappa']:.3f} | {a['true_positive']} | {a['false_positive']} | {a['false_negative']} | "
-                     f"{a['true_negative']} |")
-    lines += ["", "## Disagreements", "| prediction | reference | labelled | grader | matched by |",
-              "|---|---|---|---|---|"]
+        lines.append(
+            f"| {name} | {100 * a['accuracy']:.1f} [{100 * a['ci95'][0]:.1f}, {100 * a['ci95'][1]:.1f}] | "
+            f"{a['kappa']:.3f} | {a['true_positive']} | {a['false_positive']} | {a['false_negative']} | "
+            f"{a['true_negative']} |"
+        )
+    lines += [
+        "",
+        "## Disagreements",
+        "| prediction | reference | labelled | grader | matched by |",
+        "|---|---|---|---|---|",
+    ]
     for d in results["disagreements"]:
-        lines.append(f"| {d['prediction']} | {d['reference']} | {d['labelled']} | {d['grader']} | "
-                     f"{', '.join(d['matched_by']) or '-'} |")
+        lines.append(
+            f"| {d['prediction']} | {d['reference']} | {d['labelled']} | {d['grader']} | "
+            f"{', '.join(d['matched_by']) or '-'} |"
+        )
     (args.out / "grader_validation.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     overall = results["overall"]
-    print(f"grader vs hand labels: accuracy {overall['accuracy']:.3f}, kappa {overall['kappa']:.3f} "
-          f"({len(rows)} pairs); wrote {args.out / 'grader_validation.md'}")
+    print(
+        f"grader vs hand labels: accuracy {overall['accuracy']:.3f}, kappa {overall['kappa']:.3f} "
+        f"({len(rows)} pairs); wrote {args.out / 'grader_validation.md'}"
+    )
     return 0
 
 

@@ -41,8 +41,9 @@ def _either_contains(a: frozenset[str], b: frozenset[str]) -> bool:
     return contains(a, b) or contains(b, a)
 
 
-def _string_checks(pred_fold: str, pred_tokens: frozenset[str], pred_forms: list[frozenset[str]],
-                   ref: str) -> dict[str, bool]:
+def _string_checks(
+    pred_fold: str, pred_tokens: frozenset[str], pred_forms: list[frozenset[str]], ref: str
+) -> dict[str, bool]:
     """The three text criteria for one reference."""
     ref_fold = fold(ref)
     ref_forms = [content_tokens(r) for r in forms(ref, expand=True)]

@@ -55,8 +55,14 @@ def icd_entries(codes: Sequence[str] | None = None) -> list[tuple[str, str]]:
 class ICDMapper:
     """Nearest-description lookup over ICD-10-CM with a sentence encoder."""
 
-    def __init__(self, encoder, entries: list[tuple[str, str]], cache_dir: Path | None = None,
-                 min_score: float = DEFAULT_MIN_SCORE, excluded: tuple[str, ...] = EXCLUDED_PREFIXES) -> None:
+    def __init__(
+        self,
+        encoder,
+        entries: list[tuple[str, str]],
+        cache_dir: Path | None = None,
+        min_score: float = DEFAULT_MIN_SCORE,
+        excluded: tuple[str, ...] = EXCLUDED_PREFIXES,
+    ) -> None:
         self.encoder = encoder
         self.codes = [code for code, _ in entries]
         self.texts = [text for _, text in entries]

@@ -97,13 +97,21 @@ def judge(
     rows = []
     for number, q in enumerate(queries):
         hits = [r for r in search(q.text, method, depth + 1) if r.id != q.exclude][:depth]
-        row: dict[str, Any] = {"query": number, "kind": q.kind, "source": q.source, "finding": q.finding.label,
-                               "hits": len(hits), "rates": {}, "negated": {}}
+        row: dict[str, Any] = {
+            "query": number,
+            "kind": q.kind,
+            "source": q.source,
+            "finding": q.finding.label,
+            "hits": len(hits),
+            "rates": {},
+            "negated": {},
+        }
         for name, detector in detectors.items():
             statuses = [_status(r.text_of(field), q.finding, detector) for r in hits]
             row["rates"][name] = {f"@{k}": negated_hit_rate(statuses, k) for k in K_VALUES}
-            row["negated"][name] = [[rank, r.id] for rank, (r, s) in enumerate(zip(hits, statuses, strict=True), 1)
-                                    if s == Status.NEGATED]
+            row["negated"][name] = [
+                [rank, r.id] for rank, (r, s) in enumerate(zip(hits, statuses, strict=True), 1) if s == Status.NEGATED
+            ]
         rows.append(row)
     return rows
 
@@ -121,8 +129,10 @@ def summarize(rows: Sequence[dict[str, Any]], detector: str) -> dict[str, dict[s
         for source in (row["source"], POOLED):
             groups.setdefault(f"{row['kind']}/{source}", []).append(row)
     return {
-        key: {"queries": len(group),
-              **{f"@{k}": round(mean(r["rates"][detector][f"@{k}"] for r in group), 4) for k in K_VALUES}}
+        key: {
+            "queries": len(group),
+            **{f"@{k}": round(mean(r["rates"][detector][f"@{k}"] for r in group), 4) for k in K_VALUES},
+        }
         for key, group in sorted(groups.items())
     }
 
@@ -131,8 +141,9 @@ def sparse(rows: Sequence[dict[str, Any]], detector_names: Sequence[str]) -> dic
     """What the summary does not hold, compactly (for paired tests between runs): per detector the negated hits of
     each query that has any, and the queries that got fewer hits than the deepest k. Keys are query numbers."""
     return {
-        "negated": {name: {str(r["query"]): r["negated"][name] for r in rows if r["negated"][name]}
-                    for name in detector_names},
+        "negated": {
+            name: {str(r["query"]): r["negated"][name] for r in rows if r["negated"][name]} for name in detector_names
+        },
         "short": {str(r["query"]): r["hits"] for r in rows if r["hits"] < max(K_VALUES)},
     }
 
@@ -150,8 +161,11 @@ def run(
 
     detectors = {name: load_detector(name) for name in detector_names}
     reports = load_shared(data).reports
-    queries = [q for kind in kinds for q in (
-        label_queries() if kind == "label" else findings_queries(reports, detectors[detector_names[0]]))]
+    queries = [
+        q
+        for kind in kinds
+        for q in (label_queries() if kind == "label" else findings_queries(reports, detectors[detector_names[0]]))
+    ]
     results: list[dict[str, Any]] = []
     skipped: dict[str, str] = {}
     timings: dict[str, float] = {}
@@ -167,32 +181,37 @@ def run(
         methods = [m for m in METHODS if m != "bm25" or not any(r["method"] == "bm25" for r in results)]
         # the product's default method twice when it has a second stage: as searched (the default) and without it
         stages = [(method, None) for method in methods] + (
-            [(DEFAULT_METHOD, DEFAULT_SECOND_STAGE)] if DEFAULT_SECOND_STAGE else [])
+            [(DEFAULT_METHOD, DEFAULT_SECOND_STAGE)] if DEFAULT_SECOND_STAGE else []
+        )
         for method, stage in stages:
             label = f"{method}{RERANK_SUFFIX}{stage}" if stage else method
             index.reranker = reranker_for(stage) if stage else None
             started = time.monotonic()
             rows = judge(queries, index_search(index, field), method, field, detectors)
             timings[f"{label} {encoder}"] = round(time.monotonic() - started, 1)
-            results.append({
-                "method": label,
-                "encoder": "" if method == "bm25" else encoder,
-                "default": method == DEFAULT_METHOD and stage == DEFAULT_SECOND_STAGE,
-                "summary": {name: summarize(rows, name) for name in detector_names},
-                "per_query": sparse(rows, detector_names),
-            })
+            results.append(
+                {
+                    "method": label,
+                    "encoder": "" if method == "bm25" else encoder,
+                    "default": method == DEFAULT_METHOD and stage == DEFAULT_SECOND_STAGE,
+                    "summary": {name: summarize(rows, name) for name in detector_names},
+                    "per_query": sparse(rows, detector_names),
+                }
+            )
             print(f"{label} {encoder}: {results[-1]['summary'][detector_names[0]]}", file=sys.stderr)
         index.reranker = None
     return {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, python {platform.python_version()}",
         "command": f"python -m eval.negated_hits --encoders {','.join(encoders)} --kinds {','.join(kinds)} "
-                   f"--field {field} --detectors {','.join(detector_names)}",
+        f"--field {field} --detectors {','.join(detector_names)}",
         "field": field,
         "corpus_reports": len(reports),
         "queries": {kind: sum(q.kind == kind for q in queries) for kind in kinds},
-        "query_list": [{"kind": q.kind, "source": q.source, "finding": q.finding.label, "text": q.text[:80],
-                        "exclude": q.exclude} for q in queries],
+        "query_list": [
+            {"kind": q.kind, "source": q.source, "finding": q.finding.label, "text": q.text[:80], "exclude": q.exclude}
+            for q in queries
+        ],
         "detectors": list(detector_names),
         "default_method": DEFAULT_METHOD,
         "second_stage": DEFAULT_SECOND_STAGE,
@@ -204,7 +223,11 @@ def run(
 
 
 def _examples(
-    results: Sequence[dict[str, Any]], queries: Sequence[Query], reports: Sequence[Report], field: str, detector: str,
+    results: Sequence[dict[str, Any]],
+    queries: Sequence[Query],
+    reports: Sequence[Report],
+    field: str,
+    detector: str,
     limit: int = 6,
 ) -> list[dict[str, str]]:
     """Negated hits of the default method, with the sentence that rules the finding out."""
@@ -216,8 +239,15 @@ def _examples(
         for number, negated in result["per_query"]["negated"][detector].items():
             query, (_, hit_id) = queries[int(number)], negated[0]
             said = " | ".join(text for text, _ in mentions(by_id[hit_id].text_of(field), query.finding.terms))
-            examples.append({"encoder": result["encoder"], "query": query.text[:80], "finding": query.finding.label,
-                             "hit": hit_id, "says": said[:200]})
+            examples.append(
+                {
+                    "encoder": result["encoder"],
+                    "query": query.text[:80],
+                    "finding": query.finding.label,
+                    "hit": hit_id,
+                    "says": said[:200],
+                }
+            )
             if len(examples) >= limit:
                 return examples
     return examples
@@ -239,31 +269,43 @@ def render(payload: dict[str, Any]) -> str:
     bm25 = next((r for r in payload["results"] if r["method"] == "bm25"), None)
     for detector in payload["detectors"]:
         for kind in payload["queries"]:
-            keys = sorted({key for r in payload["results"] for key in r["summary"][detector] if key.startswith(kind)},
-                          key=lambda key: (key.endswith(POOLED), key))
+            keys = sorted(
+                {key for r in payload["results"] for key in r["summary"][detector] if key.startswith(kind)},
+                key=lambda key: (key.endswith(POOLED), key),
+            )
             if not keys:
                 continue
-            lines += [f"## {kind} queries, negation by `{detector}`", "",
-                      "| method | encoder | " + " | ".join(f"{key.split('/')[1]} @{k}" for key in keys
-                                                          for k in K_VALUES) + " |",
-                      "|---|---|" + "---:|" * (len(keys) * len(K_VALUES))]
+            lines += [
+                f"## {kind} queries, negation by `{detector}`",
+                "",
+                "| method | encoder | "
+                + " | ".join(f"{key.split('/')[1]} @{k}" for key in keys for k in K_VALUES)
+                + " |",
+                "|---|---|" + "---:|" * (len(keys) * len(K_VALUES)),
+            ]
             for r in payload["results"]:
                 summary = r["summary"][detector]
                 cells = [f"{summary[key][f'@{k}']:.1%}" if key in summary else "—" for key in keys for k in K_VALUES]
                 name = f"**{r['method']}**" if r["default"] else r["method"]
                 lines.append(f"| {name} | {r['encoder'] or '—'} | " + " | ".join(cells) + " |")
-            queries = {key: max(r["summary"][detector].get(key, {}).get("queries", 0) for r in payload["results"])
-                       for key in keys}
+            queries = {
+                key: max(r["summary"][detector].get(key, {}).get("queries", 0) for r in payload["results"])
+                for key in keys
+            }
             lines += ["", "Queries: " + ", ".join(f"{key.split('/')[1]} {n}" for key, n in queries.items()), ""]
             if bm25 is not None:
                 lines += _acceptance(payload["results"], bm25, detector, f"{kind}/{POOLED}")
     if payload["skipped_encoders"]:
-        lines += ["Skipped encoders: " + "; ".join(f"`{e}`: {why}" for e, why in payload["skipped_encoders"].items()),
-                  ""]
+        lines += [
+            "Skipped encoders: " + "; ".join(f"`{e}`: {why}" for e, why in payload["skipped_encoders"].items()),
+            "",
+        ]
     if payload["examples"]:
         lines += [f"Negated hits of the default method (judged by `{payload['detectors'][0]}`):", ""]
-        lines += [f"- `{e['encoder']}` query \"{e['query']}\" ({e['finding']}) -> {e['hit']}: {e['says']}"
-                  for e in payload["examples"]]
+        lines += [
+            f'- `{e["encoder"]}` query "{e["query"]}" ({e["finding"]}) -> {e["hit"]}: {e["says"]}'
+            for e in payload["examples"]
+        ]
         lines.append("")
     return "\n".join(lines)
 
@@ -278,9 +320,11 @@ def _acceptance(results: Sequence[dict[str, Any]], bm25: dict[str, Any], detecto
         if r["default"] and key in r["summary"][detector]:
             rate = r["summary"][detector][key]["@5"]
             ok = rate <= TARGET_RATE and rate <= base * TARGET_SHARE_OF_BM25
-            lines.append(f"- target ({key}, @5): `{r['method']}` + {r['encoder']} {rate:.1%} vs BM25 {base:.1%} "
-                         f"(bar: ≤ {TARGET_RATE:.0%} and ≤ {base * TARGET_SHARE_OF_BM25:.1%}): "
-                         f"{'met' if ok else 'not met'}")
+            lines.append(
+                f"- target ({key}, @5): `{r['method']}` + {r['encoder']} {rate:.1%} vs BM25 {base:.1%} "
+                f"(bar: ≤ {TARGET_RATE:.0%} and ≤ {base * TARGET_SHARE_OF_BM25:.1%}): "
+                f"{'met' if ok else 'not met'}"
+            )
     return [*lines, ""]
 
 
@@ -289,8 +333,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--encoders", default="minilm,mpnet", help="comma-separated encoder references")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {', '.join(KINDS)}")
     parser.add_argument("--field", default="impression", choices=("impression", "findings", "report"))
-    parser.add_argument("--detectors", default="either,rules", help=f"comma-separated, of {', '.join(DETECTORS)}; "
-                        "the first one selects the findings queries and heads the report")
+    parser.add_argument(
+        "--detectors",
+        default="either,rules",
+        help=f"comma-separated, of {', '.join(DETECTORS)}; "
+        "the first one selects the findings queries and heads the report",
+    )
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     add_out_option(parser, RESULTS / "negated_hits")
     args = parser.parse_args(argv)

@@ -113,8 +113,7 @@ def scores(predicted: Sequence[bool], truth: Sequence[bool]) -> dict[str, Any]:
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"n": len(truth), "precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4),
-            **result}
+    return {"n": len(truth), "precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4), **result}
 
 
 # ------------------------------------------------------------------------------------------------ (a) NegEx set
@@ -265,8 +264,12 @@ def render(payload: dict[str, Any]) -> str:
             f"| {name}{' **best**' if name == negex['best'] else ''} | {s['precision']:.3f} | {s['recall']:.3f} | "
             f"{s['f1']:.3f} | {s['accuracy']:.3f} | {s['true_positive']} | {s['false_positive']} | "
             f"{s['false_negative']} | {s['true_negative']} | "
-            + (f"p {format_p(test['p'])} ({test['only_rules_right']} only rules right, "
-               f"{test['only_this_right']} only this right)" if test else "—")
+            + (
+                f"p {format_p(test['p'])} ({test['only_rules_right']} only rules right, "
+                f"{test['only_this_right']} only this right)"
+                if test
+                else "—"
+            )
             + " |"
         )
     left = openi["left_out"]
@@ -288,8 +291,12 @@ def render(payload: dict[str, Any]) -> str:
         lines.append(
             f"| {name}{' **best**' if name == openi['best'] else ''} | {a['precision']:.3f} | {a['recall']:.3f} | "
             f"{a['f1']:.3f} | {n['precision']:.3f} | {n['recall']:.3f} | {n['f1']:.3f} | {a['accuracy']:.3f} | "
-            + (f"p {format_p(test['p'])} ({test['only_rules_right']} only rules right, "
-               f"{test['only_this_right']} only this right)" if test else "—")
+            + (
+                f"p {format_p(test['p'])} ({test['only_rules_right']} only rules right, "
+                f"{test['only_this_right']} only this right)"
+                if test
+                else "—"
+            )
             + " |"
         )
     if payload.get("labelled"):
@@ -300,8 +307,10 @@ def render(payload: dict[str, Any]) -> str:
     for key, title in (("negex", "(a) NegEx"), ("openi", "(b) Open-i")):
         if payload[key]["disagreements"]:
             lines += [f"Rules and ConText disagree, {title} (gold in brackets):", ""]
-            lines += [f"- right: {d['right']} [{d['gold']}] `{d['concept']}`: {d['text']}"
-                      for d in payload[key]["disagreements"]]
+            lines += [
+                f"- right: {d['right']} [{d['gold']}] `{d['concept']}`: {d['text']}"
+                for d in payload[key]["disagreements"]
+            ]
             lines.append("")
     if payload["unavailable"]:
         lines += [f"Not measured: {payload['unavailable']}", ""]
@@ -315,9 +324,11 @@ def verdict(negex: dict[str, Any], openi: dict[str, Any]) -> str:
     f1_b = ", ".join(f"{n} {s['negated_only']['f1']:.3f}" for n, s in openi["scores"].items())
     if a == b:
         return f"`{a}` is best on both datasets (F1 negated, NegEx: {f1_a}; F1 negated-only, Open-i: {f1_b})."
-    return (f"The datasets disagree: `{a}` is best on the NegEx set (mostly discharge summaries; F1 negated: {f1_a}) "
-            f"and `{b}` on Open-i chest X-ray reports against NegBio (F1 negated-only: {f1_b}). Report search runs "
-            "on radiology reports, so the Open-i result weighs more.")
+    return (
+        f"The datasets disagree: `{a}` is best on the NegEx set (mostly discharge summaries; F1 negated: {f1_a}) "
+        f"and `{b}` on Open-i chest X-ray reports against NegBio (F1 negated-only: {f1_b}). Report search runs "
+        "on radiology reports, so the Open-i result weighs more."
+    )
 
 
 def run(data: Path, names: Sequence[str]) -> dict[str, Any]:
@@ -333,19 +344,31 @@ def run(data: Path, names: Sequence[str]) -> dict[str, Any]:
     negex = evaluate_negex(rows, detectors)
     cases, left_out = openi_cases(data)
     openi = evaluate_openi(cases, detectors)
-    negex_part = {"rows": len(rows), "negated": sum(r.negated for r in rows), "concept_not_found": missing,
-                  "scores": negex["scores"], "best": best(negex["scores"], lambda s: s["f1"]),
-                  "vs_rules": paired_tests(negex["correct"]), "disagreements": negex["disagreements"]}
-    openi_part = {"cases": len(cases), "positive": sum(c.positive for c in cases), "left_out": left_out,
-                  "scores": openi["scores"], "best": best(openi["scores"], lambda s: s["negated_only"]["f1"]),
-                  "vs_rules": paired_tests(openi["correct"]), "disagreements": openi["disagreements"]}
+    negex_part = {
+        "rows": len(rows),
+        "negated": sum(r.negated for r in rows),
+        "concept_not_found": missing,
+        "scores": negex["scores"],
+        "best": best(negex["scores"], lambda s: s["f1"]),
+        "vs_rules": paired_tests(negex["correct"]),
+        "disagreements": negex["disagreements"],
+    }
+    openi_part = {
+        "cases": len(cases),
+        "positive": sum(c.positive for c in cases),
+        "left_out": left_out,
+        "scores": openi["scores"],
+        "best": best(openi["scores"], lambda s: s["negated_only"]["f1"]),
+        "vs_rules": paired_tests(openi["correct"]),
+        "disagreements": openi["disagreements"],
+    }
     labelled, labelled_skipped = _labelled(data, detectors)
     return {
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, python {platform.python_version()}",
         "versions": ", ".join(f"{p} {_version(p)}" for p in ("medspacy", "spacy")),
-        "command": "python -m eval.negation_detection" + (
-            f" --detectors {','.join(names)}" if tuple(names) != DETECTORS else ""),
+        "command": "python -m eval.negation_detection"
+        + (f" --detectors {','.join(names)}" if tuple(names) != DETECTORS else ""),
         "negex": negex_part,
         "openi": openi_part,
         "labelled": labelled,
@@ -373,9 +396,11 @@ def _labelled_verdict(labelled: dict[str, Any] | None) -> str:
     reached = ""
     if rules:
         met = "met" if min(rules["precision"], rules["recall"]) >= 0.95 else "not met"
-        reached = (f" The rules score precision {rules['precision']:.3f} and recall {rules['recall']:.3f} of "
-                   f"\"ruled out\" over all rows (target >= 0.95 each: {met}).")
-    return f" On the hand-labelled real sentences (c), `{labelled['best']}` is best by F1 of \"ruled out\".{reached}"
+        reached = (
+            f" The rules score precision {rules['precision']:.3f} and recall {rules['recall']:.3f} of "
+            f'"ruled out" over all rows (target >= 0.95 each: {met}).'
+        )
+    return f' On the hand-labelled real sentences (c), `{labelled["best"]}` is best by F1 of "ruled out".{reached}'
 
 
 def _version(package: str) -> str:

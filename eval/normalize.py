@@ -114,7 +114,7 @@ GENERIC = frozenset(stem(w) for w in _GENERIC_WORDS.split())
 
 
 def is_normal_statement(folded: str) -> bool:
-    """"Normal chest", "no acute cardiopulmonary abnormality": a normal study, however it is worded."""
+    """ "Normal chest", "no acute cardiopulmonary abnormality": a normal study, however it is worded."""
     return bool(_NORMAL_STATEMENT.match(folded))
 
 

@@ -37,8 +37,9 @@ def accuracy_bars(values: Mapping[str, tuple[float, float, float]], title: str, 
     return path
 
 
-def match_curves(curves: Mapping[str, Mapping[int, float]], title: str, path: Path,
-                 ks: Sequence[int] = (1, 5, 10)) -> Path:
+def match_curves(
+    curves: Mapping[str, Mapping[int, float]], title: str, path: Path, ks: Sequence[int] = (1, 5, 10)
+) -> Path:
     """match@k against k, one line per retriever. curves: name -> {k: value in [0, 1]}."""
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
     for name, points in curves.items():

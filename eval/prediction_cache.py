@@ -42,8 +42,13 @@ class PredictionCache:
 
     @staticmethod
     def _key(row: dict[str, Any]) -> Key:
-        return cache_key(row["case_id"], row["condition"], row["model_id"], row["prompt_id"],
-                         int(row.get("max_tokens", LEGACY_MAX_TOKENS)))
+        return cache_key(
+            row["case_id"],
+            row["condition"],
+            row["model_id"],
+            row["prompt_id"],
+            int(row.get("max_tokens", LEGACY_MAX_TOKENS)),
+        )
 
     def get(self, key: Key) -> dict[str, Any] | None:
         return self._rows.get(key)

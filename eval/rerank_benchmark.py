@@ -113,8 +113,15 @@ def side_label(weight: float, gate: int = 0) -> str:
     return f"weight {weight:g}" + (f", {gate}+ words" if gate else "")
 
 
-def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[float], reranker: str = RERANKER,
-            progress: Path | None = None, gates: Sequence[int] = (0,)) -> dict[str, Any]:
+def compare(
+    data: Path,
+    split: str,
+    card: dict[str, Any],
+    weights: Sequence[float],
+    reranker: str = RERANKER,
+    progress: Path | None = None,
+    gates: Sequence[int] = (0,),
+) -> dict[str, Any]:
     """Every measure for the product default without the re-ranker (`without`) and with it at each weight
     (`side_label`). About 40 minutes of cross-encoder scoring on 2 cores, so each finished measure is kept in
     `progress` (eval/resumable.py), reused only for the same split, rankers, re-ranker card, default encoder
@@ -148,10 +155,20 @@ def compare(data: Path, split: str, card: dict[str, Any], weights: Sequence[floa
         }
 
     encoder = weights_fingerprint(str(resolve_encoder(DEFAULT_MODEL)[0]))
-    key = {"split": split, "refs": refs, "card": card, "encoder": encoder, "lexical_rules": TOKENIZER_FINGERPRINT,
-           "dense_weight": DENSE_WEIGHT}
-    done = run_resumable({name: measures(ref) for name, ref in refs.items()}, key, progress,
-                         log=lambda m: print(f"{split}: {m}", flush=True))
+    key = {
+        "split": split,
+        "refs": refs,
+        "card": card,
+        "encoder": encoder,
+        "lexical_rules": TOKENIZER_FINGERPRINT,
+        "dense_weight": DENSE_WEIGHT,
+    }
+    done = run_resumable(
+        {name: measures(ref) for name, ref in refs.items()},
+        key,
+        progress,
+        log=lambda m: print(f"{split}: {m}", flush=True),
+    )
     return {"refs": refs, "reports": len(reports), "items": len(items)} | done
 
 
@@ -192,10 +209,12 @@ def render(results: dict[str, Any]) -> str:
     header = "| {} | without | " + " | ".join(names) + " |"
     rule = "|---|---:|" + "---:|" * len(names)
     pairs = "" if results["reranker"] == SUPPORT_WORDS else " and adjacent term pairs"
-    what = (f"the support check (retriever/search/support.py: idf of the hit's terms{pairs} the query has minus of "
-            "those it has not; no model)" if results["reranker"] in SUPPORT_STAGES
-            else "retriever/search/rerank.py; trained on the train split by retriever/training/reranker.py, "
-            "card below")
+    what = (
+        f"the support check (retriever/search/support.py: idf of the hit's terms{pairs} the query has minus of "
+        "those it has not; no model)"
+        if results["reranker"] in SUPPORT_STAGES
+        else "retriever/search/rerank.py; trained on the train split by retriever/training/reranker.py, card below"
+    )
     lines = [
         f"# {'Support check' if results['reranker'] in SUPPORT_STAGES else 'Cross-encoder re-ranker'}"
         f"{', single terms only' if results['reranker'] == SUPPORT_WORDS else ''}, "
@@ -205,11 +224,15 @@ def render(results: dict[str, Any]) -> str:
         f"`{results['refs']['without']}` without and with `{results['reranker']}` re-scoring its top 20 hits "
         f"({what}); a weight is the second stage's share of the re-scored hits' score (min-max normalized, the "
         f"first stage's the rest; weight 1 = its score alone). {results['reports']} {results['split']}-split "
-        "reports." + (
+        "reports."
+        + (
             " A side with `N+ words` re-scores only queries of N words or more; the words of the train-split "
             "findings the re-ranker learned from: "
-            + ", ".join(f"{k} {v}" for k, v in results["train_query_words"].items()) + "."
-            if "train_query_words" in results and any(", " in name for name in results["refs"]) else ""),
+            + ", ".join(f"{k} {v}" for k, v in results["train_query_words"].items())
+            + "."
+            if "train_query_words" in results and any(", " in name for name in results["refs"])
+            else ""
+        ),
         "",
         "## Findings -> impression (match@5; each source against its own impressions)",
         "",
@@ -220,14 +243,24 @@ def render(results: dict[str, Any]) -> str:
         values = [results[n]["retrieval"][source]["all"]["match@5"] for n in ["without", *names]]
         lines.append(f"| {source} | " + " | ".join(f"{v:.3f}" for v in values) + " |")
     ranks = without["retrieval"]["pooled"]["per_query"]["rank"]
-    tests = [f"{n} {format_p(mcnemar(hit5(ranks), hit5(results[n]['retrieval']['pooled']['per_query']['rank'])).p)}"
-             for n in names]
-    lines += ["", f"Pooled hit@5 against without, McNemar p: {', '.join(tests)}.", "",
-              "## Robustness (eval/robustness, as in robustness.md)", "",
-              header.format("measure"), rule]
-    rows = [("ICD-10-CM exact@1", lambda r: r["icd"]["exact@1"]["value"]),
-            ("ICD-10-CM category@1", lambda r: r["icd"]["category@1"]["value"]),
-            ("error discrimination, all", lambda r: r["errors"]["all"]["value"])]
+    tests = [
+        f"{n} {format_p(mcnemar(hit5(ranks), hit5(results[n]['retrieval']['pooled']['per_query']['rank'])).p)}"
+        for n in names
+    ]
+    lines += [
+        "",
+        f"Pooled hit@5 against without, McNemar p: {', '.join(tests)}.",
+        "",
+        "## Robustness (eval/robustness, as in robustness.md)",
+        "",
+        header.format("measure"),
+        rule,
+    ]
+    rows = [
+        ("ICD-10-CM exact@1", lambda r: r["icd"]["exact@1"]["value"]),
+        ("ICD-10-CM category@1", lambda r: r["icd"]["category@1"]["value"]),
+        ("error discrimination, all", lambda r: r["errors"]["all"]["value"]),
+    ]
     rows += [(f"error discrimination, {t}", lambda r, t=t: r["errors"][t]["value"]) for t in ERROR_TYPES]
     rows += [(f"query match@5, {v}", lambda r, v=v: r["queries"][v]["match@5"]) for v in VARIANTS]
     rows += [("abbreviated drop", lambda r: r["queries"]["abbreviated"]["drop@5"])]
@@ -235,20 +268,33 @@ def render(results: dict[str, Any]) -> str:
         lines.append(f"| {label} | " + " | ".join(f"{value(results[n]):.3f}" for n in ["without", *names]) + " |")
     if "decision" in results:
         decision = results["decision"]
-        lines += ["", "## Rule (dev split only)", "", decide.__doc__.split("The rule (dev split): ")[1].strip(), "",
-                  "| check | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        lines += [
+            "",
+            "## Rule (dev split only)",
+            "",
+            decide.__doc__.split("The rule (dev split): ")[1].strip(),
+            "",
+            "| check | " + " | ".join(names) + " |",
+            "|---|" + "---:|" * len(names),
+        ]
         for check in next(iter(decision["checks"].values()), {}):
-            lines.append(f"| {check} | " + " | ".join("yes" if decision["checks"][n][check] else "no"
-                                                       for n in names) + " |")
+            lines.append(
+                f"| {check} | " + " | ".join("yes" if decision["checks"][n][check] else "no" for n in names) + " |"
+            )
         verdict = f"adopt at {decision['chosen']}" if decision["adopt"] else "keep search without it"
         lines += ["", f"Decision: {verdict}."]
     card = results["card"]
     if results["reranker"] in SUPPORT_STAGES:
         return "\n".join(lines) + "\n"
-    lines += ["", "## The re-ranker", "", f"Base `{card['base_model']['ref']}`, {card['loss']}, "
-              f"{card['data']['pairs']['train']} training pairs, examples {card['data']['examples']['train']}, "
-              f"seconds per epoch {card['train_seconds_per_epoch']}; dev pairwise accuracy before "
-              f"{card['dev_pairwise_accuracy']['before']}, after {card['dev_pairwise_accuracy']['after']}."]
+    lines += [
+        "",
+        "## The re-ranker",
+        "",
+        f"Base `{card['base_model']['ref']}`, {card['loss']}, "
+        f"{card['data']['pairs']['train']} training pairs, examples {card['data']['examples']['train']}, "
+        f"seconds per epoch {card['train_seconds_per_epoch']}; dev pairwise accuracy before "
+        f"{card['dev_pairwise_accuracy']['before']}, after {card['dev_pairwise_accuracy']['after']}.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -277,17 +323,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--train-only", action="store_true", help="train the re-ranker if missing, compare nothing")
     parser.add_argument("--max-steps", type=int, default=-1, help="stop training early (smoke runs)")
     parser.add_argument("--split", choices=("dev", "test"), default="dev", help="dev to decide on, test to report once")
-    parser.add_argument("--weights", type=weight_list, default=[RERANK_WEIGHT],
-                        help="the re-ranker's shares of the score to compare, e.g. 1,0.3 (default: the product's)")
-    parser.add_argument("--gates", type=gate_list, default=[0],
-                        help="minimum query words for the re-ranker to act, e.g. 0,15 (0: every query; default 0)")
-    parser.add_argument("--reranker", choices=(RERANKER, *SUPPORT_STAGES), default=RERANKER,
-                        help=f"the second stage: the trained cross-encoder (trained first if missing), the "
-                             f"model-free support check, or it on single terms only (default {RERANKER})")
-    parser.add_argument("--adopt", action="store_true",
-                        help="write the support check's decision into the preset for the default encoder (dev)")
-    parser.add_argument("--name", help="results name (default: rerank_<split>, support_<split>, "
-                                       "support_words_<split>)")
+    parser.add_argument(
+        "--weights",
+        type=weight_list,
+        default=[RERANK_WEIGHT],
+        help="the re-ranker's shares of the score to compare, e.g. 1,0.3 (default: the product's)",
+    )
+    parser.add_argument(
+        "--gates",
+        type=gate_list,
+        default=[0],
+        help="minimum query words for the re-ranker to act, e.g. 0,15 (0: every query; default 0)",
+    )
+    parser.add_argument(
+        "--reranker",
+        choices=(RERANKER, *SUPPORT_STAGES),
+        default=RERANKER,
+        help=f"the second stage: the trained cross-encoder (trained first if missing), the "
+        f"model-free support check, or it on single terms only (default {RERANKER})",
+    )
+    parser.add_argument(
+        "--adopt",
+        action="store_true",
+        help="write the support check's decision into the preset for the default encoder (dev)",
+    )
+    parser.add_argument("--name", help="results name (default: rerank_<split>, support_<split>, support_words_<split>)")
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv if argv is not None else sys.argv[1:])
     if not args.data.is_dir():
@@ -303,8 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join(["python -m eval.rerank_benchmark", *(argv if argv is not None else sys.argv[1:])]),
         "split": args.split,
         "reranker": args.reranker,
-        "card": support_card() if folder is None
-        else json.loads((folder / CARD_FILE).read_text(encoding="utf-8")),
+        "card": support_card() if folder is None else json.loads((folder / CARD_FILE).read_text(encoding="utf-8")),
     }
     progress = eval_home() / f"{results['name']}.partial.json"
     results |= compare(args.data, args.split, results["card"], args.weights, args.reranker, progress, args.gates)

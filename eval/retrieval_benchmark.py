@@ -167,8 +167,11 @@ def render(results: RetrievalResults) -> str:
         lines += _render_targets(results.targets)
     reused = {n: r.reused_from for n, r in rankers.items() if r.reused_from}
     if reused:
-        lines += ["", "Reused from an earlier run of the same split, reports and encoder backend (`--reuse`, "
-                  "`--reuse-missing`): " + ", ".join(f"{n} ({when})" for n, when in reused.items())]
+        lines += [
+            "",
+            "Reused from an earlier run of the same split, reports and encoder backend (`--reuse`, "
+            "`--reuse-missing`): " + ", ".join(f"{n} ({when})" for n, when in reused.items()),
+        ]
     if results.missing:
         lines += ["", "Not evaluated (model not available): " + ", ".join(results.missing)]
     lines += ["", f"![match@k]({results.plot})", ""]
@@ -189,8 +192,9 @@ def check_targets(rankers: dict[str, RankerResult], default: str) -> Targets:
             for subset in ("all", "abnormal"):
                 a, b = scores.subset(subset)["match@5"], other.subset(subset)["match@5"]
                 test = _paired_match5(scores, other, subset)
-                rows.append(TargetRow(f"match@5 ({subset})", source, rival, a, b, scores.subset(subset)["n"], a > b,
-                                      test))
+                rows.append(
+                    TargetRow(f"match@5 ({subset})", source, rival, a, b, scores.subset(subset)["n"], a > b, test)
+                )
         for source in LABEL_TARGET_SOURCES:
             label = mine.labels.get(source, {}).get("finding_label")
             their_label = theirs.labels.get(source, {}).get("finding_label")
@@ -286,11 +290,17 @@ def _render_choice(choice: Choice, product: str, split: str) -> list[str]:
     ]
     same = "is" if product == choice.best else "is NOT"
     if split == CHOICE_SPLIT:
-        lines += ["", f"Chosen: `{choice.best}`. The product's default (`retriever.search.methods.DEFAULT_METHOD` over "
-                  f"`{DEFAULT_MODEL}`) is `{product}`, which {same} the chosen one."]
+        lines += [
+            "",
+            f"Chosen: `{choice.best}`. The product's default (`retriever.search.methods.DEFAULT_METHOD` over "
+            f"`{DEFAULT_MODEL}`) is `{product}`, which {same} the chosen one.",
+        ]
     else:
-        lines += ["", f"On this split the rule would pick `{choice.best}`; the product's default, chosen on the "
-                  f"{CHOICE_SPLIT} split, is `{product}`."]
+        lines += [
+            "",
+            f"On this split the rule would pick `{choice.best}`; the product's default, chosen on the "
+            f"{CHOICE_SPLIT} split, is `{product}`.",
+        ]
     return lines
 
 
@@ -320,8 +330,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beir", type=Path, default=None, help="BEIR folder (default: shared label queries)")
     add_out_option(parser, RESULTS)
     parser.add_argument("--name", default="retrieval")
-    parser.add_argument("--default", default=None,
-                        help="ranker checked against the targets (default: the product's, second stage included)")
+    parser.add_argument(
+        "--default",
+        default=None,
+        help="ranker checked against the targets (default: the product's, second stage included)",
+    )
     parser.add_argument(
         "--reuse",
         default="",
@@ -335,10 +348,16 @@ def main(argv: list[str] | None = None) -> int:
         "if it evaluated the same split, reports and encoder backend (marked as reused in the report)",
     )
     add_encoder_backend_option(parser)
-    parser.add_argument("--adopt", action="store_true",
-                        help="write the method the rule chooses (dev split) into the preset for the default encoder")
-    parser.add_argument("--render-only", action="store_true",
-                        help="rewrite <out>/<name>.md from its .json (after a change of the report's wording)")
+    parser.add_argument(
+        "--adopt",
+        action="store_true",
+        help="write the method the rule chooses (dev split) into the preset for the default encoder",
+    )
+    parser.add_argument(
+        "--render-only",
+        action="store_true",
+        help="rewrite <out>/<name>.md from its .json (after a change of the report's wording)",
+    )
     args = parser.parse_args(argv)
     if args.render_only:
         from models.atomic import write_atomic

@@ -110,8 +110,11 @@ class MatchScores(Record):
 
     def subset(self, name: str) -> Metrics:
         """The metrics of a subset by its JSON name (eval.retrieval_benchmark.SUBSETS)."""
-        return {"all": self.all, "without_top20_impressions": self.without_top20_impressions,
-                "abnormal": self.abnormal}[name]
+        return {
+            "all": self.all,
+            "without_top20_impressions": self.without_top20_impressions,
+            "abnormal": self.abnormal,
+        }[name]
 
 
 @dataclass
@@ -223,8 +226,10 @@ class RetrievalResults(Record):
     def from_json(cls, data: dict[str, Any]) -> Self:
         version = data.get("schema_version", 1)
         if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
-            raise ValueError(f"retrieval results schema {version!r}: this checkout reads versions 1 to "
-                             f"{SCHEMA_VERSION} (a newer file needs a newer checkout)")
+            raise ValueError(
+                f"retrieval results schema {version!r}: this checkout reads versions 1 to "
+                f"{SCHEMA_VERSION} (a newer file needs a newer checkout)"
+            )
         if version == 1:
             data = {**data, "encoder_backend": VERSION_1_BACKEND}
         return super().from_json({**data, "schema_version": SCHEMA_VERSION})

@@ -27,23 +27,37 @@ from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, lo
 def count(rows: list[dict[str, Any]], findings: dict[str, str], impressions: dict[str, str]) -> dict[str, Any]:
     """How many of the answers are self-contradicted, overall and by source, with the case ids."""
     flagged = [r["case_id"] for r in rows if self_contradicted(r, findings[r["case_id"]], impressions)]
-    return {"answers": len(rows), "self_contradicted": len(flagged),
-            "by_source": dict(Counter(i.split(":")[0] for i in flagged)), "case_ids": flagged}
+    return {
+        "answers": len(rows),
+        "self_contradicted": len(flagged),
+        "by_source": dict(Counter(i.split(":")[0] for i in flagged)),
+        "case_ids": flagged,
+    }
 
 
 def render(payload: dict[str, Any]) -> str:
-    lines = ["# Self-contradicted answers in committed predictions", "",
-             f"Command: `{payload['command']}`", "", "| cache | condition | answers | self-contradicted | by source |",
-             "|---|---|---:|---:|---|"]
+    lines = [
+        "# Self-contradicted answers in committed predictions",
+        "",
+        f"Command: `{payload['command']}`",
+        "",
+        "| cache | condition | answers | self-contradicted | by source |",
+        "|---|---|---:|---:|---|",
+    ]
     for row in payload["rows"]:
-        lines.append(f"| {row['cache']} | {row['condition']} | {row['answers']} | {row['self_contradicted']} | "
-                     f"{json.dumps(row['by_source'])} |")
+        lines.append(
+            f"| {row['cache']} | {row['condition']} | {row['answers']} | {row['self_contradicted']} | "
+            f"{json.dumps(row['by_source'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.self_contradicted", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m eval.self_contradicted",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("cache", type=Path)
     parser.add_argument("--condition", action="append", required=True, help="condition name (repeatable)")
     parser.add_argument("--cases", type=Path, default=eval_home() / "cases" / "shared_heldout.jsonl")
@@ -56,12 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     findings = {c.id: c.findings for c in read_cases(args.cases)}
     impressions = {r.id: r.impression for r in load_shared(args.data).reports}
     rows = [json.loads(line) for line in args.cache.read_text(encoding="utf-8").splitlines() if line.strip()]
-    payload = {"command": "python -m eval.self_contradicted " + " ".join(argv if argv is not None else sys.argv[1:]),
-               "rows": []}
+    payload = {
+        "command": "python -m eval.self_contradicted " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "rows": [],
+    }
     for condition in args.condition:
         chosen = [r for r in rows if r["condition"] == condition and r["case_id"] in findings]
-        payload["rows"].append({"cache": args.cache.name, "condition": condition,
-                                **count(chosen, findings, impressions)})
+        payload["rows"].append(
+            {"cache": args.cache.name, "condition": condition, **count(chosen, findings, impressions)}
+        )
     print(write_results(args.out, payload, render))
     return 0
 

@@ -59,8 +59,12 @@ def add_encoder_backend_option(parser: argparse.ArgumentParser, env: Mapping[str
     from retriever.encoders.encoder import BACKENDS
 
     default = index_backend(env)
-    parser.add_argument("--encoder-backend", default=default, choices=BACKENDS,
-                        help=f"encoder backend (default: {default}, what new indexes are built with)")
+    parser.add_argument(
+        "--encoder-backend",
+        default=default,
+        choices=BACKENDS,
+        help=f"encoder backend (default: {default}, what new indexes are built with)",
+    )
 
 
 def write_results(stem: Path, payload: Any, render: Callable[[Any], str], *, indent: int = 1) -> str:

@@ -9,20 +9,32 @@ suggest (consolidation / pneumonia) are NOT synonyms, that judgement is left to 
 from __future__ import annotations
 
 SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("cardiomegaly", "enlarged heart", "cardiac enlargement", "enlarged cardiac silhouette", "heart enlargement",
-     "enlarged cardiomediastinal silhouette", "enlargement of the cardiac silhouette"),
+    (
+        "cardiomegaly",
+        "enlarged heart",
+        "cardiac enlargement",
+        "enlarged cardiac silhouette",
+        "heart enlargement",
+        "enlarged cardiomediastinal silhouette",
+        "enlargement of the cardiac silhouette",
+    ),
     ("pleural effusion", "pleural fluid", "hydrothorax", "effusion", "effusions"),
     ("pericardial effusion", "pericardial fluid"),  # listed so the bare "effusion" above never rewrites them
     ("joint effusion",),
     ("atelectasis", "atelectatic change", "subsegmental collapse", "volume loss"),
     ("pneumonia", "chest infection", "lung infection", "pneumonitis infectious", "bronchopneumonia"),
-    ("consolidation", "airspace consolidation", "air space consolidation", "airspace disease",
-     "air space disease"),
+    ("consolidation", "airspace consolidation", "air space consolidation", "airspace disease", "air space disease"),
     ("infiltrate", "infiltration", "infiltrates"),
     ("pulmonary edema", "interstitial edema", "alveolar edema", "fluid overload", "volume overload"),
     ("heart failure", "congestive heart failure", "cardiac failure", "cardiac decompensation"),
-    ("emphysema", "chronic obstructive pulmonary disease", "chronic obstructive lung disease",
-     "hyperinflation", "hyperexpanded lungs", "hyperinflated lungs"),
+    (
+        "emphysema",
+        "chronic obstructive pulmonary disease",
+        "chronic obstructive lung disease",
+        "hyperinflation",
+        "hyperexpanded lungs",
+        "hyperinflated lungs",
+    ),
     ("pulmonary fibrosis", "lung fibrosis", "fibrotic lung disease"),
     ("interstitial lung disease", "diffuse parenchymal lung disease"),
     ("pneumothorax", "collapsed lung"),

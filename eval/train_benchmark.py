@@ -28,7 +28,11 @@ BASELINES = ("bm25", "minilm", "mpnet")
 #: The benchmarks' default recipe until 2026-11-27, which `labelneg-2ep-256` extends (the default encoder,
 #: eval.retrieval_benchmark.DEFAULT_MODEL, is now the weight average of that variant's runs with seeds 42 and 43).
 _NEGMARGIN_256: dict[str, Any] = {
-    "bm25_negatives": True, "negation_negatives": True, "epochs": 2, "negation_margin": 0.5, "max_seq_length": 256,
+    "bm25_negatives": True,
+    "negation_negatives": True,
+    "epochs": 2,
+    "negation_margin": 0.5,
+    "max_seq_length": 256,
 }
 #: Variant name -> TrainConfig options; "plain" is the paper's recipe, the others are the options beyond it.
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -77,11 +81,21 @@ def machine() -> dict[str, Any]:
     cpu = platform.processor()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.is_file():
-        cpu = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines()
-                    if line.startswith("model name")), cpu)
+        cpu = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in cpuinfo.read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            cpu,
+        )
     return {
-        "cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-        "torch": torch.__version__, "python": platform.python_version(), "platform": platform.platform(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
     }
 
@@ -116,11 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         test.setdefault(report.source, []).append(report)
     results |= {
         "task": "findings -> impression retrieval on the held-out test split; corpus = the split's unique "
-                "impressions (per source: that source's; overall: all sources')",
-        "data": {"corpora": [str(Path(c).relative_to(args.data.parent.parent)) for c in corpora],
-                 "reports_in": ingested.records_in, "usable": len(ingested.reports),
-                 "rejected": dict(ingested.reasons()), "split": {k: len(v) for k, v in groups.items()},
-                 "test_by_source": {s: len(v) for s, v in sorted(test.items())}, "split_spec": DEFAULT_SPLIT.__dict__},
+        "impressions (per source: that source's; overall: all sources')",
+        "data": {
+            "corpora": [str(Path(c).relative_to(args.data.parent.parent)) for c in corpora],
+            "reports_in": ingested.records_in,
+            "usable": len(ingested.reports),
+            "rejected": dict(ingested.reasons()),
+            "split": {k: len(v) for k, v in groups.items()},
+            "test_by_source": {s: len(v) for s, v in sorted(test.items())},
+            "split_spec": DEFAULT_SPLIT.__dict__,
+        },
         "command": "python -m eval.train_benchmark " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
     baselines = results.setdefault("baselines", {})
@@ -148,13 +167,18 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"training variant {variant}: {config.loss_name}", flush=True)
         started = time.perf_counter()
-        trained = train_encoder(ingested.reports, model_name(variant), config, skipped=ingested.reasons(),
-                                overwrite=True)
+        trained = train_encoder(
+            ingested.reports, model_name(variant), config, skipped=ingested.reasons(), overwrite=True
+        )
         card = trained.card
         variants[variant] = {
-            "model": model_name(variant), "loss": config.loss_name, "hyperparameters": config.__dict__,
-            "train_pairs": card["data"]["pairs"]["train"], "seconds_per_epoch": card["train_seconds_per_epoch"],
-            "wall_seconds": round(time.perf_counter() - started, 1), "dev": card["dev_metrics"],
+            "model": model_name(variant),
+            "loss": config.loss_name,
+            "hyperparameters": config.__dict__,
+            "train_pairs": card["data"]["pairs"]["train"],
+            "seconds_per_epoch": card["train_seconds_per_epoch"],
+            "wall_seconds": round(time.perf_counter() - started, 1),
+            "dev": card["dev_metrics"],
             "masked_negatives": card["masked_negatives"],
             "test": evaluate(make_ranker(model_name(variant)), test),
         }
@@ -195,23 +219,37 @@ def render(results: dict[str, Any]) -> str:
         *(_row(name, scores["overall"], "without_top20_impressions") for name, scores in systems.items()),
     ]
     for source in results["data"]["test_by_source"]:
-        lines += ["", f"## {source} (corpus = this source's test impressions)", *header,
-                  *(_row(name, scores[source]) for name, scores in systems.items() if source in scores)]
-    lines += ["", "## Training options on the dev split (each against plain MNRL; same data, seed, epochs)",
-              "| variant | loss | dev match@5 before | dev match@5 after | dev MRR@10 after | s/epoch | "
-              "in-batch negatives masked |", "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            f"## {source} (corpus = this source's test impressions)",
+            *header,
+            *(_row(name, scores[source]) for name, scores in systems.items() if source in scores),
+        ]
+    lines += [
+        "",
+        "## Training options on the dev split (each against plain MNRL; same data, seed, epochs)",
+        "| variant | loss | dev match@5 before | dev match@5 after | dev MRR@10 after | s/epoch | "
+        "in-batch negatives masked |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, v in results.get("variants", {}).items():
         before, after = v["dev"]["before"], v["dev"]["after"]
         masked = "" if v["masked_negatives"] is None else f"{100 * v['masked_negatives']:.1f} %"
-        lines.append(f"| {name} | {v['loss']} | {before.get('match@5', '')} | {after.get('match@5', '')} | "
-                     f"{after.get('mrr@10', '')} | {', '.join(map(str, v['seconds_per_epoch']))} | {masked} |")
+        lines.append(
+            f"| {name} | {v['loss']} | {before.get('match@5', '')} | {after.get('match@5', '')} | "
+            f"{after.get('mrr@10', '')} | {', '.join(map(str, v['seconds_per_epoch']))} | {masked} |"
+        )
     m = results.get("machine", {})
-    lines += ["", "## Cost and machine",
-              f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores ({m.get('torch_threads', '?')} torch threads), "
-              f"torch {m.get('torch', '?')}, Python {m.get('python', '?')}; CPU only. The machine was shared with "
-              f"other jobs (load average at the end {m.get('load_average_at_end')}), so times are upper bounds.",
-              "", "Reproduce: `python -m eval.train_benchmark` (add `--fresh` to retrain everything). Trained models "
-              "are written to the models directory as `radsearch-minilm` (plain) and `radsearch-minilm-<option>`."]
+    lines += [
+        "",
+        "## Cost and machine",
+        f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores ({m.get('torch_threads', '?')} torch threads), "
+        f"torch {m.get('torch', '?')}, Python {m.get('python', '?')}; CPU only. The machine was shared with "
+        f"other jobs (load average at the end {m.get('load_average_at_end')}), so times are upper bounds.",
+        "",
+        "Reproduce: `python -m eval.train_benchmark` (add `--fresh` to retrain everything). Trained models "
+        "are written to the models directory as `radsearch-minilm` (plain) and `radsearch-minilm-<option>`.",
+    ]
     return "\n".join(lines) + "\n"
 
 

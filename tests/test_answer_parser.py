@@ -85,7 +85,8 @@ def test_schema_limits_citations_to_retrieved_ids() -> None:
 def test_a_rationale_looping_on_a_sentence_keeps_it_once() -> None:
     loop = "The reference report suggests monitoring. " * 6
     parsed = parse_output(
-        '{"diagnosis": "Pleural effusion", "differential": [], "rationale": "Meniscus sign. ' + loop
+        '{"diagnosis": "Pleural effusion", "differential": [], "rationale": "Meniscus sign. '
+        + loop
         + 'the reference report  suggests monitoring. Small volume.", "cited_report_ids": []}'
     )
     assert parsed.rationale == "Meniscus sign. The reference report suggests monitoring. Small volume."

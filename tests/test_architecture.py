@@ -208,8 +208,16 @@ def test_every_sub_package_has_a_layer() -> None:
     declared = set(layer_of(LAYERS))
     subpackages = {f"{top}.{init.parent.name}" for top in PRODUCT for init in (REPO / top).glob("*/__init__.py")}
     assert sorted(subpackages - declared) == []
-    assert sorted(p for p in declared if p.split(".")[0] in PRODUCT and not (REPO / p.replace(".", "/")).exists()
-                  and not (REPO / (p.replace(".", "/") + ".py")).exists()) == []
+    assert (
+        sorted(
+            p
+            for p in declared
+            if p.split(".")[0] in PRODUCT
+            and not (REPO / p.replace(".", "/")).exists()
+            and not (REPO / (p.replace(".", "/") + ".py")).exists()
+        )
+        == []
+    )
 
 
 def test_packages_import_only_their_layer_or_below() -> None:
@@ -238,8 +246,12 @@ def test_the_layer_check_reports_a_lower_package_importing_a_higher_one() -> Non
     reported = "models.file_hash (models, layer 0) -> retriever.atomic (retriever, layer 1)"
     assert layer_violations(graph, layers) == [reported]
     folded = package_graph(graph, layer_of(layers))
-    assert folded == {"models": {"retriever"}, "retriever": {"models"}, "retriever.index": {"models", "retriever"},
-                      "app": {"retriever.index", "models"}}
+    assert folded == {
+        "models": {"retriever"},
+        "retriever": {"models"},
+        "retriever.index": {"models", "retriever"},
+        "app": {"retriever.index", "models"},
+    }
     assert cycles(folded) == [["models", "retriever"]]
     graph["models.file_hash"] = {"models.paths"}  # the helper moved down: nothing to report
     assert layer_violations(graph, layers) == [] and cycles(package_graph(graph, layer_of(layers))) == []

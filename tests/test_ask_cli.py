@@ -72,8 +72,16 @@ def test_ask_json(index_dir: Path) -> None:
 
 
 def test_ask_answers_from_the_evidence_alone_by_default_without_loading_a_model(index_dir: Path) -> None:
-    run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--json", "--prompt", "evidence",
-               "--model", "no-such-model.gguf")
+    run = _ask(
+        "Enlarged cardiac silhouette",
+        "--index",
+        str(index_dir),
+        "--json",
+        "--prompt",
+        "evidence",
+        "--model",
+        "no-such-model.gguf",
+    )
     assert run.returncode == 0, run.stderr
     answer = json.loads(run.stdout)
     assert answer["prompt_id"] == "evidence" and answer["model_id"] is None and answer["configuration"]["llm"] is None
@@ -81,9 +89,25 @@ def test_ask_answers_from_the_evidence_alone_by_default_without_loading_a_model(
     from assistant.rag import answer_defaults
 
     assert answer_defaults.PROMPT == "evidence"  # the dev cases chose it (eval.diagnosis_default); the same answer:
-    default = json.loads(subprocess.run(
-        [sys.executable, "-m", "assistant.cli", "ask", "Enlarged cardiac silhouette", "--index", str(index_dir),
-         "--json"], cwd=REPO, capture_output=True, text=True, timeout=600, check=True).stdout)
+    default = json.loads(
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "assistant.cli",
+                "ask",
+                "Enlarged cardiac silhouette",
+                "--index",
+                str(index_dir),
+                "--json",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+        ).stdout
+    )
     assert default["diagnosis"] == answer["diagnosis"] and default["prompt_id"] == "evidence"
 
 
@@ -152,9 +176,19 @@ def server() -> Iterator[FaultServer]:
 
 def _ask_server(server: FaultServer, index_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return _ask(
-        "Meniscus sign at the right costophrenic angle", "--index", str(index_dir), "--field", "findings", "--json",
-        "--backend", "openai", "--model", "m",
-        RADSEARCH_LLM_BASE_URL=server.url, RADSEARCH_LLM_CONTEXT="2048", **env,
+        "Meniscus sign at the right costophrenic angle",
+        "--index",
+        str(index_dir),
+        "--field",
+        "findings",
+        "--json",
+        "--backend",
+        "openai",
+        "--model",
+        "m",
+        RADSEARCH_LLM_BASE_URL=server.url,
+        RADSEARCH_LLM_CONTEXT="2048",
+        **env,
     )
 
 
@@ -225,8 +259,15 @@ def test_ask_names_an_index_tokenized_under_older_negation_rules(index_dir: Path
     manifest.pop("lexical_rules")
     (old / "manifest.json").write_text(json.dumps(manifest))
     run = _ask(
-        "Meniscus sign at the right costophrenic angle", "--index", str(old), "--backend", "openai", "--model", "m",
-        RADSEARCH_LLM_BASE_URL="http://127.0.0.1:9/v1", RADSEARCH_LLM_RETRIES="0",
+        "Meniscus sign at the right costophrenic angle",
+        "--index",
+        str(old),
+        "--backend",
+        "openai",
+        "--model",
+        "m",
+        RADSEARCH_LLM_BASE_URL="http://127.0.0.1:9/v1",
+        RADSEARCH_LLM_RETRIES="0",
     )
     assert run.returncode == 3, run.stderr
     assert f"assistant update --index {old} --retokenize" in " ".join(run.stderr.split())

@@ -31,7 +31,8 @@ def test_the_default_answer_asks_no_model_so_its_first_token_is_the_whole_answer
     from retriever.index.report_index import ReportIndex
 
     index = ReportIndex.load(build_index(tmp_path / "index", minilm), minilm)
-    data = measure(index, ["Blunting of the right costophrenic angle."], "smollm2", 1, tmp_path / "states",
-                   prompt="evidence")
+    data = measure(
+        index, ["Blunting of the right costophrenic angle."], "smollm2", 1, tmp_path / "states", prompt="evidence"
+    )
     assert data["prompt"] == "evidence" and data["saved_prefix_ttft_s"] == data["saved_prefix_total_s"]
     assert data["prefix_sources"] == {"cold": ["none"], "saved_prefix": ["none"]}  # no model was asked

@@ -15,8 +15,10 @@ from retriever.reports.record import Report
 
 
 def test_cases_round_trip_and_references(tmp_path) -> None:
-    cases = [Case("c1", "Enlarged appendix.", "Appendicitis", ("acute appendicitis",), "medpix"),
-             Case("c2", "Blunted angle.", "Pleural effusion")]
+    cases = [
+        Case("c1", "Enlarged appendix.", "Appendicitis", ("acute appendicitis",), "medpix"),
+        Case("c2", "Blunted angle.", "Pleural effusion"),
+    ]
     path = tmp_path / "cases.jsonl"
     assert write_cases(cases, path) == 2
     assert read_cases(path) == cases
@@ -65,8 +67,15 @@ def test_prediction_cache_resumes_and_ignores_a_torn_last_line(tmp_path) -> None
 def _append_rows(path: str, worker: int) -> None:
     cache = PredictionCache(path)
     for n in range(300):
-        cache.put({"case_id": f"w{worker}-{n}", "condition": "none", "model_id": "m", "prompt_id": "p@1",
-                   "diagnosis": "x" * (n * 37 % 5000)})
+        cache.put(
+            {
+                "case_id": f"w{worker}-{n}",
+                "condition": "none",
+                "model_id": "m",
+                "prompt_id": "p@1",
+                "diagnosis": "x" * (n * 37 % 5000),
+            }
+        )
 
 
 def test_processes_appending_to_one_cache_never_tear_each_other_s_lines(tmp_path) -> None:
@@ -139,9 +148,13 @@ def test_retrieval_corpus_never_holds_a_case_report() -> None:
 
 
 def test_medpix_case_accepts_title_aliases_and_numbered_diagnoses() -> None:
-    report = Report("medpix:1", "Nodular thickening of the plantar fascia.",
-                    "Plantar Fibromatosis (Ledderhose Disease)", source="medpix",
-                    meta={"title": "Plantar fibromatosis", "differential": "Fasciitis"})
+    report = Report(
+        "medpix:1",
+        "Nodular thickening of the plantar fascia.",
+        "Plantar Fibromatosis (Ledderhose Disease)",
+        source="medpix",
+        meta={"title": "Plantar fibromatosis", "differential": "Fasciitis"},
+    )
     case = medpix_case(report)
     assert case.diagnosis == "Plantar Fibromatosis (Ledderhose Disease)"
     assert case.accept == ("Plantar Fibromatosis", "Ledderhose Disease")  # the title repeats it: kept once
@@ -152,26 +165,41 @@ def test_medpix_case_accepts_title_aliases_and_numbered_diagnoses() -> None:
 
 
 def test_openi_case_needs_an_abnormal_label_and_names_the_positive_sentences() -> None:
-    abnormal = Report("openi:1", "Blunted right costophrenic angle.",
-                      "Small right pleural effusion. No pneumothorax.", labels=("Effusion",), source="openi")
+    abnormal = Report(
+        "openi:1",
+        "Blunted right costophrenic angle.",
+        "Small right pleural effusion. No pneumothorax.",
+        labels=("Effusion",),
+        source="openi",
+    )
     case = openi_case(abnormal)
     assert case.diagnosis == "Small right pleural effusion"  # the negated sentence is not part of the answer
     assert case.accept == ("pleural effusion",)
     normal_label = Report("openi:2", "Clear lungs.", "Normal chest.", labels=("normal",), source="openi")
     assert openi_case(normal_label) is None
     # NegBio found a nodule in the findings although the impression says nothing abnormal: the label is the answer
-    silent = Report("openi:3", "5 mm nodule in the left upper lobe.", "No acute disease.", labels=("Nodule",),
-                    source="openi")
+    silent = Report(
+        "openi:3", "5 mm nodule in the left upper lobe.", "No acute disease.", labels=("Nodule",), source="openi"
+    )
     assert openi_case(silent).diagnosis == "pulmonary nodule"
 
 
 def test_impression_case_takes_the_first_positive_item_and_skips_normal_studies() -> None:
-    mts = Report("mtsamples:1", "Dilated renal pelvis.", "No renal stone.,2. Mild left hydronephrosis.,3. Normal "
-                 "appendix.", source="mtsamples")
+    mts = Report(
+        "mtsamples:1",
+        "Dilated renal pelvis.",
+        "No renal stone.,2. Mild left hydronephrosis.,3. Normal appendix.",
+        source="mtsamples",
+    )
     case = impression_case(mts)
     assert case.diagnosis == "Mild left hydronephrosis" and case.accept == ()
-    ct = Report("ctrate:1", "Nodules in both lungs.", "Multiple lung nodules, metastasis favoured. Hiatal hernia.",
-                labels=("Lung nodule", "Hiatal hernia"), source="ctrate")
+    ct = Report(
+        "ctrate:1",
+        "Nodules in both lungs.",
+        "Multiple lung nodules, metastasis favoured. Hiatal hernia.",
+        labels=("Lung nodule", "Hiatal hernia"),
+        source="ctrate",
+    )
     case = impression_case(ct)
     assert case.diagnosis == "Multiple lung nodules, metastasis favoured"
     assert case.accept == ("Hiatal hernia", "lung nodule")  # the label repeats a sentence: kept once
@@ -216,7 +244,8 @@ def test_a_cached_eval_index_from_older_negation_rules_is_tokenized_anew(tmp_pat
 
 def test_an_evidence_condition_keeps_its_k_and_a_token_limit_names_its_answers() -> None:
     evidence, short_none, chooser = parse_conditions(
-        "evidence:hybrid-weighted:x[report,k=20], none[tokens=32], hybrid-weighted:x[report,k=20,prompt=p,tokens=64]")
+        "evidence:hybrid-weighted:x[report,k=20], none[tokens=32], hybrid-weighted:x[report,k=20,prompt=p,tokens=64]"
+    )
     assert not evidence.uses_llm and (evidence.k, evidence.name) == (20, "evidence:hybrid-weighted:x[report,k=20]")
     assert (short_none.max_tokens, short_none.name, short_none.legacy_name) == (32, "none[tokens=32]", "none")
     assert chooser.name == "hybrid-weighted:x[report,k=20,prompt=p,tokens=64]"

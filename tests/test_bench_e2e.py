@@ -46,9 +46,26 @@ def test_tiny_benchmark_end_to_end_and_resume(tmp_path, monkeypatch, minilm) -> 
     write_cases(CASES, cases)
     cache = tmp_path / "predictions.jsonl"
     out = tmp_path / "results"
-    common = ["--cases", str(cases), "--corpus", str(corpus), "--conditions", CONDITIONS,
-              "--backend", "embedded", "--model", "smollm2", "--max-tokens", "24", "--cache", str(cache),
-              "--out", str(out), "--name", "tiny"]
+    common = [
+        "--cases",
+        str(cases),
+        "--corpus",
+        str(corpus),
+        "--conditions",
+        CONDITIONS,
+        "--backend",
+        "embedded",
+        "--model",
+        "smollm2",
+        "--max-tokens",
+        "24",
+        "--cache",
+        str(cache),
+        "--out",
+        str(out),
+        "--name",
+        "tiny",
+    ]
 
     assert main([*common, "--icd", "off"]) == 0
 
@@ -112,8 +129,26 @@ def test_shards_fill_one_cache_and_the_run_without_shard_asks_nothing(tmp_path, 
     write_cases(CASES, cases)
     cache = tmp_path / "predictions.jsonl"
     out = tmp_path / "results"
-    common = ["--cases", str(cases), "--conditions", "none", "--backend", "embedded", "--model", "smollm2",
-              "--max-tokens", "8", "--cache", str(cache), "--out", str(out), "--name", "sharded", "--icd", "off"]
+    common = [
+        "--cases",
+        str(cases),
+        "--conditions",
+        "none",
+        "--backend",
+        "embedded",
+        "--model",
+        "smollm2",
+        "--max-tokens",
+        "8",
+        "--cache",
+        str(cache),
+        "--out",
+        str(out),
+        "--name",
+        "sharded",
+        "--icd",
+        "off",
+    ]
 
     assert main([*common, "--shard", "1/2"]) == 0
     assert [json.loads(line)["case_id"] for line in cache.read_text().splitlines()] == [CASES[1].id]

@@ -126,8 +126,9 @@ def test_reports_that_contradict_the_query_are_marked_in_words() -> None:
 def test_mixed_reports_are_marked_apart_from_contradicting_ones() -> None:
     """A report that matches the query but rules the finding out somewhere (Hit.partly_contradicts) gets its own
     words, not the contradiction's."""
-    mixed = RetrievedReport("r-3", 1, 0.9, "impression", "No left effusion. Small left effusion.",
-                            partly_contradicts=True)
+    mixed = RetrievedReport(
+        "r-3", 1, 0.9, "impression", "No left effusion. Small left effusion.", partly_contradicts=True
+    )
     card = render.report_cards_html([mixed])
     assert 'data-partly-contradicts="true"' in card and 'data-contradicts="false"' in card
     assert render.PARTLY_LABEL in card and "read it before taking it as support" in card
@@ -302,13 +303,42 @@ def test_a_message_carries_its_configuration_hash_with_what_it_covers() -> None:
     from assistant.rag.answer import Answer
     from assistant.rag.configuration import configuration_hash
 
-    configuration = {"retrieval": {"encoder": {"name": "radsearch"}, "search": {"dense_weight": 0.7, "k": 1}},
-                     "prompt": "diagnosis_rag@1", "llm": {"model": "qwen<b>"}}
-    answer = Answer("q", "Pneumonia", [], "", [], [], "m", "diagnosis_rag@1", configuration=configuration,
-                    configuration_hash=configuration_hash(configuration))
-    for message in (render.answer_markdown(answer), render.answer_markdown(
-            Answer("q", None, [], "", [], [], None, "p", degraded=True, degraded_kind="timeout",
-                   configuration=configuration, configuration_hash=configuration_hash(configuration)))):
+    configuration = {
+        "retrieval": {"encoder": {"name": "radsearch"}, "search": {"dense_weight": 0.7, "k": 1}},
+        "prompt": "diagnosis_rag@1",
+        "llm": {"model": "qwen<b>"},
+    }
+    answer = Answer(
+        "q",
+        "Pneumonia",
+        [],
+        "",
+        [],
+        [],
+        "m",
+        "diagnosis_rag@1",
+        configuration=configuration,
+        configuration_hash=configuration_hash(configuration),
+    )
+    for message in (
+        render.answer_markdown(answer),
+        render.answer_markdown(
+            Answer(
+                "q",
+                None,
+                [],
+                "",
+                [],
+                [],
+                None,
+                "p",
+                degraded=True,
+                degraded_kind="timeout",
+                configuration=configuration,
+                configuration_hash=configuration_hash(configuration),
+            )
+        ),
+    ):
         assert f"configuration {configuration_hash(configuration)}" in message
         assert "retrieval.search.dense\\_weight: 0.7" in message or "retrieval.search.dense_weight: 0.7" in message
         assert "qwen<b>" not in message  # escaped like every other model-provided text

@@ -43,7 +43,6 @@ ANSWER_TIMEOUT_MS = 180_000  # SmolLM2 answers in seconds; generous for a loaded
 CHAT = "#rs-chat"
 
 
-
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
     if importlib.util.find_spec("playwright") is None:

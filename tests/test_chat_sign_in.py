@@ -53,7 +53,9 @@ def test_trusted_proxies_come_from_the_environment_only() -> None:
 
     assert ChatSettings.from_env({}).trusted_proxies == ()
     assert ChatSettings.from_env({"RADSEARCH_CHAT_TRUSTED_PROXIES": "10.1.1.1, ::1"}).trusted_proxies == (
-        "10.1.1.1", "::1")
+        "10.1.1.1",
+        "::1",
+    )
 
 
 def test_repeated_wrong_passwords_are_refused_with_429_even_the_right_one_then(login_url: str) -> None:

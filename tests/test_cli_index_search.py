@@ -86,8 +86,10 @@ def test_search_names_the_second_stage_only_where_it_ran(built: tuple[Path, str]
     """The default support check re-scores impression searches of 15+ words; the JSON and the table title name it
     for those and for nothing else (a short query, or findings and whole reports, keep the first stage's order)."""
     out, _ = built
-    long = ("Moderate right pleural effusion with adjacent compressive atelectasis of the right lower lobe and no left "
-            "effusion")
+    long = (
+        "Moderate right pleural effusion with adjacent compressive atelectasis of the right lower lobe and no left "
+        "effusion"
+    )
     assert len(long.split()) >= 15
 
     def stage(query: str, *options: str) -> str | None:
@@ -203,8 +205,11 @@ def negation_index(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
         Report(id="site:affirmed", findings="Small left apical pneumothorax.", impression="Left pneumothorax."),
         Report(id="site:negated", findings="Lungs are clear.", impression="No pneumothorax."),
         Report(id="site:other", findings="Blunted right costophrenic angle.", impression="Right pleural effusion."),
-        Report(id="site:mixed", findings="Left base opacity.",
-               impression="No left pleural effusion. Small left pleural effusion, unchanged."),
+        Report(
+            id="site:mixed",
+            findings="Left base opacity.",
+            impression="No left pleural effusion. Small left pleural effusion, unchanged.",
+        ),
     ]
     out = tmp_path_factory.mktemp("negation") / "index"
     ReportIndex.build(reports, encoder=minilm).save(out)
@@ -253,7 +258,8 @@ def test_search_marks_a_mixed_hit_partly(negation_index: Path) -> None:
     table = run("search", "small left pleural effusion", "--index", str(negation_index), "-k", "4")
     rows = {line for line in table.stdout.splitlines() if "site:mixed" in line}
     assert any("partly" in row for row in rows) and "read them before taking them as support" in " ".join(
-        table.stdout.split())
+        table.stdout.split()
+    )
 
 
 def test_show_prints_a_whole_report_and_refuses_unknown_ids(built: tuple[Path, str], tmp_path: Path) -> None:

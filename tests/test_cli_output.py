@@ -66,10 +66,22 @@ def test_search_prints_report_text_literally(markup_index: Path) -> None:
 
 def test_ask_prints_report_text_literally_in_the_retrieval_only_result(markup_index: Path) -> None:
     run = _run(
-        "ask", "fluid [LLL] :pill:", "--index", str(markup_index), "--field", "findings", "-k", "2",
-        "--prompt", "diagnosis_evidence",  # the model is asked (the default asks none), and it is down
-        "--backend", "openai", "--model", "[/bold]m",
-        RADSEARCH_LLM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1", RADSEARCH_LLM_RETRIES="0",
+        "ask",
+        "fluid [LLL] :pill:",
+        "--index",
+        str(markup_index),
+        "--field",
+        "findings",
+        "-k",
+        "2",
+        "--prompt",
+        "diagnosis_evidence",  # the model is asked (the default asks none), and it is down
+        "--backend",
+        "openai",
+        "--model",
+        "[/bold]m",
+        RADSEARCH_LLM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1",
+        RADSEARCH_LLM_RETRIES="0",
     )
     _no_traceback(run)
     assert run.returncode == 3
@@ -99,7 +111,12 @@ def test_train_prints_rejection_reasons_and_errors_literally(tmp_path: Path) -> 
     corpus = tmp_path / "reports.jsonl"
     corpus.write_text(json.dumps({"id": "1", "findings": "Effusion.", "impression": "Effusion."}) + "\n")
     run = _run(
-        "train", str(corpus), "--out", "a/[/bold]", "--map", "findings=[/red]Befund",
+        "train",
+        str(corpus),
+        "--out",
+        "a/[/bold]",
+        "--map",
+        "findings=[/red]Befund",
         RADSEARCH_HOME=str(tmp_path / "home"),
     )
     _no_traceback(run)

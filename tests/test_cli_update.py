@@ -86,8 +86,9 @@ def test_an_index_from_an_older_program_is_flagged_by_search_and_retokenized(tmp
 
     stale = run("search", "pleural effusion", "--index", str(out), "-k", "1")
     assert stale.returncode == 0 and command in " ".join(stale.stderr.split()), stale.stderr
-    assert command not in " ".join(run("search", "pleural effusion", "--index", str(out), "--method", "dense",
-                                       "-k", "1").stderr.split())  # dense search reads no BM25
+    assert command not in " ".join(
+        run("search", "pleural effusion", "--index", str(out), "--method", "dense", "-k", "1").stderr.split()
+    )  # dense search reads no BM25
 
     result = run("update", "--index", str(out), "--retokenize")
     assert result.returncode == 0, result.stderr

@@ -28,11 +28,17 @@ def test_the_configuration_names_encoder_index_search_prompt_and_model(index: Re
     configuration = _pipeline(index, field="findings", k=2, method="hybrid-weighted").configuration()
     retrieval = configuration["retrieval"]
     assert retrieval["encoder"]["name"] == "minilm" and retrieval["encoder"]["fingerprint"] == (
-        index.manifest.encoder.fingerprint)
+        index.manifest.encoder.fingerprint
+    )
     assert retrieval["index"]["corpus_sha256"] == index.manifest.corpus_sha256
     assert retrieval["search"] == {
-        "method": "hybrid-weighted", "dense_weight": index.dense_weight, "second_stage": None,
-        "second_stage_weight": None, "field": "findings", "k": 2}
+        "method": "hybrid-weighted",
+        "dense_weight": index.dense_weight,
+        "second_stage": None,
+        "second_stage_weight": None,
+        "field": "findings",
+        "k": 2,
+    }
     assert configuration["prompt"] == "diagnosis_evidence@2"
     assert configuration["llm"]["model"] == "served-model" and configuration["llm"]["temperature"] == 0.0
 
@@ -83,6 +89,9 @@ def test_a_hash_is_short_and_stable_across_key_order() -> None:
 
 
 def test_an_answer_that_asks_no_model_names_none(index: ReportIndex) -> None:
-    configuration = RagPipeline(OpenAIBackend("http://127.0.0.1:9/v1", "m", timeout_s=1.0, max_retries=0),
-                                ReportRetriever(index=index), rag_prompt="evidence").configuration()
+    configuration = RagPipeline(
+        OpenAIBackend("http://127.0.0.1:9/v1", "m", timeout_s=1.0, max_retries=0),
+        ReportRetriever(index=index),
+        rag_prompt="evidence",
+    ).configuration()
     assert configuration["prompt"] == "evidence" and configuration["llm"] is None

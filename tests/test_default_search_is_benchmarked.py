@@ -33,13 +33,29 @@ def case(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     lines = [json.dumps({"id": str(n), "impression": text}) for n, text in enumerate(corpus)]
     (folder / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     built = subprocess.run(
-        [sys.executable, "-m", "assistant.cli", "index", str(folder / "corpus.jsonl"), "--keep-incomplete",
-         "--out", str(folder / "index")],
-        cwd=REPO, capture_output=True, text=True, timeout=900, env={**os.environ, "COLUMNS": "200"},
+        [
+            sys.executable,
+            "-m",
+            "assistant.cli",
+            "index",
+            str(folder / "corpus.jsonl"),
+            "--keep-incomplete",
+            "--out",
+            str(folder / "index"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "COLUMNS": "200"},
     )
     assert built.returncode == 0, built.stderr
-    return {"queries": [r.findings for r in usable], "impressions": [r.impression.strip() for r in usable],
-            "corpus": corpus, "index": folder / "index"}
+    return {
+        "queries": [r.findings for r in usable],
+        "impressions": [r.impression.strip() for r in usable],
+        "corpus": corpus,
+        "index": folder / "index",
+    }
 
 
 def _product_ranking(index_folder: Path, queries: list[str]) -> list[list[int]]:
@@ -50,8 +66,10 @@ def _product_ranking(index_folder: Path, queries: list[str]) -> list[list[int]]:
 
     index = ReportIndex.load(index_folder)
     index.reranker = Settings().search.load_reranker()
-    return [[int(hit.report.id.rpartition(":")[2]) for hit in index.search(q, "impression", 5, method=DEFAULT_METHOD)]
-            for q in queries]
+    return [
+        [int(hit.report.id.rpartition(":")[2]) for hit in index.search(q, "impression", 5, method=DEFAULT_METHOD)]
+        for q in queries
+    ]
 
 
 def test_a_fresh_default_index_and_search_rank_as_the_benchmarks_default_row(case: dict) -> None:
@@ -73,9 +91,22 @@ def test_the_search_command_returns_the_same_hits(case: dict) -> None:
     expected = _product_ranking(case["index"], queries)
     for query, ranked in zip(queries, expected, strict=True):
         run = subprocess.run(
-            [sys.executable, "-m", "assistant.cli", "search", query, "--index", str(case["index"]), "-k", "5",
-             "--json"],
-            cwd=REPO, capture_output=True, text=True, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "assistant.cli",
+                "search",
+                query,
+                "--index",
+                str(case["index"]),
+                "-k",
+                "5",
+                "--json",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert run.returncode == 0, run.stderr
         hits = json.loads(run.stdout)["hits"]

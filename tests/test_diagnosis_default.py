@@ -18,13 +18,17 @@ def _results(accuracies: dict[str, float]) -> dict:
 
 
 def test_the_most_accurate_llm_condition_with_the_default_method_wins() -> None:
-    choice = choose(_results({
-        "none": 0.30,
-        f"tophit:{D}": 0.90,  # no LLM: not a configuration of the answer
-        "enc[k=3]": 0.80,  # another method (dense)
-        D: 0.40,
-        f"{D}[report,k=3,prompt=diagnosis_candidates]": 0.50,
-    }))
+    choice = choose(
+        _results(
+            {
+                "none": 0.30,
+                f"tophit:{D}": 0.90,  # no LLM: not a configuration of the answer
+                "enc[k=3]": 0.80,  # another method (dense)
+                D: 0.40,
+                f"{D}[report,k=3,prompt=diagnosis_candidates]": 0.50,
+            }
+        )
+    )
     assert (choice["k"], choice["field"], choice["prompt"]) == (3, "report", "diagnosis_candidates")
     assert choice["runner_up"] == {"condition": D, "accuracy": 0.40} and choice["no_retrieval_accuracy"] == 0.30
 
@@ -59,8 +63,13 @@ def test_ask_and_chat_answer_with_the_arm_the_dev_cases_chose() -> None:
 def test_the_arm_rule_prefers_accuracy_then_the_cheaper_arm() -> None:
     from eval.diagnosis_default import choose_arm
 
-    arms = {f"evidence:{D}[report,k=20]": 0.5, f"{D}[report,k=20,prompt=diagnosis_evidence]": 0.5,
-            f"{D}[report]": 0.4, "none": 0.3, f"tophit:{D}[report]": 0.9}
+    arms = {
+        f"evidence:{D}[report,k=20]": 0.5,
+        f"{D}[report,k=20,prompt=diagnosis_evidence]": 0.5,
+        f"{D}[report]": 0.4,
+        "none": 0.3,
+        f"tophit:{D}[report]": 0.9,
+    }
     assert choose_arm(arms, 10)["prompt"] == "evidence"  # a tie: no model is cheaper
     arms[f"{D}[report,k=20,prompt=diagnosis_evidence]"] = 0.51
     choice = choose_arm(arms, 10)

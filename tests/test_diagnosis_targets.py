@@ -13,21 +13,40 @@ N = 40
 
 def _verdicts(correct_cases: int) -> list[dict]:
     """N verdicts, the first `correct_cases` right (so the conditions' right answers nest)."""
-    return [{"case_id": str(i), "source": "openi", "screening": False, "correct": i < correct_cases,
-             "criteria": {"exact": i < correct_cases}, "seconds": 1.0, "degraded": None,
-             "own_report_retrieved": False} for i in range(N)]
+    return [
+        {
+            "case_id": str(i),
+            "source": "openi",
+            "screening": False,
+            "correct": i < correct_cases,
+            "criteria": {"exact": i < correct_cases},
+            "seconds": 1.0,
+            "degraded": None,
+            "own_report_retrieved": False,
+        }
+        for i in range(N)
+    ]
 
 
 def _summary() -> dict:
-    graded = {"none": _verdicts(6), "bm25[report]": _verdicts(18), "mpnet[report]": _verdicts(16),
-              "hybrid-weighted:enc[report]": _verdicts(20)}
+    graded = {
+        "none": _verdicts(6),
+        "bm25[report]": _verdicts(18),
+        "mpnet[report]": _verdicts(16),
+        "hybrid-weighted:enc[report]": _verdicts(20),
+    }
     return summarize([], graded, ["exact"])
 
 
 def test_targets_need_both_the_points_and_the_p_value() -> None:
-    rows = {r["baseline"]: r for r in check_targets(
-        _summary(), "hybrid-weighted:enc[report]", {"none": "none", "bm25": "bm25[report]", "mpnet": "mpnet[report]"}
-    )}
+    rows = {
+        r["baseline"]: r
+        for r in check_targets(
+            _summary(),
+            "hybrid-weighted:enc[report]",
+            {"none": "none", "bm25": "bm25[report]", "mpnet": "mpnet[report]"},
+        )
+    }
     # 20/40 vs 6/40: +35 points, 14 discordant pairs all for the default: exact p = 2 * 0.5**14.
     assert rows["none"]["difference"] == pytest.approx(0.35)
     assert rows["none"]["p"] == pytest.approx(2 * 0.5**14)
@@ -56,10 +75,19 @@ def test_a_missed_target_is_written_in_the_table() -> None:
     summary = _summary()
     default = "hybrid-weighted:enc[report]"
     targets = check_targets(summary, default, {"none": "none", "bm25": "bm25[report]"})
-    results = {"summary": summary, "meta": {"field": "report", "k": 1, "max_tokens": 32, "command": "x",
-                                            "corpus_reports": 9},
-               "name": "t", "model_id": "m", "prompt_ids": ["p"], "n_cases": N, "cases_by_source": {"openi": N},
-               "created": "now", "plot": "t.png", "default_condition": default, "targets": targets}
+    results = {
+        "summary": summary,
+        "meta": {"field": "report", "k": 1, "max_tokens": 32, "command": "x", "corpus_reports": 9},
+        "name": "t",
+        "model_id": "m",
+        "prompt_ids": ["p"],
+        "n_cases": N,
+        "cases_by_source": {"openi": N},
+        "created": "now",
+        "plot": "t.png",
+        "default_condition": default,
+        "targets": targets,
+    }
     text = render(results)
     assert "| bm25[report] | +5.0 | 0.5" in text and "**no (missed)**" in text
     assert "| **no (missed)** | 5.0% | 155 |" in text and "this run has 40." in text
@@ -85,10 +113,20 @@ def test_the_top_hit_ceiling_counts_cases_either_side_gets_right() -> None:
     ceiling = top_hit_ceiling(graded, default, "none")
     assert (ceiling["k"], ceiling["n"], ceiling["accuracy"]) == (12, N, 0.3)
     assert top_hit_ceiling({k: v for k, v in graded.items() if k != "none"}, default, "none") is None
-    results = {"summary": summarize([], graded, ["exact"]), "meta": {"field": "report", "k": 1, "max_tokens": 32,
-               "command": "x", "corpus_reports": 9}, "name": "t", "model_id": "m", "prompt_ids": ["p"],
-               "n_cases": N, "cases_by_source": {"openi": N}, "created": "now", "plot": "t.png",
-               "default_condition": default, "targets": [], "ceiling": ceiling}
+    results = {
+        "summary": summarize([], graded, ["exact"]),
+        "meta": {"field": "report", "k": 1, "max_tokens": 32, "command": "x", "corpus_reports": 9},
+        "name": "t",
+        "model_id": "m",
+        "prompt_ids": ["p"],
+        "n_cases": N,
+        "cases_by_source": {"openi": N},
+        "created": "now",
+        "plot": "t.png",
+        "default_condition": default,
+        "targets": [],
+        "ceiling": ceiling,
+    }
     text = render(results)
     assert "a perfect choice between the two: 30.0 (12/40)" in text and "+15.0 points over no retrieval" in text
     assert "reaches 25.0." in text

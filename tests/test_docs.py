@@ -31,8 +31,10 @@ def test_the_readme_is_at_most_300_lines_and_lists_every_section() -> None:
     contents = next(line for line in text.splitlines() if line.startswith("**Contents:**"))
     contents += text.split(contents, 1)[1].split("\n\n", 1)[0]  # the contents paragraph, wrapped
     linked = set(re.findall(r"\]\(#([^)]+)\)", contents))
-    top = {re.sub(r"[^\w\- ]", "", m.strip().lower()).replace(" ", "-")
-           for m in re.findall(r"^## (.*)$", text, flags=re.MULTILINE)}
+    top = {
+        re.sub(r"[^\w\- ]", "", m.strip().lower()).replace(" ", "-")
+        for m in re.findall(r"^## (.*)$", text, flags=re.MULTILINE)
+    }
     assert top <= linked, f"sections missing from the contents line: {sorted(top - linked)}"
     assert linked <= headings(README)
 

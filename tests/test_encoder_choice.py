@@ -10,8 +10,15 @@ from eval.retrieval_results import RetrievalResults
 from eval.shared_data import RESULTS
 
 
-def _scored(model: str, rows: int = 20, negation: float = 0.5, errors: float = 0.7, drop: float = 0.01,
-            match: float = 0.48, abbreviated: float = 0.47) -> Scored:
+def _scored(
+    model: str,
+    rows: int = 20,
+    negation: float = 0.5,
+    errors: float = 0.7,
+    drop: float = 0.01,
+    match: float = 0.48,
+    abbreviated: float = 0.47,
+) -> Scored:
     return Scored(model, rows, 24, negation, errors, drop, match, abbreviated)
 
 

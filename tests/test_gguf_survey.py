@@ -69,10 +69,12 @@ def test_a_models_diagnosis_run_fills_its_accuracy_columns(not_installed: Path, 
     monkeypatch.setattr(eval.diagnosis_default, "read_choice", lambda: {"condition": chosen})
     run = {
         "n_cases": 44,
-        "summary": {"accuracy": {
-            "none": {"overall": {"accuracy": 0.2}, "mean_seconds_per_case": 4.0},
-            chosen: {"overall": {"accuracy": 0.3}, "mean_seconds_per_case": 7.5},
-        }},
+        "summary": {
+            "accuracy": {
+                "none": {"overall": {"accuracy": 0.2}, "mean_seconds_per_case": 4.0},
+                chosen: {"overall": {"accuracy": 0.3}, "mean_seconds_per_case": 7.5},
+            }
+        },
     }
     (not_installed.parent / "diagnosis_model_qwen0.5b.json").write_text(json.dumps(run))
     models = {e.get("name"): e for e in llm_survey.build(speed=False)["models"]}

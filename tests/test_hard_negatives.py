@@ -87,10 +87,18 @@ def test_real_sentence_pairs_take_both_halves_from_different_reports_as_written(
 
 def test_label_triplets_are_keyed_by_the_finding_a_resident_types_and_only_when_asked() -> None:
     chest = [
-        Report("ct:1", findings="Several lymph nodes are observed in the mediastinum.", impression="Adenopathy.",
-               source="ctrate"),
-        Report("ct:2", findings="No lymph node in pathological size was observed.", impression="Normal chest CT.",
-               source="ctrate"),
+        Report(
+            "ct:1",
+            findings="Several lymph nodes are observed in the mediastinum.",
+            impression="Adenopathy.",
+            source="ctrate",
+        ),
+        Report(
+            "ct:2",
+            findings="No lymph node in pathological size was observed.",
+            impression="Normal chest CT.",
+            source="ctrate",
+        ),
         Report("mp:1", findings="Enlarged lymph nodes in the neck.", impression="Lymphoma.", source="medpix"),
         Report("mp:2", findings="No lymph nodes in the neck.", impression="Normal neck.", source="medpix"),
     ]

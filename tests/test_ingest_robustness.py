@@ -101,9 +101,7 @@ def test_quote_closed_by_a_later_row_is_not_taken_as_one_field(tmp_path: Path) -
 def write_reports(path: Path, year: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        "id,findings,impression\n"
-        f"1,Effusion {year}.,Effusion.\n"
-        f"2,Nodule {year}.,Granuloma.\n",
+        f"id,findings,impression\n1,Effusion {year}.,Effusion.\n2,Nodule {year}.,Granuloma.\n",
         encoding="utf-8",
     )
     return path

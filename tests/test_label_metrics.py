@@ -31,8 +31,7 @@ def test_label_retrieval_with_bm25_by_hand() -> None:
     reports = [
         Report("a", "hypodense liver lesion segment seven", "hepatic cyst", modality="CT", labels=("cyst",)),
         Report("b", "liver lesion hypodense segment four", "hepatic hemangioma", modality="CT", labels=("hemangioma",)),
-        Report("c", "right pleural effusion blunting angle", "pleural effusion", modality="XR",
-               labels=("effusion",)),
+        Report("c", "right pleural effusion blunting angle", "pleural effusion", modality="XR", labels=("effusion",)),
         Report("d", "pleural effusion right base blunting", "effusion", modality="XR", labels=("effusion",)),
     ]
     found = label_retrieval(reports, make_ranker("bm25"), ("modality", "finding_label"))

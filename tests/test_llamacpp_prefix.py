@@ -21,8 +21,9 @@ MESSAGES = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": Q
 def _fresh(prefix_dir: Path | None) -> LlamaCppBackend:
     """A backend whose model is loaded anew: an empty context, as in a new `assistant ask` process."""
     require_embedded_smollm2()
-    backend = LlamaCppBackend("smollm2", n_ctx=N_CTX, n_threads=1, timeout_s=600, constrained=False,
-                              prefix_dir=prefix_dir)
+    backend = LlamaCppBackend(
+        "smollm2", n_ctx=N_CTX, n_threads=1, timeout_s=600, constrained=False, prefix_dir=prefix_dir
+    )
     loaded = backend._loaded()
     llamacpp_backend._CACHE.pop((str(loaded.path), N_CTX, 1))
     return backend
@@ -46,8 +47,12 @@ def test_the_prefix_is_the_system_part_only(tmp_path: Path) -> None:
     prefix = shared_prefix(llm, MESSAGES)
     text = llm.detokenize(prefix).decode("utf-8")
     assert SYSTEM[-60:] in text and "costophrenic" not in text
-    history = [MESSAGES[0], {"role": "user", "content": "<findings>\nA secret finding.\n</findings>"},
-               {"role": "assistant", "content": "Pneumonia."}, MESSAGES[1]]
+    history = [
+        MESSAGES[0],
+        {"role": "user", "content": "<findings>\nA secret finding.\n</findings>"},
+        {"role": "assistant", "content": "Pneumonia."},
+        MESSAGES[1],
+    ]
     assert shared_prefix(llm, history) == prefix  # a chat's history (findings) never becomes part of the state
     assert shared_prefix(llm, MESSAGES[1:]) == []  # no system message: nothing to keep
 

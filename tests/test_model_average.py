@@ -19,8 +19,16 @@ def home(minilm, tmp_path_factory: pytest.TempPathFactory) -> Path:
     trained at another sequence length."""
     root = tmp_path_factory.mktemp("average-home")
     for name, seed, length in (("seed1", 1, 32), ("seed2", 2, 32), ("short", 1, 24)):
-        config = TrainConfig(**{**FAST.__dict__, "base": minilm.location, "max_steps": 2, "seed": seed,
-                                "max_seq_length": length, "inference_max_seq_length": length})
+        config = TrainConfig(
+            **{
+                **FAST.__dict__,
+                "base": minilm.location,
+                "max_steps": 2,
+                "seed": seed,
+                "max_seq_length": length,
+                "inference_max_seq_length": length,
+            }
+        )
         train_encoder(tiny_corpus(), name, config, models_root=root / "models", progress=False)
     return root
 

@@ -156,14 +156,31 @@ def test_main_skips_without_shared_data(tmp_path: Path, capsys: pytest.CaptureFi
 def test_report_marks_the_default_as_searched_with_its_second_stage_and_checks_it() -> None:
     def row(method: str, default: bool, rate: float) -> dict:
         summary = {"either": {"findings/all": {"@5": rate, "@10": rate, "queries": 10}}}
-        return {"method": method, "encoder": "" if method == "bm25" else "enc", "default": default,
-                "summary": summary, "per_query": {}}
+        return {
+            "method": method,
+            "encoder": "" if method == "bm25" else "enc",
+            "default": default,
+            "summary": summary,
+            "per_query": {},
+        }
 
-    payload = {"command": "python -m eval.negated_hits", "created": "now", "corpus_reports": 3, "field": "impression",
-               "queries": {"findings": 10}, "default_method": "hybrid-weighted", "second_stage": "support",
-               "detectors": ["either"], "skipped_encoders": {}, "examples": [],
-               "results": [row("bm25", False, 0.09), row("hybrid-weighted", False, 0.05),
-                           row("hybrid-weighted+rerank=support", True, 0.01)]}
+    payload = {
+        "command": "python -m eval.negated_hits",
+        "created": "now",
+        "corpus_reports": 3,
+        "field": "impression",
+        "queries": {"findings": 10},
+        "default_method": "hybrid-weighted",
+        "second_stage": "support",
+        "detectors": ["either"],
+        "skipped_encoders": {},
+        "examples": [],
+        "results": [
+            row("bm25", False, 0.09),
+            row("hybrid-weighted", False, 0.05),
+            row("hybrid-weighted+rerank=support", True, 0.01),
+        ],
+    }
     text = render(payload)
     assert "Default as searched: `hybrid-weighted` with the `support` second stage" in text
     assert "| **hybrid-weighted+rerank=support** | enc | 1.0% | 1.0% |" in text
@@ -171,4 +188,5 @@ def test_report_marks_the_default_as_searched_with_its_second_stage_and_checks_i
     # the bar is checked on the default as searched only: 1.0% <= 2% and <= 9.0% / 3
     assert [line for line in text.splitlines() if line.startswith("- target")] == [
         "- target (findings/all, @5): `hybrid-weighted+rerank=support` + enc 1.0% vs BM25 9.0% (bar: ≤ 2% and ≤ 3.0%): "
-        "met"]
+        "met"
+    ]

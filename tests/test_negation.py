@@ -40,8 +40,11 @@ def test_concept_must_occur() -> None:
     [
         ("There is a small left pleural effusion.", "pleural effusion", "There is no small left pleural effusion."),
         ("Small left pleural effusion.", "pleural effusion", "No small left pleural effusion."),
-        ("The lungs show consolidation with air bronchograms.", "air bronchograms",
-         "The lungs show consolidation without air bronchograms."),
+        (
+            "The lungs show consolidation with air bronchograms.",
+            "air bronchograms",
+            "The lungs show consolidation without air bronchograms.",
+        ),
         ("Findings are consistent with pneumonia.", "pneumonia", "Findings are not consistent with pneumonia."),
         ("Cardiomegaly and mild pulmonary edema.", "pulmonary edema", "Cardiomegaly and no mild pulmonary edema."),
     ],

@@ -28,7 +28,11 @@ LIST_NEGATION = "There is no focal airspace opacity, pleural effusion, or pneumo
 def test_scores_by_hand() -> None:
     result = scores([True, True, False, False, True], [True, False, True, False, True])
     assert (result["true_positive"], result["false_positive"], result["false_negative"], result["true_negative"]) == (
-        2, 1, 1, 1)
+        2,
+        1,
+        1,
+        1,
+    )
     assert result["precision"] == pytest.approx(2 / 3, abs=1e-4)
     assert result["recall"] == pytest.approx(2 / 3, abs=1e-4)
     assert result["f1"] == pytest.approx(2 / 3, abs=1e-4)
@@ -58,7 +62,11 @@ def test_negex_rows_normalize_whitespace_and_leave_out_absent_concepts(tmp_path:
     rows, missing = negex_rows(_negex_file(tmp_path))
     assert missing == 1
     assert [(r.concept, r.negated) for r in rows] == [
-        ("pleural effusion", True), ("pneumothorax", False), ("fever", True), ("pneumothorax", True)]
+        ("pleural effusion", True),
+        ("pneumothorax", False),
+        ("fever", True),
+        ("pneumothorax", True),
+    ]
     assert rows[0].sentence == "There is no PLEURAL EFFUSION."
 
 
@@ -82,8 +90,10 @@ def _openi_folder(folder: Path) -> Path:
         '4,,,,,,"No effusion.","Normal."\n',
         encoding="utf-8",
     )
-    header = ("filename,Atelectasis,Cardiomegaly,Effusion,Infiltration,Mass,Nodule,Pneumonia,Pneumothorax,"
-              "Consolidation,Edema,Emphysema,Fibrosis,Pleural_Thickening,Hernia,normal\n")
+    header = (
+        "filename,Atelectasis,Cardiomegaly,Effusion,Infiltration,Mass,Nodule,Pneumonia,Pneumothorax,"
+        "Consolidation,Edema,Emphysema,Fibrosis,Pleural_Thickening,Hernia,normal\n"
+    )
     zeros = ",0" * 15
     (folder / "openi" / "negbio_labels14.csv").write_text(
         header + "CXR1,0,0,1" + ",0" * 12 + "\n" + f"CXR2{zeros}\nCXR3,0,1" + ",0" * 13 + "\n",
@@ -95,9 +105,15 @@ def _openi_folder(folder: Path) -> Path:
 def test_openi_cases_join_labels_and_count_what_is_left_out(tmp_path: Path) -> None:
     cases, left_out = openi_cases(_openi_folder(tmp_path))
     assert [(c.uid, c.label, c.positive) for c in cases] == [
-        ("1", "Effusion", True), ("1", "Pneumothorax", False), ("2", "Effusion", False)]
-    assert left_out == {"reports_without_labels": 1, "positive_not_mentioned": 1,  # report 3's cardiomegaly
-                        "negative_not_mentioned": 3 * 14 - 3 - 1}
+        ("1", "Effusion", True),
+        ("1", "Pneumothorax", False),
+        ("2", "Effusion", False),
+    ]
+    assert left_out == {
+        "reports_without_labels": 1,
+        "positive_not_mentioned": 1,  # report 3's cardiomegaly
+        "negative_not_mentioned": 3 * 14 - 3 - 1,
+    }
     result = evaluate_openi(cases, {"rules": is_negated})
     assert result["correct"]["rules"] == [True, True, True]
     assert result["scores"]["rules"]["affirmed"]["precision"] == 1.0
@@ -133,10 +149,10 @@ def test_rules_on_the_real_negex_set(shared_data: Path) -> None:
     assert evaluate_negex(rows, {"rules": is_negated})["scores"]["rules"]["f1"] >= 0.9
 
 
-def _labelled_row(report_id: str, source: str, sentence: str, concept: str, label: str, kind: str
-                  ) -> LabelledSentence:
-    return LabelledSentence(report_id=report_id, source=source, field="findings", sentence=sentence, concept=concept,
-                            label=label, kind=kind)
+def _labelled_row(report_id: str, source: str, sentence: str, concept: str, label: str, kind: str) -> LabelledSentence:
+    return LabelledSentence(
+        report_id=report_id, source=source, field="findings", sentence=sentence, concept=concept, label=label, kind=kind
+    )
 
 
 def test_labelled_scores_per_split_and_errors_of_train_dev_rows_only() -> None:
@@ -151,15 +167,19 @@ def test_labelled_scores_per_split_and_errors_of_train_dev_rows_only() -> None:
     ]
     result = evaluate_labelled(rows, {"rules": is_negated}, scores)
     rules = result["scores"]["rules"]
-    counts = [(s["true_positive"], s["false_positive"], s["false_negative"])
-              for s in (rules["all"], rules["split"]["train+dev"], rules["split"]["test"])]
+    counts = [
+        (s["true_positive"], s["false_positive"], s["false_negative"])
+        for s in (rules["all"], rules["split"]["train+dev"], rules["split"]["test"])
+    ]
     assert counts == [(1, 1, 2), (1, 1, 1), (0, 0, 1)]
     assert rules["all"]["precision"] == 0.5 and rules["all"]["recall"] == pytest.approx(1 / 3, abs=1e-4)
     assert set(rules["source"]) == {"mtsamples", "openi"} and rules["kind"]["resolved"]["false_negative"] == 1
     assert result["rows_per_split"] == {"train+dev": 4, "test": 1}
     # errors: train + dev rows only; report text only where its licence allows (MTSamples)
     assert [(e["error"], e["where"]) for e in result["errors"]] == [
-        ("false negative", "The effusion has gone."), ("false positive", f"report {train} (findings)")]
+        ("false negative", "The effusion has gone."),
+        ("false positive", f"report {train} (findings)"),
+    ]
     markdown = "\n".join(render_labelled({**result, "vs_rules": {}}, {}, format_p))
     assert "(c) Hand-labelled" in markdown and "Small nodule" not in markdown
 
@@ -172,4 +192,3 @@ def test_rules_on_the_labelled_sentences_they_were_developed_on(shared_data: Pat
     rows = [r for r in load_labelled_sentences(shared_data) if split_group(r) != "test"]
     result = evaluate_labelled(rows, {"rules": is_negated}, scores)["scores"]["rules"]["all"]
     assert result["precision"] >= 0.95 and result["recall"] >= 0.95
-

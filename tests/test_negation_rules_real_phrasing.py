@@ -22,12 +22,22 @@ CASES = [
     # the "not" of a post-negation negates nothing after it
     ("Pneumothorax was not detected, and a small granuloma is present.", "granuloma", False),
     # lists longer than the six-word window
-    ("No pulmonary nodule, focal consolidation, cavitation, hilar mass, or sizable pleural effusion.",
-     "pleural effusion", True),
-    ("Splenomegaly, ascites, bowel wall thickening, free fluid and enlarged retroperitoneal nodes were not observed.",
-     "splenomegaly", True),
-    ("The colon shows no diverticula, wall thickening, pericolic stranding, abscess, or free intraperitoneal air.",
-     "air", True),
+    (
+        "No pulmonary nodule, focal consolidation, cavitation, hilar mass, or sizable pleural effusion.",
+        "pleural effusion",
+        True,
+    ),
+    (
+        "Splenomegaly, ascites, bowel wall thickening, free fluid and enlarged retroperitoneal nodes "
+        "were not observed.",
+        "splenomegaly",
+        True,
+    ),
+    (
+        "The colon shows no diverticula, wall thickening, pericolic stranding, abscess, or free intraperitoneal air.",
+        "air",
+        True,
+    ),
     # ... but not past a verb, a new clause, or a comma that joins no list
     ("No effusion or pneumothorax is seen in the chest and the left ventricle is dilated.", "dilated", False),
     ("There is no effusion or pneumothorax, and there is a new rib fracture.", "rib fracture", False),
@@ -38,8 +48,11 @@ CASES = [
     ("Pericardial effusion-thickening is not detected.", "pericardial effusion", True),
     # resolution
     ("Bibasilar atelectasis and the small left effusion have cleared since the prior study.", "atelectasis", True),
-    ("The previously seen right apical pneumothorax is not visualized on the current radiograph.", "pneumothorax",
-     True),
+    (
+        "The previously seen right apical pneumothorax is not visualized on the current radiograph.",
+        "pneumothorax",
+        True,
+    ),
     ("The right lower lobe pneumonia has completely resolved.", "pneumonia", True),
     ("Partial resolution of the left basilar consolidation.", "consolidation", False),
     ("The effusion is almost completely resolved.", "effusion", False),
@@ -74,7 +87,13 @@ def test_bm25_sees_the_same_scopes(sentence: str, concept: str, ruled_out: bool)
 def test_bm25_terms_of_a_post_negated_list() -> None:
     assert tokenize("Pleural effusion was not detected.") == ["neg:pleural", "neg:effusion"]
     assert tokenize("No consolidation, effusion, pneumothorax, or acute osseous abnormality.") == [
-        "neg:consolidation", "neg:effusion", "neg:pneumothorax", "neg:acute", "neg:osseous", "neg:abnormality"]
+        "neg:consolidation",
+        "neg:effusion",
+        "neg:pneumothorax",
+        "neg:acute",
+        "neg:osseous",
+        "neg:abnormality",
+    ]
     # a hedge is no trigger: its words stay, and nothing it reaches is negated
     assert scoped_words("Metastasis cannot be excluded.") == ["metastasis", "cannot", "be", "excluded"]
 

@@ -37,8 +37,10 @@ STOP = frozenset({"the", "of", "with", "in", "is", "there", "or", "and"})
         ("Goiter, not elsewhere classified", ["goiter", "not", "elsewhere", "classified"]),
         ("no a b c d e f g h", ["neg:a", "neg:b", "neg:c", "neg:d", "neg:e", "neg:f", "g", "h"]),  # six-word window
         # resolution looks back; the longer trigger wins where a pre- and a post-trigger start together
-        ("Left pleural effusion appears resolved. Atelectasis.", ["neg:left", "neg:pleural", "neg:effusion",
-                                                                  "atelectasis"]),
+        (
+            "Left pleural effusion appears resolved. Atelectasis.",
+            ["neg:left", "neg:pleural", "neg:effusion", "atelectasis"],
+        ),
         ("The effusion is no longer seen", ["neg:the", "neg:effusion", "neg:is"]),
         ("No longer any effusion", ["neg:longer", "neg:any", "neg:effusion"]),
     ],
@@ -77,14 +79,20 @@ def test_contradiction_share() -> None:
 def test_contradicting_hits_go_last_in_their_order() -> None:
     hits = ["No pleural effusion.", "Pleural effusion, small.", "No effusion or pleural thickening.", "Cardiomegaly."]
     affirmed = contradicting_last("pleural effusion", hits, str, STOP)
-    assert affirmed == [(hits[1], False, False), (hits[3], False, False), (hits[0], True, False),
-                        (hits[2], True, False)]
+    assert affirmed == [
+        (hits[1], False, False),
+        (hits[3], False, False),
+        (hits[0], True, False),
+        (hits[2], True, False),
+    ]
     negated = contradicting_last("no pleural effusion", hits, str, STOP)
     assert [h for h, *_ in negated] == [hits[0], hits[2], hits[3], hits[1]] and negated[-1][1]
     assert contradicting_last("the", hits, str, STOP) == [(h, False, False) for h in hits]  # nothing to contradict
     mixed = ["No left pleural effusion. Small left pleural effusion.", "Small left pleural effusion."]
-    assert contradicting_last("small left pleural effusion", mixed, str, STOP) == [(mixed[0], False, True),
-                                                                                   (mixed[1], False, False)]
+    assert contradicting_last("small left pleural effusion", mixed, str, STOP) == [
+        (mixed[0], False, True),
+        (mixed[1], False, False),
+    ]
 
 
 @pytest.mark.parametrize(

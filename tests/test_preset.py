@@ -32,8 +32,13 @@ def literal_tuned_assignments(source: str) -> list[str]:
     """Module-level assignments of a literal to a TUNED name (`X = 0.7`, `X: float = 0.7`)."""
     found = []
     for node in ast.parse(source).body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) and node.value is not None else []
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign) and node.value is not None
+            else []
+        )
         value = getattr(node, "value", None)
         for target in targets:
             if isinstance(target, ast.Name) and target.id in TUNED and isinstance(value, ast.Constant):
@@ -43,7 +48,9 @@ def literal_tuned_assignments(source: str) -> list[str]:
 
 def test_the_checker_finds_a_tuned_default_written_as_a_literal() -> None:
     assert literal_tuned_assignments("DENSE_WEIGHT = 0.7\nK: int = 1\nOTHER = 3\nFIELD = PRESET.answer.field\n") == [
-        "DENSE_WEIGHT = 0.7 (line 1)", "K = 1 (line 2)"]
+        "DENSE_WEIGHT = 0.7 (line 1)",
+        "K = 1 (line 2)",
+    ]
 
 
 def test_no_product_module_defines_a_tuned_default_outside_the_preset() -> None:
@@ -64,10 +71,15 @@ def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> N
     from retriever.search import fusion, methods, support
 
     exposed = {
-        "DEFAULT_METHOD": methods.DEFAULT_METHOD, "DEFAULT_SECOND_STAGE": methods.DEFAULT_SECOND_STAGE,
-        "DENSE_WEIGHT": fusion.DENSE_WEIGHT, "WEIGHT": support.WEIGHT, "K": answer_defaults.K,
-        "FIELD": answer_defaults.FIELD, "PROMPT": answer_defaults.PROMPT,
-        "NORAG_PROMPT": answer_defaults.NORAG_PROMPT, "DEFAULT_GGUF": settings.DEFAULT_GGUF,
+        "DEFAULT_METHOD": methods.DEFAULT_METHOD,
+        "DEFAULT_SECOND_STAGE": methods.DEFAULT_SECOND_STAGE,
+        "DENSE_WEIGHT": fusion.DENSE_WEIGHT,
+        "WEIGHT": support.WEIGHT,
+        "K": answer_defaults.K,
+        "FIELD": answer_defaults.FIELD,
+        "PROMPT": answer_defaults.PROMPT,
+        "NORAG_PROMPT": answer_defaults.NORAG_PROMPT,
+        "DEFAULT_GGUF": settings.DEFAULT_GGUF,
         "WEIGHTING": evidence.WEIGHTING,
     }
     assert exposed == TUNED

@@ -42,8 +42,12 @@ SIDES = ["left upper", "left lower", "right upper", "right lower", "mild left", 
 def corpus() -> list[Report]:
     """48 findings -> impression pairs; the impressions name a side, so every pair gets a detail negative."""
     return [
-        Report(f"rr:{n}:{s}", findings=f"There is {finding} in the {side} zone.",
-               impression=f"{side.capitalize()} {diagnosis}.", source="tiny")
+        Report(
+            f"rr:{n}:{s}",
+            findings=f"There is {finding} in the {side} zone.",
+            impression=f"{side.capitalize()} {diagnosis}.",
+            source="tiny",
+        )
         for n, (finding, diagnosis) in enumerate(FINDINGS)
         for s, side in enumerate(SIDES)
     ]
@@ -82,9 +86,11 @@ def test_an_unsupported_sentence_names_a_finding_the_report_never_mentions() -> 
 def test_each_pair_gets_its_own_impression_and_one_negative_per_kind_it_allows() -> None:
     reports = corpus()[:12]
     examples = build_examples(pairs_of(reports), finding_sentences(r.impression for r in corpus()))
-    first = [(t, label, kind) for q, t, label, kind in
-             zip(examples.queries, examples.texts, examples.labels, examples.kinds, strict=True)
-             if q == reports[0].findings]
+    first = [
+        (t, label, kind)
+        for q, t, label, kind in zip(examples.queries, examples.texts, examples.labels, examples.kinds, strict=True)
+        if q == reports[0].findings
+    ]
     assert first[0] == ("Left upper pleural effusion.", 1.0, "own")
     kinds = {kind: text for text, _, kind in first[1:]}
     assert set(kinds) <= set(NEGATIVE_KINDS) and {"detail changed", "unsupported sentence"} <= set(kinds)
@@ -168,8 +174,9 @@ def test_a_gated_reranker_leaves_short_queries_in_the_first_stage_order(trained)
     assert gated.min_query_words == 5 and reranker.min_query_words == 0 and gated._model is reranker._model
     assert gated.rerank("left pleural effusion", scored, lambda n: texts[n]) == scored  # 3 words: untouched
     long_query = "There is a small pleural effusion blunting the left costophrenic angle."
-    assert gated.rerank(long_query, scored, lambda n: texts[n]) == reranker.rerank(long_query, scored,
-                                                                                   lambda n: texts[n])
+    assert gated.rerank(long_query, scored, lambda n: texts[n]) == reranker.rerank(
+        long_query, scored, lambda n: texts[n]
+    )
     with pytest.raises(ValueError, match="0 or more"):
         reranker.gated(-1)
 
@@ -183,8 +190,9 @@ def test_benchmarks_name_a_weight_and_score_each_pair_once(trained) -> None:
     assert len(memo._memo) == 2 and first[0] == first[2]
     again = memo.weighted(0.3).scores("effusion", texts[:2])
     assert list(again) == list(first[:2]) and len(memo._memo) == 2
-    assert [round(float(v), 5) for v in first] == [round(float(v), 5) for v in Reranker(trained.path).scores(
-        "effusion", texts)]
+    assert [round(float(v), 5) for v in first] == [
+        round(float(v), 5) for v in Reranker(trained.path).scores("effusion", texts)
+    ]
     assert split_weight("site-rr@0.5") == ("site-rr", 0.5) and split_weight("site-rr") == ("site-rr", None)
     assert split_weight("/data/rr@site/model") == ("/data/rr@site/model", None)
     with pytest.raises(ValueError, match=r"in \(0, 1\]"):
@@ -230,8 +238,9 @@ def test_settings_name_a_reranker_or_none() -> None:
 
 def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "RADSEARCH_HOME": str(home), "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "assistant.cli", *args], capture_output=True, text=True,
-                          timeout=900, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "assistant.cli", *args], capture_output=True, text=True, timeout=900, env=env
+    )
 
 
 def test_train_reranker_then_search_with_it_from_the_command_line(minilm, tmp_path: Path) -> None:
@@ -240,8 +249,17 @@ def test_train_reranker_then_search_with_it_from_the_command_line(minilm, tmp_pa
     home = tmp_path / "home"
     rows = [{"id": r.id, "findings": r.findings, "impression": r.impression} for r in corpus()]
     (tmp_path / "site.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    trained = _cli("train-reranker", str(tmp_path / "site.jsonl"), "--out", "site-rr", "--base", minilm.location,
-                   "--max-length", "64", home=home)
+    trained = _cli(
+        "train-reranker",
+        str(tmp_path / "site.jsonl"),
+        "--out",
+        "site-rr",
+        "--base",
+        minilm.location,
+        "--max-length",
+        "64",
+        home=home,
+    )
     assert trained.returncode == 0, trained.stderr
     assert "dev pairwise accuracy" in trained.stderr and (home / "models" / "site-rr" / CARD_FILE).is_file()
     folder = tmp_path / "index"

@@ -29,12 +29,25 @@ def side(errors: float, match5: float, exact: float, drop: float, ranks: list[in
 
 
 def results(*with_: dict[str, Any], weights: tuple[float, ...] = (1.0,)) -> dict[str, Any]:
-    card = {"base_model": {"ref": "enc"}, "loss": "bce", "data": {"pairs": {"train": 5}, "examples": {"train": {}}},
-            "train_seconds_per_epoch": [1.0], "dev_pairwise_accuracy": {"before": {}, "after": {}}}
+    card = {
+        "base_model": {"ref": "enc"},
+        "loss": "bce",
+        "data": {"pairs": {"train": 5}, "examples": {"train": {}}},
+        "train_seconds_per_epoch": [1.0],
+        "dev_pairwise_accuracy": {"before": {}, "after": {}},
+    }
     refs = {"without": "D+expand"} | {side_label(w): f"D+expand+rerank=rr@{w:g}" for w in weights}
-    return {"split": "dev", "created": "now", "command": "cmd", "load": "1 1 1", "reranker": "rr",
-            "refs": refs, "reports": 4, "card": card, "without": side(0.6, 0.5, 0.8, 0.01, [1, 6, None, 2])} | {
-            side_label(w): made for w, made in zip(weights, with_, strict=True)}
+    return {
+        "split": "dev",
+        "created": "now",
+        "command": "cmd",
+        "load": "1 1 1",
+        "reranker": "rr",
+        "refs": refs,
+        "reports": 4,
+        "card": card,
+        "without": side(0.6, 0.5, 0.8, 0.01, [1, 6, None, 2]),
+    } | {side_label(w): made for w, made in zip(weights, with_, strict=True)}
 
 
 def test_the_reranker_is_adopted_only_when_every_check_holds() -> None:
@@ -48,20 +61,28 @@ def test_the_reranker_is_adopted_only_when_every_check_holds() -> None:
 
 
 def test_of_the_weights_that_pass_the_one_with_the_best_error_discrimination_is_chosen() -> None:
-    made = results(side(0.95, 0.3, 0.5, 0.01, [1, 9, None, 9]), side(0.8, 0.5, 0.8, 0.01, [1, 2, None, 2]),
-                   side(0.7, 0.5, 0.8, 0.01, [1, 2, None, 2]), side(0.8, 0.5, 0.8, 0.0, [1, 2, None, 2]),
-                   weights=(1.0, 0.5, 0.3, 0.2))
+    made = results(
+        side(0.95, 0.3, 0.5, 0.01, [1, 9, None, 9]),
+        side(0.8, 0.5, 0.8, 0.01, [1, 2, None, 2]),
+        side(0.7, 0.5, 0.8, 0.01, [1, 2, None, 2]),
+        side(0.8, 0.5, 0.8, 0.0, [1, 2, None, 2]),
+        weights=(1.0, 0.5, 0.3, 0.2),
+    )
     decision = decide(made)
     assert decision["adopt"] is True and decision["chosen"] == "weight 0.2"
     assert not all(decision["checks"]["weight 1"].values())
-    none = decide(results(side(0.5, 0.5, 0.8, 0.01, [1, 2, None, 2]), side(0.9, 0.4, 0.8, 0.01, [1, 9, None, 2]),
-                          weights=(1.0, 0.5)))
+    none = decide(
+        results(
+            side(0.5, 0.5, 0.8, 0.01, [1, 2, None, 2]), side(0.9, 0.4, 0.8, 0.01, [1, 9, None, 2]), weights=(1.0, 0.5)
+        )
+    )
     assert none["adopt"] is False and none["chosen"] is None
 
 
 def test_the_report_puts_every_side_beside_each_other_with_the_decision() -> None:
-    made = results(side(0.9, 0.75, 0.85, 0.01, [1, 2, None, 2]), side(0.7, 0.5, 0.8, 0.01, [1, 6, None, 2]),
-                   weights=(1.0, 0.3))
+    made = results(
+        side(0.9, 0.75, 0.85, 0.01, [1, 2, None, 2]), side(0.7, 0.5, 0.8, 0.01, [1, 6, None, 2]), weights=(1.0, 0.3)
+    )
     made["decision"] = decide(made)
     text = render(made)
     assert "| source | without | weight 1 | weight 0.3 |" in text
@@ -78,11 +99,14 @@ def test_gated_sides_are_labelled_and_judged_at_their_weight() -> None:
     from eval.rerank_benchmark import gate_list
 
     assert side_label(0.2, 15) == "weight 0.2, 15+ words" and side_label(0.2) == side_label(0.2, 0) == "weight 0.2"
-    made = results(side(0.8, 0.5, 0.8, 0.01, [1, 2, None, 2]), side(0.8, 0.5, 0.8, 0.01, [1, 2, None, 2]),
-                   weights=(0.3, 0.2))
-    made["refs"] = {"without": "hybrid-weighted:enc+expand",
-                    "weight 0.3": "hybrid-weighted:enc+expand+rerank=rr@0.3:15",
-                    "weight 0.2": "hybrid-weighted:enc+expand+rerank=rr@0.2:15"}
+    made = results(
+        side(0.8, 0.5, 0.8, 0.01, [1, 2, None, 2]), side(0.8, 0.5, 0.8, 0.01, [1, 2, None, 2]), weights=(0.3, 0.2)
+    )
+    made["refs"] = {
+        "without": "hybrid-weighted:enc+expand",
+        "weight 0.3": "hybrid-weighted:enc+expand+rerank=rr@0.3:15",
+        "weight 0.2": "hybrid-weighted:enc+expand+rerank=rr@0.2:15",
+    }
     assert decide(made)["chosen"] == "weight 0.2"
     assert gate_list("0,15") == [0, 15]
     for bad in ("", "15,15", "-1", "x"):

@@ -24,8 +24,10 @@ def jobs(calls: list[str], stop_at: str | None = None) -> dict:
 
         return run
 
-    return {"without": {"a": measure("without/a", 1), "b": measure("without/b", 2)},
-            "with": {"a": measure("with/a", 3), "b": measure("with/b", 4)}}
+    return {
+        "without": {"a": measure("without/a", 1), "b": measure("without/b", 2)},
+        "with": {"a": measure("with/a", 3), "b": measure("with/b", 4)},
+    }
 
 
 def test_a_stopped_run_resumes_with_only_the_measures_not_yet_finished(tmp_path: Path) -> None:

@@ -31,14 +31,21 @@ def test_typed_fields_read_the_literature_names() -> None:
     assert pooled.all["match@5"] == raw["findings_to_impression"]["overall"]["all"]["match@5"]
     label = results.rankers["bm25"].labels["openi"]["finding_label"]
     assert label.p_at_10 == raw["labels"]["openi"]["finding_label"]["p@10"]
-    assert label.per_query is not None and label.per_query.p_at_10 == raw["labels"]["openi"]["finding_label"][
-        "per_query"]["p@10"]
+    assert (
+        label.per_query is not None
+        and label.per_query.p_at_10 == raw["labels"]["openi"]["finding_label"]["per_query"]["p@10"]
+    )
 
 
 def _minimal() -> RetrievalResults:
     scores = {"n": 1, "match@1": 1.0, "match@5": 1.0, "match@10": 1.0, "mrr@10": 1.0}
-    match = {"ranker": "bm25", "corpus_impressions": 1, "all": scores, "without_top20_impressions": scores,
-             "abnormal": scores}
+    match = {
+        "ranker": "bm25",
+        "corpus_impressions": 1,
+        "all": scores,
+        "without_top20_impressions": scores,
+        "abnormal": scores,
+    }
     ranker = RankerResult.from_json({"findings_to_impression": {"openi": match}, "labels": {}})
     return RetrievalResults("r", "now", "cmd", "test", {"openi": 1}, "", "onnx-int8", {"bm25": ranker})
 

@@ -68,9 +68,16 @@ def test_importing_the_settings_imports_no_backend_and_no_encoder() -> None:
 
 @pytest.mark.parametrize(
     ("variable", "value"),
-    [("RADSEARCH_LLM_RETRIES", "-1"), ("RADSEARCH_LLM_RETRIES", "two"), ("RADSEARCH_LLM_TIMEOUT", "-1"),
-     ("RADSEARCH_LLM_TIMEOUT", "0"), ("RADSEARCH_LLM_TIMEOUT", "nan"), ("RADSEARCH_LLM_TIMEOUT", "inf"),
-     ("RADSEARCH_LLM_THREADS", "0"), ("RADSEARCH_LLM_CONTEXT", "-5")],
+    [
+        ("RADSEARCH_LLM_RETRIES", "-1"),
+        ("RADSEARCH_LLM_RETRIES", "two"),
+        ("RADSEARCH_LLM_TIMEOUT", "-1"),
+        ("RADSEARCH_LLM_TIMEOUT", "0"),
+        ("RADSEARCH_LLM_TIMEOUT", "nan"),
+        ("RADSEARCH_LLM_TIMEOUT", "inf"),
+        ("RADSEARCH_LLM_THREADS", "0"),
+        ("RADSEARCH_LLM_CONTEXT", "-5"),
+    ],
 )
 def test_a_refused_number_names_its_variable(variable: str, value: str) -> None:
     """Issue 39's review: -1 retries was an AssertionError deep inside, a 0 or nan deadline a 'backend unavailable'."""

@@ -94,9 +94,21 @@ def test_two_workers_encode_shards_at_once_and_the_merge_equals_a_single_build(m
     env = {**os.environ, "RADSEARCH_ENCODER_BACKEND": minilm.backend, "COLUMNS": "200"}
     workers = [
         subprocess.Popen(
-            [*ASSISTANT, "index", corpus, "--encoder", "minilm", "--shard", f"{i}/2",
-             "--out", str(tmp_path / f"shard{i}")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            [
+                *ASSISTANT,
+                "index",
+                corpus,
+                "--encoder",
+                "minilm",
+                "--shard",
+                f"{i}/2",
+                "--out",
+                str(tmp_path / f"shard{i}"),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         for i in range(2)
     ]
@@ -116,7 +128,8 @@ def test_two_workers_encode_shards_at_once_and_the_merge_equals_a_single_build(m
     expected = ingest([corpus]).rejections  # what `assistant index --rejects` writes
     assert [json.loads(line) for line in rejects.read_text().splitlines()] == [
         {"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}
-        | ({"row": r.row} if r.row is not None else {}) for r in expected
+        | ({"row": r.row} if r.row is not None else {})
+        for r in expected
     ]
     assert all("row" in json.loads(line) for line in rejects.read_text().splitlines())  # each record, to fix
     assert sorted(r.reason for r in expected) == ["duplicate findings", "duplicate id", "missing findings"]

@@ -17,8 +17,11 @@ from models.resolve import CHECKSUMS, ModelNotAvailable, resolve_encoder, shippe
 ENTRY = ENCODERS[PRESET.encoder]
 FOLDER = shipped_folder(ENTRY)
 BUDGET_BYTES = 80 * 1024 * 1024
-SENTENCES = ["Small left pleural effusion.", "No acute cardiopulmonary abnormality.",
-             "Complex joint effusion of the knee after a twisting injury."]
+SENTENCES = [
+    "Small left pleural effusion.",
+    "No acute cardiopulmonary abnormality.",
+    "Complex joint effusion of the knee after a twisting injury.",
+]
 
 
 def test_the_shipped_folder_matches_its_checksums_and_budget() -> None:
@@ -46,8 +49,9 @@ def test_the_card_names_every_source_its_licence_and_the_recipe() -> None:
     assert set(card["sources"]) == {"openi", "ctrate", "mtsamples", "medpix"}
     assert all(source["licence"] for source in card["sources"].values())
     assert "CC BY-NC-SA 4.0" in card["terms"] and card["recipe"] == PRESET.recipe
-    assert set(card["files"]) == {line.split("  ", 1)[1] for line in
-                                  (FOLDER / CHECKSUMS).read_text(encoding="utf-8").splitlines()}
+    assert set(card["files"]) == {
+        line.split("  ", 1)[1] for line in (FOLDER / CHECKSUMS).read_text(encoding="utf-8").splitlines()
+    }
     readme = (FOLDER / "README.md").read_text(encoding="utf-8")
     assert "CC0" in readme and "make encoder" in readme
 

@@ -6,13 +6,23 @@ from eval.perf import st_onnx
 
 
 def _row(path: str, rate: float, cosine: float) -> dict:
-    return {"path": path, "reports_per_s": rate, "ready_s": 1.0, "batch": 32, "cosine_to_torch_mean": cosine,
-            "cosine_to_torch_min": cosine}
+    return {
+        "path": path,
+        "reports_per_s": rate,
+        "ready_s": 1.0,
+        "batch": 32,
+        "cosine_to_torch_mean": cosine,
+        "cosine_to_torch_min": cosine,
+    }
 
 
 def test_the_library_is_within_only_at_equal_quality_and_90_percent_speed() -> None:
-    rows = [_row("project onnx", 100, 0.9999), _row("project onnx-int8", 200, 0.995),
-            _row("library onnx", 95, 0.9999), _row("library onnx-int8", 300, 0.95)]
+    rows = [
+        _row("project onnx", 100, 0.9999),
+        _row("project onnx-int8", 200, 0.995),
+        _row("library onnx", 95, 0.9999),
+        _row("library onnx-int8", 300, 0.95),
+    ]
     verdict = st_onnx.verdict(rows, 0.99)
     assert verdict["onnx"] == {"library_speed_share": 0.95, "equal_quality": True, "library_within": True}
     assert verdict["onnx-int8"] == {"library_speed_share": 1.5, "equal_quality": False, "library_within": False}
@@ -27,6 +37,7 @@ def test_timed_rounds_encode_every_text_with_every_path() -> None:
         def encode(texts: list[str]) -> list[list[float]]:
             calls.append((name, len(texts)))
             return [[1.0, 0.0]] * len(texts)
+
         return encode
 
     timed = st_onnx.timed_rounds({"a": path("a"), "b": path("b")}, ["x"] * 10, rounds=2)

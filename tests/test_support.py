@@ -13,8 +13,10 @@ from eval.rerank_benchmark import support_card
 from retriever.index.bm25 import BM25Field
 from retriever.search.support import MIN_QUERY_WORDS, NAME, WEIGHT, SupportCheck
 
-FINDINGS = ("The heart size is normal. There is a small left pleural effusion. No pneumothorax is seen. "
-            "The osseous structures are intact without acute abnormality.")
+FINDINGS = (
+    "The heart size is normal. There is a small left pleural effusion. No pneumothorax is seen. "
+    "The osseous structures are intact without acute abnormality."
+)
 
 
 def lucene_idf(documents: int, frequency: int) -> float:
@@ -22,31 +24,44 @@ def lucene_idf(documents: int, frequency: int) -> float:
 
 
 def test_bm25_idf_counts_documents_per_term_and_gives_unseen_terms_the_most() -> None:
-    field = BM25Field.build(["small pleural effusion", "no pleural effusion", "right pneumothorax", "effusion"],
-                            np.arange(4))
+    field = BM25Field.build(
+        ["small pleural effusion", "no pleural effusion", "right pneumothorax", "effusion"], np.arange(4)
+    )
     got = field.idf(["effusion", "pleural", "neg:effusion", "pneumothorax", "never-seen"])
-    assert got == pytest.approx([lucene_idf(4, 2), lucene_idf(4, 1), lucene_idf(4, 1), lucene_idf(4, 1),
-                                 lucene_idf(4, 0)])
+    assert got == pytest.approx(
+        [lucene_idf(4, 2), lucene_idf(4, 1), lucene_idf(4, 1), lucene_idf(4, 1), lucene_idf(4, 0)]
+    )
 
 
 def test_relevance_adds_the_idf_of_supported_terms_and_subtracts_the_rest() -> None:
-    idf = {"small": 1.0, "left": 2.0, "pleural": 3.0, "effusion": 4.0, "pneumothorax": 5.0, "neg:pneumothorax": 6.0,
-           "right": 7.0}
+    idf = {
+        "small": 1.0,
+        "left": 2.0,
+        "pleural": 3.0,
+        "effusion": 4.0,
+        "pneumothorax": 5.0,
+        "neg:pneumothorax": 6.0,
+        "right": 7.0,
+    }
     check = SupportCheck()
-    texts = ["Small left pleural effusion.",
-             "Small left pleural effusion. Right pneumothorax.",   # asserts what the findings rule out
-             "Small left pleural effusion. No pneumothorax."]
+    texts = [
+        "Small left pleural effusion.",
+        "Small left pleural effusion. Right pneumothorax.",  # asserts what the findings rule out
+        "Small left pleural effusion. No pneumothorax.",
+    ]
 
     def weights(terms):
         return np.array([idf[t] for t in terms])
 
     words_only = SupportCheck(pairs=False)
     assert words_only.relevance(FINDINGS, texts, weights) == pytest.approx(
-        [1 + 2 + 3 + 4, 1 + 2 + 3 + 4 - 7 - 5, 1 + 2 + 3 + 4 + 6])
+        [1 + 2 + 3 + 4, 1 + 2 + 3 + 4 - 7 - 5, 1 + 2 + 3 + 4 + 6]
+    )
     # adjacent pairs weigh their smaller idf: "small left" 1, "left pleural" 2, "pleural effusion" 3 are in the
     # findings; "effusion right" 4 and "right pneumothorax" 5 are not; "effusion no-pneumothorax" 4 is
     assert check.relevance(FINDINGS, texts, weights) == pytest.approx(
-        [10 + (1 + 2 + 3), -2 + (1 + 2 + 3 - 4 - 5), 16 + (1 + 2 + 3 + 4)])
+        [10 + (1 + 2 + 3), -2 + (1 + 2 + 3 - 4 - 5), 16 + (1 + 2 + 3 + 4)]
+    )
     # without term weights every term and pair counts 1
     assert words_only.relevance(FINDINGS, texts, None) == pytest.approx([4, 2, 5])
     assert check.relevance(FINDINGS, texts, None) == pytest.approx([4 + 3, 2 + 1, 5 + 4])
@@ -81,9 +96,10 @@ def test_search_with_the_stage_orders_hits_by_support_under_the_fields_idf(minil
     from retriever.reports.record import Report
 
     # BM25 alone ranks "added" first: it repeats more of the findings, and they never mention a fracture
-    reports = [Report("added", impression="Small left pleural effusion, heart size normal. Rib fracture."),
-               Report("own", impression="Left pleural effusion.")] + [
-        Report(f"other{n}", impression=f"Heart size normal, case {n}.") for n in range(5)]
+    reports = [
+        Report("added", impression="Small left pleural effusion, heart size normal. Rib fracture."),
+        Report("own", impression="Left pleural effusion."),
+    ] + [Report(f"other{n}", impression=f"Heart size normal, case {n}.") for n in range(5)]
     index = ReportIndex.build(reports, minilm, ("impression", "report"))
     short = "left pleural effusion, heart size normal"
     plain, short_plain = ([h.report for h in index.search(q, k=7, method="bm25")] for q in (FINDINGS, short))

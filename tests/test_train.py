@@ -269,8 +269,11 @@ def test_margin_term_loss_is_ranking_plus_triplet_margin(base: str) -> None:
     from retriever.training.losses import MarginTermLoss
 
     model = SentenceTransformer(base, device="cpu").eval()  # no dropout: one pass and two passes agree
-    columns = [["pleural effusion", "pneumothorax"], ["Small left pleural effusion.", "Large right pneumothorax."],
-               ["No pleural effusion.", "No pneumothorax."]]
+    columns = [
+        ["pleural effusion", "pneumothorax"],
+        ["Small left pleural effusion.", "Large right pneumothorax."],
+        ["No pleural effusion.", "No pneumothorax."],
+    ]
     features = [model.tokenize(texts) for texts in columns]
     loss = MarginTermLoss(model, margin=0.5)
     expected = loss.ranking(features, None) + loss.triplet(features, None)

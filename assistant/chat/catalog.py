@@ -60,9 +60,7 @@ class IndexCatalog:
         root = self._paths.indexes
         if root.is_dir():
             # hidden folders are an index being written or the previous one kept during a swap (index_swap.py)
-            found += sorted(
-                p for p in root.iterdir() if not p.name.startswith(".") and (p / "manifest.json").is_file()
-            )
+            found += sorted(p for p in root.iterdir() if not p.name.startswith(".") and (p / "manifest.json").is_file())
         unique: dict[str, Path] = {}
         for folder in found:
             unique.setdefault(str(folder.resolve()), folder)

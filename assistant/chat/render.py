@@ -125,11 +125,15 @@ def evidence_html(answer: Answer) -> str:
     for candidate in evidence["candidates"]:
         links = " ".join(f'<a href="#{card_anchor(i)}">{_e(i)}</a>' for i in candidate["report_ids"])
         chosen = ' class="rs-chosen"' if candidate["diagnosis"] == answer.diagnosis else ""
-        rows.append(f'<li{chosen}><span class="rs-candidate">{_e(candidate["diagnosis"])}</span> '
-                    f'<span class="rs-support">{candidate["count"]} of {evidence["read"]} similar reports</span>'
-                    f'<div class="rs-links">{links}</div></li>')
-    return (f'<section class="rs-evidence" aria-label="evidence"><div class="rs-cards-head">What the '
-            f'{evidence["read"]} most similar reports affirm</div><ol>{"".join(rows)}</ol></section>')
+        rows.append(
+            f'<li{chosen}><span class="rs-candidate">{_e(candidate["diagnosis"])}</span> '
+            f'<span class="rs-support">{candidate["count"]} of {evidence["read"]} similar reports</span>'
+            f'<div class="rs-links">{links}</div></li>'
+        )
+    return (
+        f'<section class="rs-evidence" aria-label="evidence"><div class="rs-cards-head">What the '
+        f"{evidence['read']} most similar reports affirm</div><ol>{''.join(rows)}</ol></section>"
+    )
 
 
 def score_label(method: str) -> str:
@@ -143,8 +147,13 @@ def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) 
     badges = "".join(f'<span class="rs-badge">{_e(v)}</span>' for v in (report.modality, report.source) if v)
     cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
     contradicts, partly = report.contradicts, report.partly_contradicts and not report.contradicts
-    label, note, kind = ((CONTRADICTS_LABEL, CONTRADICTS_NOTE, "contradicts") if contradicts
-                         else (PARTLY_LABEL, PARTLY_NOTE, "partly") if partly else ("", "", ""))
+    label, note, kind = (
+        (CONTRADICTS_LABEL, CONTRADICTS_NOTE, "contradicts")
+        if contradicts
+        else (PARTLY_LABEL, PARTLY_NOTE, "partly")
+        if partly
+        else ("", "", "")
+    )
     contradicts_badge = f'<span class="rs-badge rs-{kind}">⚠ {label}</span>' if kind else ""
     contradicts_note = f'<div class="rs-{kind}-note" role="note">{note}</div>' if kind else ""
     width = max(0.0, min(1.0, report.score)) * 100 if bounded else 0.0
@@ -188,8 +197,9 @@ def answer_markdown(answer: Answer) -> str:
         facts.append("cites no retrieved report")
     else:
         facts.append("no retrieval")
-    facts.append(md_escape(answer.model_id or ("no language model" if answer.prompt_id == "evidence" else
-                                                "model unknown")))
+    facts.append(
+        md_escape(answer.model_id or ("no language model" if answer.prompt_id == "evidence" else "model unknown"))
+    )
     if "total" in answer.timings:
         facts.append(f"{answer.timings['total']:.1f} s")
     lines += ["", f"<sub>{' · '.join(facts)}</sub>", "", configuration_details(answer)]
@@ -201,8 +211,10 @@ def configuration_details(answer: Answer) -> str:
     answers with one hash came from one configuration."""
     facts = [f"{md_escape(key)}: {md_escape(str(value))}" for key, value in _flat(answer.configuration)]
     body = "<br>".join(facts) or "not recorded"
-    return (f'<details class="rs-configuration"><summary>configuration {md_escape(answer.configuration_hash)}'
-            f"</summary><sub>{body}</sub></details>")
+    return (
+        f'<details class="rs-configuration"><summary>configuration {md_escape(answer.configuration_hash)}'
+        f"</summary><sub>{body}</sub></details>"
+    )
 
 
 def _flat(tree: object, prefix: str = "") -> list[tuple[str, object]]:
@@ -233,11 +245,14 @@ def retrieval_lines(reports: Sequence[RetrievedReport]) -> list[str]:
     lines = []
     for r in reports:
         impression = shorten(" ".join(r.impression.split()) or "(no impression)", 200)
-        mark = (f"**⚠ {CONTRADICTS_LABEL}:** " if r.contradicts
-                else f"**⚠ {PARTLY_LABEL}:** " if r.partly_contradicts else "")
-        lines.append(
-            f"{r.rank}\\. {mark}{md_escape(impression)} <sub>{md_escape(r.report_id)} · {r.score:.3f}</sub>"
+        mark = (
+            f"**⚠ {CONTRADICTS_LABEL}:** "
+            if r.contradicts
+            else f"**⚠ {PARTLY_LABEL}:** "
+            if r.partly_contradicts
+            else ""
         )
+        lines.append(f"{r.rank}\\. {mark}{md_escape(impression)} <sub>{md_escape(r.report_id)} · {r.score:.3f}</sub>")
     return lines
 
 

@@ -97,5 +97,3 @@ class SignInRateLimit:
             await send(message)
 
         await self.app(scope, receive, watched)
-
-

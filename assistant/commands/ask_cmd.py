@@ -26,26 +26,31 @@ EXIT_CODES = {"backend_unavailable": 3, "timeout": 4, "unparseable": 5}
 
 
 def ask(
-    query: Annotated[
-        str, typer.Argument(help="Finding text, e.g. 'blunting of the right costophrenic angle'.")
-    ],
-    no_retrieval: Annotated[
-        bool, typer.Option("--no-retrieval", help="Ask the LLM alone (baseline).")
-    ] = False,
+    query: Annotated[str, typer.Argument(help="Finding text, e.g. 'blunting of the right costophrenic angle'.")],
+    no_retrieval: Annotated[bool, typer.Option("--no-retrieval", help="Ask the LLM alone (baseline).")] = False,
     encoder: Annotated[
         str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
     ] = None,
-    k: Annotated[int, typer.Option("-k", "--k", min=1, max=20,
-                                   help="Reports retrieved; the evidence differential reads them all.")] = answer_defaults.K,
-    prompt: Annotated[str, typer.Option(
-        help="How the answer is made: diagnosis_evidence (the model chooses among what similar reports affirm), "
-             "evidence (no model: the best-supported diagnosis), or another prompts/ name such as diagnosis_rag "
-             "(free text from the reports).")] = answer_defaults.PROMPT,
+    k: Annotated[
+        int,
+        typer.Option("-k", "--k", min=1, max=20, help="Reports retrieved; the evidence differential reads them all."),
+    ] = answer_defaults.K,
+    prompt: Annotated[
+        str,
+        typer.Option(
+            help="How the answer is made: diagnosis_evidence (the model chooses among what similar reports affirm), "
+            "evidence (no model: the best-supported diagnosis), or another prompts/ name such as diagnosis_rag "
+            "(free text from the reports)."
+        ),
+    ] = answer_defaults.PROMPT,
     field: Annotated[str, typer.Option(help=FIELD_HELP)] = answer_defaults.FIELD,
-    method: Annotated[str, typer.Option(help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted.")] = DEFAULT_METHOD,
-    index: Annotated[
-        Path | None, typer.Option(help="Index folder (default: the demo/default index).")
-    ] = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted."
+        ),
+    ] = DEFAULT_METHOD,
+    index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
     backend: BackendOption = None,
     model: ModelOption = None,
     reranker: RerankerOption = None,
@@ -82,8 +87,11 @@ def ask(
         if as_json:
             answer = pipeline.invoke(query)
         else:
-            asking = ("reading the similar reports ..." if pipeline.evidence_only else
-                      f"asking {llm_settings.backend} model {llm_settings.model or '(server default)'} ...")
+            asking = (
+                "reading the similar reports ..."
+                if pipeline.evidence_only
+                else f"asking {llm_settings.backend} model {llm_settings.model or '(server default)'} ..."
+            )
             with err.status(literal(asking)):
                 answer = pipeline.invoke(query)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
@@ -166,6 +174,10 @@ def _print_evidence(answer: Answer, out: Console) -> None:
         table.add_column(column, overflow="fold")
     for n, candidate in enumerate(evidence["candidates"], start=1):
         chosen = candidate["diagnosis"] == answer.diagnosis
-        table.add_row(str(n), literal(candidate["diagnosis"], style="bold" if chosen else ""),
-                      f"{candidate['count']} of {evidence['read']}", literal(", ".join(candidate["report_ids"][:6])))
+        table.add_row(
+            str(n),
+            literal(candidate["diagnosis"], style="bold" if chosen else ""),
+            f"{candidate['count']} of {evidence['read']}",
+            literal(", ".join(candidate["report_ids"][:6])),
+        )
     out.print(table)

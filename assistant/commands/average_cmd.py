@@ -10,8 +10,13 @@ from assistant.commands.shared import OverwriteOption, read_settings
 
 
 def average(
-    encoders: Annotated[list[str], typer.Argument(help="Two or more encoders trained with `assistant train` from "
-                                                  "one base (names in the models directory, or folders).")],
+    encoders: Annotated[
+        list[str],
+        typer.Argument(
+            help="Two or more encoders trained with `assistant train` from "
+            "one base (names in the models directory, or folders)."
+        ),
+    ],
     out: Annotated[str, typer.Option(help="Name of the averaged model (saved in the models directory).")],
     overwrite: OverwriteOption = False,
 ) -> None:

@@ -19,15 +19,34 @@ from assistant.commands.shared import EXIT_BAD_INPUT, BackendOption, ModelOption
 
 
 def chat(
-    host: Annotated[str, typer.Option(help="Address to listen on. 127.0.0.1 = this machine only; 0.0.0.0 = every network interface (only behind a firewall or reverse proxy).")] = "127.0.0.1",
+    host: Annotated[
+        str,
+        typer.Option(
+            help="Address to listen on. 127.0.0.1 = this machine only; 0.0.0.0 = every network interface (only behind a firewall or reverse proxy)."
+        ),
+    ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7860,
-    auth: Annotated[str | None, typer.Option(help="Require sign-in: USER:PASSWORD (or set RADSEARCH_CHAT_AUTH, which keeps the password out of the process list).")] = None,
-    index: Annotated[list[Path] | None, typer.Option(help="Index folder to offer (repeatable); the default and installed indexes are offered too.")] = None,
+    auth: Annotated[
+        str | None,
+        typer.Option(
+            help="Require sign-in: USER:PASSWORD (or set RADSEARCH_CHAT_AUTH, which keeps the password out of the process list)."
+        ),
+    ] = None,
+    index: Annotated[
+        list[Path] | None,
+        typer.Option(help="Index folder to offer (repeatable); the default and installed indexes are offered too."),
+    ] = None,
     backend: BackendOption = None,
     model: ModelOption = None,
     reranker: RerankerOption = None,
-    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Requests processed at once; more wait in the queue and see their position.")] = 4,
-    root_path: Annotated[str | None, typer.Option(help="URL prefix when served behind a reverse proxy under a sub-path, e.g. /radsearch.")] = None,
+    concurrency: Annotated[
+        int,
+        typer.Option(min=1, max=64, help="Requests processed at once; more wait in the queue and see their position."),
+    ] = 4,
+    root_path: Annotated[
+        str | None,
+        typer.Option(help="URL prefix when served behind a reverse proxy under a sub-path, e.g. /radsearch."),
+    ] = None,
 ) -> None:
     """Start the chat: type a finding, get a streamed diagnosis with the similar reports beside it."""
     from rich.console import Console
@@ -64,7 +83,11 @@ def chat(
     service = ChatService(config, reranker=service_reranker)
     app = build_app(config, service)
     threading.Thread(target=service.warm_up, name="chat-warm-up", daemon=True).start()
-    err.print(literal(f"RadSearch Assistant chat on http://{'localhost' if host == '127.0.0.1' else host}:{port} (Ctrl+C stops)"))
+    err.print(
+        literal(
+            f"RadSearch Assistant chat on http://{'localhost' if host == '127.0.0.1' else host}:{port} (Ctrl+C stops)"
+        )
+    )
     launch_app(app, config, host=host, port=port, auth=credentials, root_path=root_path)
 
 

@@ -41,7 +41,10 @@ if TYPE_CHECKING:
 def index(
     corpus: CorpusArgument,
     encoder: Annotated[
-        str, typer.Option(help="Registry name (radsearch, the shipped default; minilm, mpnet), trained model, path or hub id.")
+        str,
+        typer.Option(
+            help="Registry name (radsearch, the shipped default; minilm, mpnet), trained model, path or hub id."
+        ),
     ] = PRESET.encoder,
     out: Annotated[Path | None, typer.Option(help="Index folder to write (default: the default index).")] = None,
     column_map: ColumnMapOption = None,
@@ -75,8 +78,20 @@ def index(
     settings = read_settings(console)
     target = out or settings.paths.default_index
     if shard is not None or merge_shards:
-        _sharded(console, settings, corpus, column_map, out, shard, merge_shards, encoder, rejects, batch_size,
-                 overwrite, exclusions(keep_incomplete, keep_duplicate_findings))
+        _sharded(
+            console,
+            settings,
+            corpus,
+            column_map,
+            out,
+            shard,
+            merge_shards,
+            encoder,
+            rejects,
+            batch_size,
+            overwrite,
+            exclusions(keep_incomplete, keep_duplicate_findings),
+        )
         return
     mapping = checked_corpus(console, corpus, column_map)
     inputs = [Path(spec) for spec in corpus if spec not in DEMO_NAMES]
@@ -87,30 +102,56 @@ def index(
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     try:
         with one_writer(target):
-            manifest = _build(console, settings, corpus, mapping, target, encoder, rejects, batch_size, overwrite,
-                              exclusions(keep_incomplete, keep_duplicate_findings), max_rejected)
+            manifest = _build(
+                console,
+                settings,
+                corpus,
+                mapping,
+                target,
+                encoder,
+                rejects,
+                batch_size,
+                overwrite,
+                exclusions(keep_incomplete, keep_duplicate_findings),
+                max_rejected,
+            )
     except IndexBusy as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     _print_indexed(console, manifest, target)
 
 
-def _sharded(console: Console, settings: Settings, corpus: list[str], column_map: str | None, out: Path | None,
-             shard: str | None, merge_shards: bool, encoder: str, rejects: Path | None, batch_size: int,
-             overwrite: bool, rules: Exclusions) -> None:
+def _sharded(
+    console: Console,
+    settings: Settings,
+    corpus: list[str],
+    column_map: str | None,
+    out: Path | None,
+    shard: str | None,
+    merge_shards: bool,
+    encoder: str,
+    rejects: Path | None,
+    batch_size: int,
+    overwrite: bool,
+    rules: Exclusions,
+) -> None:
     """--shard and --merge-shards (assistant/commands/shard_cmd.py); both need an explicit --out."""
     from assistant.commands import shard_cmd
     from assistant.commands.output import print_error
     from assistant.commands.shared import checked_corpus
 
     if (shard is not None and merge_shards) or out is None:
-        print_error(console, "--shard I/N encodes one shard into the folder --out, --merge-shards merges shard "
-                             "folders into the index --out: give one of them, and --out")
+        print_error(
+            console,
+            "--shard I/N encodes one shard into the folder --out, --merge-shards merges shard "
+            "folders into the index --out: give one of them, and --out",
+        )
         raise typer.Exit(EXIT_BAD_INPUT)
     if shard is not None:
         mapping = checked_corpus(console, corpus, column_map)
-        shard_cmd.encode_shard(console, settings, corpus, mapping, shard, out, encoder, rejects, batch_size,
-                               overwrite, rules)
+        shard_cmd.encode_shard(
+            console, settings, corpus, mapping, shard, out, encoder, rejects, batch_size, overwrite, rules
+        )
         return
     _print_indexed(console, shard_cmd.merge(console, corpus, out, rejects, overwrite), out)
 
@@ -119,13 +160,25 @@ def _print_indexed(console: Console, manifest: Manifest, target: Path) -> None:
     from assistant.commands.output import literal
 
     fields = ", ".join(f"{f}: {n}" for f, n in manifest.fields.items())
-    console.print(literal(f"indexed {manifest.reports} reports with {manifest.encoder.name} -> {target}",
-                          style="green"), literal(f" ({fields})"))
+    console.print(
+        literal(f"indexed {manifest.reports} reports with {manifest.encoder.name} -> {target}", style="green"),
+        literal(f" ({fields})"),
+    )
 
 
-def _build(console: Console, settings: Settings, corpus: list[str], mapping: ColumnMap, target: Path, encoder: str,
-           rejects: Path | None, batch_size: int, overwrite: bool, rules: Exclusions,
-           max_rejected: float = 1.0) -> Manifest:
+def _build(
+    console: Console,
+    settings: Settings,
+    corpus: list[str],
+    mapping: ColumnMap,
+    target: Path,
+    encoder: str,
+    rejects: Path | None,
+    batch_size: int,
+    overwrite: bool,
+    rules: Exclusions,
+    max_rejected: float = 1.0,
+) -> Manifest:
     """Read, print the counts, encode and write (retriever/index/streaming_build.py: bounded memory, a killed build resumes
     where it stopped); the written manifest, or typer.Exit with the error printed."""
     from assistant.commands.ingest_summary import print_ingestion, refuse_if_mostly_rejected, write_rejects
@@ -153,8 +206,9 @@ def _build(console: Console, settings: Settings, corpus: list[str], mapping: Col
         raise typer.Exit(1)
     model = load_index_encoder(console, settings, encoder)
     try:
-        return encode_and_write(target, model, batch_size=batch_size, progress=True, overwrite=overwrite,
-                                column_map=mapping.columns)
+        return encode_and_write(
+            target, model, batch_size=batch_size, progress=True, overwrite=overwrite, column_map=mapping.columns
+        )
     except UnsafeOutput as exc:  # the folder changed while encoding
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc

@@ -22,8 +22,15 @@ from assistant.commands.shared import read_settings
 
 #: Distributions whose versions decide results (printed, never imported).
 PACKAGES = (
-    "radsearch-assistant", "torch", "sentence-transformers", "transformers", "faiss-cpu", "onnxruntime",
-    "llama-cpp-python", "gradio", "langchain-core",
+    "radsearch-assistant",
+    "torch",
+    "sentence-transformers",
+    "transformers",
+    "faiss-cpu",
+    "onnxruntime",
+    "llama-cpp-python",
+    "gradio",
+    "langchain-core",
 )
 Row = tuple[str, Any, str]
 
@@ -43,8 +50,10 @@ def info(
     rows = defaults(settings, index or settings.paths.default_index)
     versions = installed_versions()
     if as_json:
-        payload = {"defaults": {name: {"value": value, "from": origin} for name, value, origin in rows},
-                   "versions": versions}
+        payload = {
+            "defaults": {name: {"value": value, "from": origin} for name, value, origin in rows},
+            "versions": versions,
+        }
         typer.echo(json.dumps(payload, indent=2, default=str))
         return
     table = Table(title="Defaults in effect", show_lines=False)
@@ -65,8 +74,11 @@ def defaults(settings: Any, index_folder: Path) -> list[Row]:
     env = os.environ
     rows: list[Row] = [
         ("encoder for new indexes", PRESET.encoder, "preset"),
-        ("encoder backend for new indexes", settings.encoder.backend,
-         _origin(env, "RADSEARCH_ENCODER_BACKEND", "built-in (eval/results/performance.md)")),
+        (
+            "encoder backend for new indexes",
+            settings.encoder.backend,
+            _origin(env, "RADSEARCH_ENCODER_BACKEND", "built-in (eval/results/performance.md)"),
+        ),
         ("data folder", settings.paths.home, _origin(env, "RADSEARCH_HOME", "built-in")),
         ("default index", index_folder, _origin(env, "RADSEARCH_INDEX", "built-in")),
     ]
@@ -87,12 +99,23 @@ def defaults(settings: Any, index_folder: Path) -> list[Row]:
         ("answer: field matched", PRESET.answer.field, "preset"),
         ("answer: reports read (k)", PRESET.answer.k, "preset"),
         ("answer: prompt", PRESET.answer.prompt, "preset"),
-        ("LLM backend", settings.llm.backend,
-         _origin(env, "RADSEARCH_LLM_BACKEND", "built-in" if not settings.llm.base_url else
-                 "environment (RADSEARCH_LLM_BASE_URL)")),
-        ("LLM model", settings.llm.model or "(server default)",
-         next((f"environment ({name})" for name in ("RADSEARCH_LLM_GGUF", "RADSEARCH_LLM_MODEL") if env.get(name)),
-              "preset")),
+        (
+            "LLM backend",
+            settings.llm.backend,
+            _origin(
+                env,
+                "RADSEARCH_LLM_BACKEND",
+                "built-in" if not settings.llm.base_url else "environment (RADSEARCH_LLM_BASE_URL)",
+            ),
+        ),
+        (
+            "LLM model",
+            settings.llm.model or "(server default)",
+            next(
+                (f"environment ({name})" for name in ("RADSEARCH_LLM_GGUF", "RADSEARCH_LLM_MODEL") if env.get(name)),
+                "preset",
+            ),
+        ),
         ("LLM deadline (s)", settings.llm.timeout_s, _origin(env, "RADSEARCH_LLM_TIMEOUT", "built-in")),
     ]
     return rows
@@ -122,10 +145,20 @@ def _git_commit() -> str:
     if not (top / ".git").exists():
         return ""
     try:
-        head = subprocess.run(["git", "-C", str(top), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                              text=True, timeout=5, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(top), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=5, check=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "-C", str(top), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(top), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
     return head + ("+changes" if dirty else "")

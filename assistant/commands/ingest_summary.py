@@ -45,9 +45,13 @@ def refuse_if_mostly_rejected(console: Console, result: IngestResult, share: flo
         return
     for line in offenders:
         print_error(console, line)
-    console.print(literal(f"nothing was written: more than {share:.0%} of a file's records were rejected. Fix the "
-                          "file or its --map (see the reason), or pass --max-rejected 1 to index what is readable.",
-                          style="yellow"))
+    console.print(
+        literal(
+            f"nothing was written: more than {share:.0%} of a file's records were rejected. Fix the "
+            "file or its --map (see the reason), or pass --max-rejected 1 to index what is readable.",
+            style="yellow",
+        )
+    )
     raise typer.Exit(EXIT_BAD_INPUT)
 
 
@@ -94,8 +98,12 @@ def write_rejects(console: Console, path: Path, rejections: list[Rejection]) -> 
     write_atomic(
         path,
         "".join(
-            json.dumps({"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}
-                       | ({"row": r.row} if r.row is not None else {}), ensure_ascii=False) + "\n"
+            json.dumps(
+                {"source": r.source, "ref": r.ref, "reason": r.reason, "detail": r.detail}
+                | ({"row": r.row} if r.row is not None else {}),
+                ensure_ascii=False,
+            )
+            + "\n"
             for r in rejections
         ),
     )

@@ -50,7 +50,12 @@ def search(
     index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
     field: Annotated[str, typer.Option(help=FIELD_HELP)] = "impression",
     k: Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="Number of reports.")] = 5,
-    method: Annotated[str, typer.Option(help="dense (the index's encoder), bm25, hybrid (reciprocal rank fusion of both) or hybrid-weighted.")] = DEFAULT_METHOD,
+    method: Annotated[
+        str,
+        typer.Option(
+            help="dense (the index's encoder), bm25, hybrid (reciprocal rank fusion of both) or hybrid-weighted."
+        ),
+    ] = DEFAULT_METHOD,
     encoder: Annotated[
         str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
     ] = None,
@@ -110,8 +115,16 @@ def search(
             "reranker": stage.name if stage else None,
             "reranker_weight": stage.weight if stage else None,
             "truncated": bool(notice),
-            "hits": [{"rank": h.rank, "score": h.score, "contradicts": h.contradicts,
-                      "partly_contradicts": h.partly_contradicts, **asdict(h.report)} for h in hits],
+            "hits": [
+                {
+                    "rank": h.rank,
+                    "score": h.score,
+                    "contradicts": h.contradicts,
+                    "partly_contradicts": h.partly_contradicts,
+                    **asdict(h.report),
+                }
+                for h in hits
+            ],
         }
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return
@@ -119,7 +132,14 @@ def search(
         err.print("no matching reports (try another field, fewer filters, or method dense)")
         return
     marks, notes = contradiction_marks([(h.contradicts, h.partly_contradicts) for h in hits])
-    columns = [("#", ""), ("score", ""), ("report", "cyan"), ("src/mod", ""), ("impression", "bold"), ("findings", "dim")]
+    columns = [
+        ("#", ""),
+        ("score", ""),
+        ("report", "cyan"),
+        ("src/mod", ""),
+        ("impression", "bold"),
+        ("findings", "dim"),
+    ]
     if marks:  # the column only when there is something to mark
         columns.insert(2, ("contradicts", "bold red"))
     stages = f"{method}, {idx.manifest.encoder.name}" + (f", re-ranked by {stage.name}" if stage else "")

@@ -28,9 +28,19 @@ if TYPE_CHECKING:
     from retriever.reports.sources import ColumnMap
 
 
-def encode_shard(console: Console, settings: Settings, corpus: list[str], mapping: ColumnMap, spec: str,
-                 folder: Path, encoder: str, rejects: Path | None, batch_size: int, overwrite: bool,
-                 rules: Exclusions) -> None:
+def encode_shard(
+    console: Console,
+    settings: Settings,
+    corpus: list[str],
+    mapping: ColumnMap,
+    spec: str,
+    folder: Path,
+    encoder: str,
+    rejects: Path | None,
+    batch_size: int,
+    overwrite: bool,
+    rules: Exclusions,
+) -> None:
     """Read the whole corpus, print its counts, encode this shard's reports into `folder` (resumable)."""
     from assistant.commands.ingest_summary import print_ingestion, write_rejects
     from assistant.commands.output import literal, print_error
@@ -63,9 +73,13 @@ def encode_shard(console: Console, settings: Settings, corpus: list[str], mappin
     except IndexBusy as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    console.print(literal(f"encoded shard {shard}: {read.reports} of {read.result.kept} reports -> {folder}; when "
-                          f"every shard is done: assistant index --merge-shards SHARD_FOLDERS... --out INDEX",
-                          style="green"))
+    console.print(
+        literal(
+            f"encoded shard {shard}: {read.reports} of {read.result.kept} reports -> {folder}; when "
+            f"every shard is done: assistant index --merge-shards SHARD_FOLDERS... --out INDEX",
+            style="green",
+        )
+    )
 
 
 def merge(console: Console, folders: list[str], target: Path, rejects: Path | None, overwrite: bool) -> Manifest:

@@ -35,8 +35,12 @@ RejectsOption = Annotated[
 BatchSizeOption = Annotated[int, typer.Option(min=1, help="Encoding batch size.")]
 MaxRejectedOption = Annotated[
     float,
-    typer.Option(min=0.0, max=1.0, help="Refuse (exit 2, nothing written) when a file of 10+ records has more than "
-                 "this share of them rejected; 1 indexes whatever is readable."),
+    typer.Option(
+        min=0.0,
+        max=1.0,
+        help="Refuse (exit 2, nothing written) when a file of 10+ records has more than "
+        "this share of them rejected; 1 indexes whatever is readable.",
+    ),
 ]
 ColumnMapOption = Annotated[
     str | None, typer.Option("--map", help="Column mapping, e.g. findings=Befund,impression=Beurteilung")
@@ -101,8 +105,12 @@ def training_reports(err: Console, corpus: list[str], column_map: str | None) ->
     mapping = checked_corpus(err, corpus, column_map)
     with err.status("reading reports"):
         result = ingest(corpus, mapping=mapping)
-    err.print(literal(f"{result.records_in} records read, {len(result.reports)} usable reports; rejected: "
-                      f"{dict(result.reasons()) or 'none'}"))
+    err.print(
+        literal(
+            f"{result.records_in} records read, {len(result.reports)} usable reports; rejected: "
+            f"{dict(result.reasons()) or 'none'}"
+        )
+    )
     return settings, result
 
 

@@ -52,13 +52,19 @@ def show(
         typer.echo(json.dumps(asdict(report), ensure_ascii=False, indent=2))
         return
     console = Console()
-    facts = [f"source {report.source or '-'}", f"modality {report.modality or '-'}",
-             *(f"{key} {value}" for key, value in report.meta.items())]
+    facts = [
+        f"source {report.source or '-'}",
+        f"modality {report.modality or '-'}",
+        *(f"{key} {value}" for key, value in report.meta.items()),
+    ]
     if report.labels:
         facts.append("labels " + ", ".join(report.labels))
     console.print(literal(f"{report.id}  ·  " + "  ·  ".join(facts), style="bold"))
     for title, text in (("Findings", report.findings), ("Impression", report.impression)):
         if text.strip():
             console.print(Panel(literal(text.strip()), title=title, title_align="left"))
-    if report.full_text.strip() and report.full_text.strip() not in (report.findings.strip(), report.impression.strip()):
+    if report.full_text.strip() and report.full_text.strip() not in (
+        report.findings.strip(),
+        report.impression.strip(),
+    ):
         console.print(Panel(literal(report.full_text.strip()), title="Whole report", title_align="left"))

@@ -24,9 +24,13 @@ def train(
         str, typer.Option(help="Encoder to start from: minilm, mpnet, a folder or a hub id.")
     ] = DEFAULTS.base,
     epochs: Annotated[int, typer.Option(min=1, help="Passes over the training pairs.")] = DEFAULTS.epochs,
-    batch_size: Annotated[int, typer.Option(min=2, help="Pairs per batch (= in-batch negatives + 1).")] = DEFAULTS.batch_size,
+    batch_size: Annotated[
+        int, typer.Option(min=2, help="Pairs per batch (= in-batch negatives + 1).")
+    ] = DEFAULTS.batch_size,
     lr: Annotated[float, typer.Option(min=0.0, help="Peak learning rate (paper: 2e-5).")] = DEFAULTS.lr,
-    max_seq_length: Annotated[int, typer.Option(min=16, max=512, help="Tokens kept per text.")] = DEFAULTS.max_seq_length,
+    max_seq_length: Annotated[
+        int, typer.Option(min=16, max=512, help="Tokens kept per text.")
+    ] = DEFAULTS.max_seq_length,
     seed: Annotated[int, typer.Option(help="Random seed (batches, initialization of anything new).")] = DEFAULTS.seed,
     resume: ResumeOption = False,
     overwrite: OverwriteOption = False,
@@ -39,7 +43,9 @@ def train(
     cached: Annotated[
         bool, typer.Option(help="CachedMNRL: large batches in small memory (set --batch-size high).")
     ] = DEFAULTS.cached,
-    mini_batch_size: Annotated[int, typer.Option(min=1, help="Texts embedded at once with --cached.")] = DEFAULTS.mini_batch_size,
+    mini_batch_size: Annotated[
+        int, typer.Option(min=1, help="Texts embedded at once with --cached.")
+    ] = DEFAULTS.mini_batch_size,
     symmetric: Annotated[
         bool, typer.Option(help="Also train impression -> findings (symmetric loss).")
     ] = DEFAULTS.symmetric,
@@ -47,21 +53,35 @@ def train(
         bool, typer.Option(help="Add a BM25-mined hard negative impression per findings text.")
     ] = DEFAULTS.bm25_negatives,
     negation_negatives: Annotated[
-        bool, typer.Option(help="Add the impression with its finding negated (or affirmed) as a hard negative, "
-                           "and query-term -> affirmed/negated sentence triplets.")
+        bool,
+        typer.Option(
+            help="Add the impression with its finding negated (or affirmed) as a hard negative, "
+            "and query-term -> affirmed/negated sentence triplets."
+        ),
     ] = DEFAULTS.negation_negatives,
     negation_margin: Annotated[
-        float, typer.Option(min=0.0, max=2.0, help="With --negation-negatives: also require cos(term, affirmed "
-                            "sentence) - cos(term, negated sentence) >= this margin (0: ranking loss only).")
+        float,
+        typer.Option(
+            min=0.0,
+            max=2.0,
+            help="With --negation-negatives: also require cos(term, affirmed "
+            "sentence) - cos(term, negated sentence) >= this margin (0: ranking loss only).",
+        ),
     ] = DEFAULTS.negation_margin,
     detail_negatives: Annotated[
-        bool, typer.Option(help="Add the impression with one side (left/right), severity word or measurement "
-                           "changed as a hard negative.")
+        bool,
+        typer.Option(
+            help="Add the impression with one side (left/right), severity word or measurement "
+            "changed as a hard negative."
+        ),
     ] = DEFAULTS.detail_negatives,
     label_negatives: Annotated[
-        bool, typer.Option(help="Add real-sentence triplets keyed by the finding a resident types "
-                           "('lymphadenopathy' -> a sentence reporting lymph nodes, not one ruling them out), from "
-                           "the reports of sources with a label list (Open-i, CT-RATE); trained with --negation-margin.")
+        bool,
+        typer.Option(
+            help="Add real-sentence triplets keyed by the finding a resident types "
+            "('lymphadenopathy' -> a sentence reporting lymph nodes, not one ruling them out), from "
+            "the reports of sources with a label list (Open-i, CT-RATE); trained with --negation-margin."
+        ),
     ] = DEFAULTS.label_negatives,
     checkpoint_steps: CheckpointStepsOption = DEFAULTS.checkpoint_steps,
     column_map: ColumnMapOption = None,
@@ -79,20 +99,41 @@ def train(
     console = Console(stderr=True)
     settings, result = training_reports(console, corpus, column_map)
     config = TrainConfig(
-        base=base, epochs=epochs, batch_size=batch_size, lr=lr, max_seq_length=max_seq_length, seed=seed,
-        mask_near_duplicates=mask_near_duplicates, duplicate_threshold=duplicate_threshold, cached=cached,
-        mini_batch_size=mini_batch_size, symmetric=symmetric, bm25_negatives=bm25_negatives,
-        negation_negatives=negation_negatives, negation_margin=negation_margin, detail_negatives=detail_negatives,
-        label_negatives=label_negatives, checkpoint_steps=checkpoint_steps,
+        base=base,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        max_seq_length=max_seq_length,
+        seed=seed,
+        mask_near_duplicates=mask_near_duplicates,
+        duplicate_threshold=duplicate_threshold,
+        cached=cached,
+        mini_batch_size=mini_batch_size,
+        symmetric=symmetric,
+        bm25_negatives=bm25_negatives,
+        negation_negatives=negation_negatives,
+        negation_margin=negation_margin,
+        detail_negatives=detail_negatives,
+        label_negatives=label_negatives,
+        checkpoint_steps=checkpoint_steps,
     )
     try:
-        trained = train_encoder(result.reports, out, config, skipped=result.reasons(), overwrite=overwrite,
-                                resume=resume, models_root=settings.paths.models)
+        trained = train_encoder(
+            result.reports,
+            out,
+            config,
+            skipped=result.reasons(),
+            overwrite=overwrite,
+            resume=resume,
+            models_root=settings.paths.models,
+        )
     except (TrainingError, ModelNotAvailable, ValueError) as exc:
         print_error(console, exc)
         raise typer.Exit(1) from exc
     card = trained.card
-    console.print(literal(f"trained {out} -> {trained.path}", style="green"),
-                  literal(f" pairs {card['data']['pairs']}, seconds/epoch {card['train_seconds_per_epoch']}"))
+    console.print(
+        literal(f"trained {out} -> {trained.path}", style="green"),
+        literal(f" pairs {card['data']['pairs']}, seconds/epoch {card['train_seconds_per_epoch']}"),
+    )
     console.print(literal(f"dev before: {card['dev_metrics']['before']}\ndev after:  {card['dev_metrics']['after']}"))
     console.print(literal(f"index with it: assistant index CORPUS --encoder {out}"))

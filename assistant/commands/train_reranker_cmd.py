@@ -49,17 +49,27 @@ def train_reranker(
 
     console = Console(stderr=True)
     settings, result = training_reports(console, corpus, column_map)
-    config = RerankConfig(base=base, epochs=epochs, batch_size=batch_size, lr=lr, max_length=max_length, seed=seed,
-                          checkpoint_steps=checkpoint_steps)
+    config = RerankConfig(
+        base=base,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        max_length=max_length,
+        seed=seed,
+        checkpoint_steps=checkpoint_steps,
+    )
     try:
-        trained = train(result.reports, out, config, overwrite=overwrite, resume=resume,
-                        models_root=settings.paths.models)
+        trained = train(
+            result.reports, out, config, overwrite=overwrite, resume=resume, models_root=settings.paths.models
+        )
     except (TrainingError, ModelNotAvailable, ValueError) as exc:
         print_error(console, exc)
         raise typer.Exit(1) from exc
     card = trained.card
-    console.print(literal(f"trained {out} -> {trained.path}", style="green"),
-                  literal(f" pairs {card['data']['pairs']}, seconds/epoch {card['train_seconds_per_epoch']}"))
+    console.print(
+        literal(f"trained {out} -> {trained.path}", style="green"),
+        literal(f" pairs {card['data']['pairs']}, seconds/epoch {card['train_seconds_per_epoch']}"),
+    )
     accuracy = card["dev_pairwise_accuracy"]
     console.print(literal(f"dev pairwise accuracy before: {accuracy['before']}\ndev after:  {accuracy['after']}"))
     console.print(literal(f"search with it: assistant search QUERY --reranker {out}"))

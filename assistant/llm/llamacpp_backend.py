@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 DEFAULT_N_CTX = 4096
 INSTALL_HINT = (
     "llama-cpp-python is not installed: run `make llm-embedded`, or "
-    'pip install --no-cache-dir llama-cpp-python==0.3.36 (built for this CPU)'
+    "pip install --no-cache-dir llama-cpp-python==0.3.36 (built for this CPU)"
 )
 
 

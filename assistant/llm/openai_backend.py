@@ -58,9 +58,7 @@ class OpenAIBackend:
         backoff_s: float = 0.5,
     ) -> None:
         if not base_url:
-            raise BackendUnavailable(
-                "no server URL: set RADSEARCH_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1)"
-            )
+            raise BackendUnavailable("no server URL: set RADSEARCH_LLM_BASE_URL (e.g. http://127.0.0.1:8000/v1)")
         if not model:
             raise BackendUnavailable("no model name: set RADSEARCH_LLM_MODEL to the name the server serves")
         self.base_url = base_url
@@ -154,9 +152,7 @@ class OpenAIBackend:
                     "RADSEARCH_LLM_MODEL and RADSEARCH_LLM_API_KEY"
                 ) from exc
             except openai.APIStatusError as exc:
-                raise BackendRejected(
-                    f"{self.base_url} rejected the request ({exc.status_code}): {exc}"
-                ) from exc
+                raise BackendRejected(f"{self.base_url} rejected the request ({exc.status_code}): {exc}") from exc
         raise AssertionError("unreachable: the loop returns or raises")
 
     def _malformed(self, problem: object) -> BackendMalformed:
@@ -216,8 +212,9 @@ class OpenAIBackend:
         if usage.get("completion_tokens") and total > 0:
             timings["tokens_per_s"] = usage["completion_tokens"] / total
         model = _field(response, "model")
-        return LLMResult(text=text, model_id=model if isinstance(model, str) and model else self.model,
-                         timings=timings, usage=usage)
+        return LLMResult(
+            text=text, model_id=model if isinstance(model, str) and model else self.model, timings=timings, usage=usage
+        )
 
     def stream(
         self,

@@ -126,13 +126,9 @@ def answer_schema(report_ids: Sequence[str]) -> dict[str, Any]:
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)(?:```|$)", re.DOTALL)
-_LABEL = re.compile(
-    r"^\W*(?:most likely )?(diagnosis|impression)\s*[:\-]\s*(.+)$", re.IGNORECASE | re.MULTILINE
-)
+_LABEL = re.compile(r"^\W*(?:most likely )?(diagnosis|impression)\s*[:\-]\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _DIFF_LABEL = re.compile(r"^\W*differential(?: diagnos[ie]s)?\s*[:\-]\s*(.+)$", re.IGNORECASE | re.MULTILINE)
-_RATIONALE_LABEL = re.compile(
-    r"^\W*(?:rationale|reason(?:ing)?)\s*[:\-]\s*(.+)$", re.IGNORECASE | re.MULTILINE
-)
+_RATIONALE_LABEL = re.compile(r"^\W*(?:rationale|reason(?:ing)?)\s*[:\-]\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -163,9 +159,7 @@ def _as_list(value: Any) -> list[str]:
         value = re.split(r"[;,\n]", value)
     if not isinstance(value, list):
         return []
-    items = [
-        _clip(str(v), MAX_ITEM_CHARS) for v in value if isinstance(v, str | int | float) and str(v).strip()
-    ]
+    items = [_clip(str(v), MAX_ITEM_CHARS) for v in value if isinstance(v, str | int | float) and str(v).strip()]
     return list(dict.fromkeys(items))[:MAX_DIFFERENTIAL]
 
 

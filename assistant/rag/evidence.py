@@ -70,8 +70,9 @@ _HEDGE = re.compile(
 )
 HEDGED = 0.5
 #: Where a part's naming ends and what is said of it begins ("Pneumothorax | has resolved"): the verb.
-_PREDICATE = re.compile(r"\s+\b(?:is|are|was|were|has|have|had|appears?|seems?|remains?|measures?|extends?)\b.*$",
-                        re.IGNORECASE)
+_PREDICATE = re.compile(
+    r"\s+\b(?:is|are|was|were|has|have|had|appears?|seems?|remains?|measures?|extends?)\b.*$", re.IGNORECASE
+)
 #: Parts that are about the report, the study or the patient, not a diagnosis ("clinical correlation", "otherwise
 #: clear", "patient underwent surgery", "unremarkable MRI").
 _NOT_DIAGNOSIS = re.compile(
@@ -93,9 +94,11 @@ _INSTRUCTION = re.compile(
 #: A part that opens with its own negation ("no osteochondral defect" after a split at "and").
 _NEGATED_PART = re.compile(r"(?:no|not|without|negative|none|absent|free of)\b", re.IGNORECASE)
 _EXISTENTIAL = re.compile(r"^\s*there\s+(?:is|are|was|were|has been|have been)\s+", re.IGNORECASE)
-_MEASURE = re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:x\s*\d+(?:[.,]\d+)?\s*)*(?:mm|cm|m|ml|cc|hu|%)(?:\W|$)"
-                      r"|\b\d+\s*%?\s*to\s*\d+\s*%|\bmeasuring\b.*$",
-                      re.IGNORECASE)
+_MEASURE = re.compile(
+    r"\b\d+(?:[.,]\d+)?\s*(?:x\s*\d+(?:[.,]\d+)?\s*)*(?:mm|cm|m|ml|cc|hu|%)(?:\W|$)"
+    r"|\b\d+\s*%?\s*to\s*\d+\s*%|\bmeasuring\b.*$",
+    re.IGNORECASE,
+)
 _PAREN = re.compile(r"\([^()]*\)")
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
@@ -125,7 +128,7 @@ class EvidenceDifferential:
     affirmed: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def support(self, candidate: Candidate) -> str:
-        """"6 of 15 similar reports"."""
+        """ "6 of 15 similar reports"."""
         return f"{candidate.count} of {self.read} similar report{'s' if self.read != 1 else ''}"
 
     def to_dict(self) -> dict:
@@ -133,8 +136,12 @@ class EvidenceDifferential:
             "read": self.read,
             "weighting": self.weighting,
             "candidates": [
-                {"diagnosis": c.diagnosis, "score": round(c.score, 4), "count": c.count,
-                 "report_ids": list(c.report_ids)}
+                {
+                    "diagnosis": c.diagnosis,
+                    "score": round(c.score, 4),
+                    "count": c.count,
+                    "report_ids": list(c.report_ids),
+                }
                 for c in self.candidates
             ],
         }

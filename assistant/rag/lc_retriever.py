@@ -81,9 +81,7 @@ class ReportRetriever(BaseRetriever):
     filters: Any = None
     method: str = DEFAULT_METHOD
 
-    def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
-    ) -> list[Document]:
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         hits = self.index.search(query, field=self.field, k=self.k, filters=self.filters, method=self.method)
         return [hit_to_document(hit) for hit in hits]
 

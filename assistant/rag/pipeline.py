@@ -148,9 +148,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         """What answers record as their prompt: the template's id, or EVIDENCE_ONLY when no model is asked."""
         return EVIDENCE_ONLY if self.evidence_only else self.prompt.id
 
-    def invoke(
-        self, input: str | Mapping[str, Any], config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Answer:
+    def invoke(self, input: str | Mapping[str, Any], config: RunnableConfig | None = None, **kwargs: Any) -> Answer:
         """Run the pipeline (non-streaming call to the LLM, so token usage is reported)."""
         *_, answer = self._run(input, config, streaming=False)
         assert isinstance(answer, Answer)
@@ -199,7 +197,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         try:
             rendered = render_choices(evidence, choices) if self.chooses else ""
             messages = self._messages(query, docs, notes, history, rendered)
-            schema = (choice_schema(choices) if self.chooses else answer_schema([r.report_id for r in retrieved]))
+            schema = choice_schema(choices) if self.chooses else answer_schema([r.report_id for r in retrieved])
             llm_start = time.monotonic()
             if streaming:
                 pieces: list[str] = []
@@ -224,13 +222,18 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             timings["tokens_per_s"] = result.timings["tokens_per_s"]
         parsed: ParsedOutput | None = None
         try:
-            parsed = (self._chosen(parse_choice(result.text, choices), evidence, choices) if self.chooses
-                      else parse_output(result.text))
+            parsed = (
+                self._chosen(parse_choice(result.text, choices), evidence, choices)
+                if self.chooses
+                else parse_output(result.text)
+            )
         except UnparseableOutput as exc:
             unreadable = str(exc)
             if self.chooses and choices:  # the evidence still answers: its best-supported diagnosis
-                notes.append(f"answer: the model's choice could not be read ({exc}); the diagnosis the most similar "
-                             "reports affirm is given")
+                notes.append(
+                    f"answer: the model's choice could not be read ({exc}); the diagnosis the most similar "
+                    "reports affirm is given"
+                )
                 parsed = self._chosen(Choice(choices[0], False), evidence, choices)
         if parsed is None:
             answer = self._degraded(base, "unparseable", unreadable, start, model_id=result.model_id)
@@ -259,13 +262,25 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             **base,
         )
 
-    def _from_evidence(self, base: dict[str, Any], query: str, retrieved: list[Any], evidence: EvidenceDifferential,
-                       choices: list[str], start: float) -> Answer:
+    def _from_evidence(
+        self,
+        base: dict[str, Any],
+        query: str,
+        retrieved: list[Any],
+        evidence: EvidenceDifferential,
+        choices: list[str],
+        start: float,
+    ) -> Answer:
         """The answer without a model: the best-supported candidate of the evidence differential that the findings
         (and its own reports) do not rule out; `no_evidence` when no similar report affirms a diagnosis."""
         if not choices:
-            return self._degraded(base, "no_evidence", f"none of the {len(retrieved)} most similar reports affirms a "
-                                  "diagnosis (they read as normal, or only rule findings out)", start)
+            return self._degraded(
+                base,
+                "no_evidence",
+                f"none of the {len(retrieved)} most similar reports affirms a "
+                "diagnosis (they read as normal, or only rule findings out)",
+                start,
+            )
         parsed = self._chosen(Choice(choices[0], False), evidence, choices, by_model=False)
         grounding = self._grounded(parsed, query, parsed.cited_report_ids, retrieved, evidence, choices, base["notes"])
         if grounding and "replaced" not in grounding:
@@ -274,9 +289,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         if grounding:
             parsed = self._chosen(Choice(diagnosis, False), evidence, choices, by_model=False)
         base["timings"]["total"] = time.monotonic() - start
-        return Answer(diagnosis=diagnosis, differential=parsed.differential, rationale=parsed.rationale,
-                      cited_report_ids=parsed.cited_report_ids, model_id=None,
-                      grounding={k: v for k, v in grounding.items() if k != "diagnosis"}, **base)
+        return Answer(
+            diagnosis=diagnosis,
+            differential=parsed.differential,
+            rationale=parsed.rationale,
+            cited_report_ids=parsed.cited_report_ids,
+            model_id=None,
+            grounding={k: v for k, v in grounding.items() if k != "diagnosis"},
+            **base,
+        )
 
     @property
     def chooses(self) -> bool:
@@ -284,18 +305,22 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         return self.retriever is not None and self.prompt.references == "evidence"
 
     @staticmethod
-    def _chosen(choice: Choice, evidence: EvidenceDifferential, choices: list[str], *,
-                by_model: bool = True) -> ParsedOutput:
+    def _chosen(
+        choice: Choice, evidence: EvidenceDifferential, choices: list[str], *, by_model: bool = True
+    ) -> ParsedOutput:
         """A choice as the answer fields: the chosen candidate's supporting reports are its citations, the other
         candidates its differential, its support its rationale."""
-        others = [name for name in choices if name != choice.diagnosis][: MAX_CHOICE_DIFFERENTIAL]
+        others = [name for name in choices if name != choice.diagnosis][:MAX_CHOICE_DIFFERENTIAL]
         if choice.own:
             why = "None of the diagnoses the similar reports affirm fits the findings: the model's own diagnosis."
             return ParsedOutput(choice.diagnosis, others, why, [], "json")
         candidate = evidence.candidates[choices.index(choice.diagnosis)]
-        why = (f"Affirmed by {evidence.support(candidate)}, the best fit among the diagnoses they affirm." if by_model
-               else f"Affirmed by {evidence.support(candidate)}: the best-supported diagnosis they affirm that the "
-                    "findings do not rule out (no language model was asked).")
+        why = (
+            f"Affirmed by {evidence.support(candidate)}, the best fit among the diagnoses they affirm."
+            if by_model
+            else f"Affirmed by {evidence.support(candidate)}: the best-supported diagnosis they affirm that the "
+            "findings do not rule out (no language model was asked)."
+        )
         return ParsedOutput(choice.diagnosis, others, why, list(candidate.report_ids[:MAX_CITED]), "json")
 
     @staticmethod
@@ -306,8 +331,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         return list(evidence.candidates[choices.index(diagnosis)].report_ids[:MAX_CITED])
 
     @staticmethod
-    def _grounded(parsed: ParsedOutput, query: str, cited: list[str], retrieved: list[Any],
-                  evidence: EvidenceDifferential, choices: list[str], notes: list[str]) -> dict[str, str]:
+    def _grounded(
+        parsed: ParsedOutput,
+        query: str,
+        cited: list[str],
+        retrieved: list[Any],
+        evidence: EvidenceDifferential,
+        choices: list[str],
+        notes: list[str],
+    ) -> dict[str, str]:
         """Empty when nothing rules the diagnosis out (assistant/rag/grounding.py); else why, and the best-supported
         candidate of the evidence that neither the findings nor its own reports rule out, which takes its place
         (`diagnosis`; absent when there is none)."""
@@ -318,11 +350,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         for candidate, name in zip(evidence.candidates, choices, strict=True):
             supporting = [impressions[i] for i in candidate.report_ids if i in impressions]
             if name.lower() != parsed.diagnosis.lower() and contradiction(name, query, supporting) is None:
-                notes.append(f"answer: {parsed.diagnosis!r} is not given as the most likely diagnosis ({reason}); "
-                             f"{name!r}, affirmed by {evidence.support(candidate)}, takes its place")
+                notes.append(
+                    f"answer: {parsed.diagnosis!r} is not given as the most likely diagnosis ({reason}); "
+                    f"{name!r}, affirmed by {evidence.support(candidate)}, takes its place"
+                )
                 return {"replaced": parsed.diagnosis, "reason": reason, "diagnosis": name}
-        return {"reason": f"the model answered {parsed.diagnosis!r}, but {reason}, and no diagnosis the similar "
-                          "reports affirm is left in its place"}
+        return {
+            "reason": f"the model answered {parsed.diagnosis!r}, but {reason}, and no diagnosis the similar "
+            "reports affirm is left in its place"
+        }
 
     def configuration(self) -> dict[str, Any]:
         """What answers with this pipeline (assistant/rag/configuration.py): the retriever's index and search (None for
@@ -338,7 +374,11 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         return {"max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed}
 
     def _messages(
-        self, query: str, docs: list[Document], notes: list[str], history: list[Message] | None = None,
+        self,
+        query: str,
+        docs: list[Document],
+        notes: list[str],
+        history: list[Message] | None = None,
         choices: str = "",
     ) -> list[Message]:
         """Fill the template within the context budget, recording every truncation in `notes`. A template with
@@ -368,9 +408,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             rank = position + 1
             share = remaining // (len(docs) - position) - CHAT_OVERHEAD_TOKENS
             if share < 16:
-                notes.append(
-                    f"prompt: reference reports from rank {rank} on left out (no room in the context)"
-                )
+                notes.append(f"prompt: reference reports from rank {rank} on left out (no room in the context)")
                 break
             if self.prompt.references == "impressions":
                 impression = str(doc.metadata.get("impression") or doc.page_content)
@@ -416,9 +454,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         kept = [c for c in dict.fromkeys(parsed.cited_report_ids) if c in known]
         dropped = [c for c in parsed.cited_report_ids if c not in known]
         if dropped:
-            notes.append(
-                f"answer: dropped citations of reports that were not retrieved: {', '.join(dropped)}"
-            )
+            notes.append(f"answer: dropped citations of reports that were not retrieved: {', '.join(dropped)}")
         return kept
 
     def _degraded(

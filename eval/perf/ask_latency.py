@@ -42,19 +42,26 @@ def fresh_backend(model: str, threads: int, prefix_dir: Path | None) -> tuple[An
     return backend, time.perf_counter() - start
 
 
-def ask_once(backend: Any, index: Any, query: str, max_tokens: int | None,
-             prompt: str = answer_defaults.PROMPT) -> dict[str, Any]:
+def ask_once(
+    backend: Any, index: Any, query: str, max_tokens: int | None, prompt: str = answer_defaults.PROMPT
+) -> dict[str, Any]:
     """One question through `assistant ask`'s pipeline (its defaults; `max_tokens` None = ask's), streamed."""
     from assistant.rag.lc_retriever import ReportRetriever
     from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
 
-    pipeline = RagPipeline(backend, ReportRetriever(index=index), max_tokens=max_tokens or ANSWER_MAX_TOKENS,
-                           rag_prompt=prompt)
+    pipeline = RagPipeline(
+        backend, ReportRetriever(index=index), max_tokens=max_tokens or ANSWER_MAX_TOKENS, rag_prompt=prompt
+    )
     return timed_stream(pipeline.iter_answer(query)) | {"prefix": backend.last_prefix}
 
 
 def measure(
-    index: Any, queries: list[str], model: str, threads: int, states: Path, max_tokens: int | None = None,
+    index: Any,
+    queries: list[str],
+    model: str,
+    threads: int,
+    states: Path,
+    max_tokens: int | None = None,
     prompt: str = answer_defaults.PROMPT,
 ) -> dict[str, Any]:
     """Cold and saved-prefix runs, interleaved per question; medians and every run."""
@@ -78,8 +85,10 @@ def measure(
         "model_load_s": round(statistics.median(loads), 3),
         **{f"{side}_{key}": median(side, key) for side in runs for key in ("ttft_s", "total_s")},
         "prefix_sources": {side: sorted({r["prefix"] for r in rows}) for side, rows in runs.items()},
-        "runs": {side: [{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
-                 for side, rows in runs.items()},
+        "runs": {
+            side: [{k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()} for r in rows]
+            for side, rows in runs.items()
+        },
     }
 
 
@@ -87,16 +96,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = results.parser(__doc__, threads_help="threads for llama.cpp and the encoder (2 = this machine)")
     parser.add_argument("--queries", type=int, default=8, help="held-out findings asked (each twice)")
     parser.add_argument("--model", default=EMBEDDED_MODEL, help="embedded GGUF: qwen1.5b, qwen0.5b, smollm2 or a path")
-    parser.add_argument("--prompt", default=answer_defaults.PROMPT,
-                        help="how the answer is made (ask --prompt); another than ask's default is stored apart")
+    parser.add_argument(
+        "--prompt",
+        default=answer_defaults.PROMPT,
+        help="how the answer is made (ask --prompt); another than ask's default is stored apart",
+    )
     args = results.parse_args(parser, argv)
     queries = held_out_findings(args.queries)
     if queries is None:
         return 0
     with tempfile.TemporaryDirectory(prefix="radsearch-ask-") as tmp:
         index = build_index(Path(tmp) / "index", args.threads, 200 if args.quick else None, (answer_defaults.FIELD,))
-        data = {"queries": len(queries)} | measure(index, queries, args.model, args.threads, Path(tmp) / "states",
-                                                   prompt=args.prompt)
+        data = {"queries": len(queries)} | measure(
+            index, queries, args.model, args.threads, Path(tmp) / "states", prompt=args.prompt
+        )
     section = "ask_latency" if args.prompt == answer_defaults.PROMPT else "ask_latency_llm"
     results.store_run(section, data, args, "eval.perf.ask_latency", argv)
     return 0

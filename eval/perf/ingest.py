@@ -142,18 +142,27 @@ def drift_section(real: np.ndarray, size: int, share: float, queries: int, level
         data = np.concatenate([base, new])
         ratio, check_s = _timed(drift_ratio, index, new, baseline)
         retrained = build_vector_index(data, ids, "ivfpq")
-        rows.append({
-            "level": level,
-            "ratio": round(ratio, 4),
-            "check_s": round(check_s, 3),
-            "recall@10_after_add": recall(grown, data, probe),
-            "recall@10_retrained": recall(retrained, data, probe),
-            "recall@10_after_add_scaled_nprobe": recall(grown, data, probe, nprobe=nprobe),
-            "recall@10_retrained_scaled_nprobe": recall(retrained, data, probe, nprobe=nprobe),
-        })
+        rows.append(
+            {
+                "level": level,
+                "ratio": round(ratio, 4),
+                "check_s": round(check_s, 3),
+                "recall@10_after_add": recall(grown, data, probe),
+                "recall@10_retrained": recall(retrained, data, probe),
+                "recall@10_after_add_scaled_nprobe": recall(grown, data, probe, nprobe=nprobe),
+                "recall@10_retrained_scaled_nprobe": recall(retrained, data, probe, nprobe=nprobe),
+            }
+        )
         print("drift", rows[-1], flush=True)
-    return {"vectors": size, "batch": batch, "lists": ivf_lists(size), "scaled_nprobe": nprobe,
-            "build_s": round(build_s, 2), "baseline": round(baseline, 6), "levels": rows}
+    return {
+        "vectors": size,
+        "batch": batch,
+        "lists": ivf_lists(size),
+        "scaled_nprobe": nprobe,
+        "build_s": round(build_s, 2),
+        "baseline": round(baseline, 6),
+        "levels": rows,
+    }
 
 
 def report_texts(count: int) -> list[str]:

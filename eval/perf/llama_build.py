@@ -125,8 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         "version": VERSION,
         "model": measured[next(iter(builds))][0]["model"],
         "queries": 1 if args.quick else args.queries,
-        "builds": {name: {"cmake_args": builds[name], "cpu_features": cpu_features(folders[name])}
-                   | summarize(measured[name]) for name in builds},  # fmt: skip
+        "builds": {
+            name: {"cmake_args": builds[name], "cpu_features": cpu_features(folders[name])} | summarize(measured[name])
+            for name in builds
+        },  # fmt: skip
     }
     results.store_run("llama_build", data, args, "eval.perf.llama_build", argv)
     return 0

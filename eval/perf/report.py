@@ -151,19 +151,34 @@ def answer(section: dict[str, Any], targets: list[str]) -> list[str]:
 def ask_latency(section: dict[str, Any], targets: list[str]) -> list[str]:
     prompt = section.get("prompt", "diagnosis_rag")  # sections measured before 2026-11-27 asked with the paper's prompt
     how = "no model: the evidence differential answers" if prompt == "evidence" else f"{section['model']}"
-    lines = [f"## `assistant ask --prompt {prompt}` latency, a new context per question ({section['queries']} "
-             f"held-out findings, {how}, streaming)", "", _stamp(section), "",
-             f"Model load (page cache warm): {section['model_load_s']} s per process, not in the figures below"
-             + (" (the default answer loads no model; the figure is what `--prompt diagnosis_evidence` adds)."
-                if prompt == "evidence" else "."), ""]
-    rows = [[side.replace("_", " "), section[f"{side}_ttft_s"], section[f"{side}_total_s"]]
-            for side in ("cold", "saved_prefix")]
+    lines = [
+        f"## `assistant ask --prompt {prompt}` latency, a new context per question ({section['queries']} "
+        f"held-out findings, {how}, streaming)",
+        "",
+        _stamp(section),
+        "",
+        f"Model load (page cache warm): {section['model_load_s']} s per process, not in the figures below"
+        + (
+            " (the default answer loads no model; the figure is what `--prompt diagnosis_evidence` adds)."
+            if prompt == "evidence"
+            else "."
+        ),
+        "",
+    ]
+    rows = [
+        [side.replace("_", " "), section[f"{side}_ttft_s"], section[f"{side}_total_s"]]
+        for side in ("cold", "saved_prefix")
+    ]
     lines += _table(["system prompt", "median TTFT s", "median total s"], rows)
     ttft, total = section["saved_prefix_ttft_s"], section["saved_prefix_total_s"]
-    targets.append(f"| `assistant ask --prompt {prompt}` TTFT <= 2.5 s ({how}) | {ttft} s | "
-                   f"{_verdict(ttft <= TARGETS['ask_ttft_s'])} |")
-    targets.append(f"| `assistant ask --prompt {prompt}` total <= 15 s ({how}) | {total} s | "
-                   f"{_verdict(total <= TARGETS['ask_total_s'])} |")
+    targets.append(
+        f"| `assistant ask --prompt {prompt}` TTFT <= 2.5 s ({how}) | {ttft} s | "
+        f"{_verdict(ttft <= TARGETS['ask_ttft_s'])} |"
+    )
+    targets.append(
+        f"| `assistant ask --prompt {prompt}` total <= 15 s ({how}) | {total} s | "
+        f"{_verdict(total <= TARGETS['ask_total_s'])} |"
+    )
     return lines
 
 

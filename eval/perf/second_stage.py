@@ -36,20 +36,24 @@ def stages() -> tuple[dict[str, SecondStage], list[str]]:
     from models.resolve import ModelNotAvailable
     from retriever.search.rerank import Reranker
 
-    found: dict[str, SecondStage] = {"support check": SupportCheck(),
-                                     "support check, single terms": SupportCheck(pairs=False)}
+    found: dict[str, SecondStage] = {
+        "support check": SupportCheck(),
+        "support check, single terms": SupportCheck(pairs=False),
+    }
     missing = []
     try:
         found[f"cross-encoder {RERANKER}"] = Reranker(RERANKER)
     except ModelNotAvailable:
-        missing.append(f"cross-encoder {RERANKER} (not trained on this machine: "
-                       "`python -m eval.rerank_benchmark --train-only`)")
+        missing.append(
+            f"cross-encoder {RERANKER} (not trained on this machine: `python -m eval.rerank_benchmark --train-only`)"
+        )
         print(f"not measured: {missing[-1]}")
     return found, missing
 
 
-def milliseconds_per_search(stage: SecondStage, queries: list[str], hits: list[list[int]], texts: list[str],
-                            field: BM25Field) -> list[float]:
+def milliseconds_per_search(
+    stage: SecondStage, queries: list[str], hits: list[list[int]], texts: list[str], field: BM25Field
+) -> list[float]:
     """One timing per query: the stage re-scoring that query's hits."""
     times = []
     for query, rowids in zip(queries, hits, strict=True):
@@ -60,8 +64,9 @@ def milliseconds_per_search(stage: SecondStage, queries: list[str], hits: list[l
     return times
 
 
-def field_rows(field_name: str, measured: dict[str, SecondStage], queries: list[str], texts: list[str]
-               ) -> list[dict[str, Any]]:
+def field_rows(
+    field_name: str, measured: dict[str, SecondStage], queries: list[str], texts: list[str]
+) -> list[dict[str, Any]]:
     """Each stage's milliseconds per search over one field's texts, in interleaved rounds after a warm-up."""
     field = BM25Field.build(texts, np.arange(len(texts)))
     hits = [[rowid for rowid, _ in field.search(q, RERANK_DEPTH)] for q in queries]
@@ -70,10 +75,17 @@ def field_rows(field_name: str, measured: dict[str, SecondStage], queries: list[
         milliseconds_per_search(stage, queries[:1], hits[:1], texts, field)
     for n in range(len(queries)):  # interleaved: each query by every stage in turn
         for name, stage in measured.items():
-            timings[name] += milliseconds_per_search(stage, queries[n:n + 1], hits[n:n + 1], texts, field)
-    return [{"field": field_name, "stage": name, "median_ms": round(statistics.median(values), 2),
-             "p95_ms": round(float(np.percentile(values, 95)), 2), "queries": len(values)}
-            for name, values in timings.items()]
+            timings[name] += milliseconds_per_search(stage, queries[n : n + 1], hits[n : n + 1], texts, field)
+    return [
+        {
+            "field": field_name,
+            "stage": name,
+            "median_ms": round(statistics.median(values), 2),
+            "p95_ms": round(float(np.percentile(values, 95)), 2),
+            "queries": len(values),
+        }
+        for name, values in timings.items()
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,8 +103,13 @@ def main(argv: list[str] | None = None) -> int:
     for field_name in ("impression", "report"):
         texts = list(dict.fromkeys(t for r in held_out if (t := r.text_of(field_name)).strip()))
         rows += field_rows(field_name, measured, queries, texts)
-    data = {"queries": len(queries), "hits_per_query": RERANK_DEPTH, "corpus": len(held_out), "rows": rows,
-            "not_measured": missing}
+    data = {
+        "queries": len(queries),
+        "hits_per_query": RERANK_DEPTH,
+        "corpus": len(held_out),
+        "rows": rows,
+        "not_measured": missing,
+    }
     results.store_run("second_stage", data, args, "eval.perf.second_stage", argv)
     for row in rows:
         print(f"{row['field']}, {row['stage']}: median {row['median_ms']} ms, p95 {row['p95_ms']} ms per search")

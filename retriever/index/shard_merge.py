@@ -102,8 +102,10 @@ def open_shards(folders: list[Path]) -> ShardSet:
             )
     corpus = first["corpus"]
     if sum(record["reports"] for record in records) != corpus["reports"]:
-        raise ShardError(f"the shards hold {sum(r['reports'] for r in records)} reports, their corpus "
-                         f"{corpus['reports']}: encode every shard again")
+        raise ShardError(
+            f"the shards hold {sum(r['reports'] for r in records)} reports, their corpus "
+            f"{corpus['reports']}: encode every shard again"
+        )
     rejects = (folders[0] / REJECTS_FILE).read_bytes()
     if hashlib.sha256(rejects).hexdigest() != corpus["rejections_sha256"]:
         raise ShardError(f"{folders[0] / REJECTS_FILE} was changed after the shard was encoded; encode it again")
@@ -137,8 +139,10 @@ def _same_encoder(first_folder: Path, first: dict, folder: Path, record: dict) -
     if any(getattr(a, k) != getattr(b, k) for k in keys):
 
         def described(info: EncoderInfo) -> str:
-            return (f"{info.name!r} ({info.dims}-d, weights {info.fingerprint[:12]}, backend {info.backend} "
-                    f"v{info.backend_version})")
+            return (
+                f"{info.name!r} ({info.dims}-d, weights {info.fingerprint[:12]}, backend {info.backend} "
+                f"v{info.backend_version})"
+            )
 
         raise ShardError(
             f"shard {record['shard']}/{record['shards']} ({folder}) was encoded with {described(b)}, shard "

@@ -42,7 +42,8 @@ FORMAT = 1
 #: What a shard folder holds; anything else means the folder is something else (refused without --overwrite).
 #: A killed write can leave shard.json's temporary (models/atomic.py's name; `.partial` from older versions).
 _SHARD_ENTRY = re.compile(
-    r"(reports\.sqlite|shard\.json(\.partial)?|" + TEMPORARY_NAME.format(name=re.escape(SHARD_FILE))
+    r"(reports\.sqlite|shard\.json(\.partial)?|"
+    + TEMPORARY_NAME.format(name=re.escape(SHARD_FILE))
     + r"|rejections\.jsonl|chunk-\d{6}(\.partial)?\.npz)"
 )
 

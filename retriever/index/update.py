@@ -119,8 +119,10 @@ def update_index(
             change_store(tmp / STORE_FILE, upserts, gone)
             new_store = ReportStore(tmp / STORE_FILE)
             try:
-                bm25 = {f: _bm25(old_bm25[f], new_store, f, upserts, gone, summary.retokenized, progress)
-                        for f in manifest.fields}
+                bm25 = {
+                    f: _bm25(old_bm25[f], new_store, f, upserts, gone, summary.retokenized, progress)
+                    for f in manifest.fields
+                }
                 manifest.lexical_rules = TOKENIZER_FINGERPRINT
                 manifest.reports = new_store.count()
                 manifest.corpus_sha256 = corpus_hash(report for _, report in new_store.iter_reports())

@@ -36,8 +36,21 @@ from retriever.reports.record import Report
 
 #: Organs outside the chest that CT-RATE's chest CTs also describe: a "nodule in the thyroid" is no lung nodule, so
 #: a sentence naming one is not used on either side (the label lists are chest findings).
-ELSEWHERE = ("thyroid", "liver", "hepatic", "kidney", "renal", "adrenal", "spleen", "pancreas", "gallbladder",
-             "abdominal", "breast", "axillary", "axilla")
+ELSEWHERE = (
+    "thyroid",
+    "liver",
+    "hepatic",
+    "kidney",
+    "renal",
+    "adrenal",
+    "spleen",
+    "pancreas",
+    "gallbladder",
+    "abdominal",
+    "breast",
+    "axillary",
+    "axilla",
+)
 #: Every term that counts as a finding mention (both label lists and the training terms), longest first.
 MENTION_TERMS: tuple[str, ...] = tuple(
     sorted({t for owner in OWNERS.values() for t in owner} | set(FINDING_TERMS), key=len, reverse=True)

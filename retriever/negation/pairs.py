@@ -76,9 +76,17 @@ FINDING_TERMS: tuple[str, ...] = tuple(
 #: Phrases that carry the message of a normal impression ("No acute cardiopulmonary abnormality."): negating or
 #: affirming them is the hardest negative a normal report can get. Used for impressions only.
 NORMAL_CONCEPTS: tuple[str, ...] = (
-    "acute cardiopulmonary abnormality", "acute cardiopulmonary disease", "acute cardiopulmonary process",
-    "acute cardiopulmonary findings", "acute intracranial abnormality", "acute abnormality", "acute disease",
-    "acute process", "acute findings", "active disease", "abnormality",
+    "acute cardiopulmonary abnormality",
+    "acute cardiopulmonary disease",
+    "acute cardiopulmonary process",
+    "acute cardiopulmonary findings",
+    "acute intracranial abnormality",
+    "acute abnormality",
+    "acute disease",
+    "acute process",
+    "acute findings",
+    "active disease",
+    "abnormality",
 )
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -155,9 +163,28 @@ def sentence_pairs(texts: Iterable[str], origin: str, per_term: int | None = Non
 MAX_PAIR_WORDS = 25
 #: Words that leave a finding in doubt (hedges) or call it normal ("millimetric lymph nodes" are no
 #: lymphadenopathy): a sentence holding one is never an affirmed half.
-HEDGES = ("cannot", "exclude", "excluded", "may", "might", "could", "possible", "possibly", "questionable", "if",
-          "versus", "vs", "differential", "normal", "millimetric", "millimeter", "nonspecific", "non-specific",
-          "non-pathological", "insignificant")
+HEDGES = (
+    "cannot",
+    "exclude",
+    "excluded",
+    "may",
+    "might",
+    "could",
+    "possible",
+    "possibly",
+    "questionable",
+    "if",
+    "versus",
+    "vs",
+    "differential",
+    "normal",
+    "millimetric",
+    "millimeter",
+    "nonspecific",
+    "non-specific",
+    "non-pathological",
+    "insignificant",
+)
 _DOUBT = PRE_NEGATION + POST_NEGATION + PRE_UNCERTAINTY + POST_UNCERTAINTY + HEDGES  # "rule out X" too
 #: Seed of the shuffle that matches affirmed and negated sentences.
 PAIR_SEED = 17
@@ -241,7 +268,7 @@ def mentions(text: str, terms: Iterable[str]) -> list[tuple[str, str]]:
     for sentence in sentences(text, shortest=1, longest=len(text)):
         for start, _end, term in mention_spans(sentence, terms):
             earlier = [e for s, e in term_spans(sentence, term) if s < start]
-            found.append((sentence[max(earlier, default=0):], term))
+            found.append((sentence[max(earlier, default=0) :], term))
     return found
 
 

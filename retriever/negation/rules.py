@@ -25,8 +25,16 @@ from retriever.negation.triggers import (
 )
 
 __all__ = [
-    "POST_NEGATION", "POST_UNCERTAINTY", "PRE_NEGATION", "PRE_UNCERTAINTY", "PSEUDO_NEGATION", "TERMINATION",
-    "WINDOW", "affirm", "is_negated", "negate",
+    "POST_NEGATION",
+    "POST_UNCERTAINTY",
+    "PRE_NEGATION",
+    "PRE_UNCERTAINTY",
+    "PSEUDO_NEGATION",
+    "TERMINATION",
+    "WINDOW",
+    "affirm",
+    "is_negated",
+    "negate",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
@@ -95,8 +103,9 @@ def is_negated(sentence: str, concept: str) -> bool:
     if span is None:
         raise ValueError(f"concept {concept!r} not in sentence")
     return any(
-        start < span.end and span.start < end and any(t_end <= span.start or t_start >= span.end
-                                                      for t_start, t_end in triggers)
+        start < span.end
+        and span.start < end
+        and any(t_end <= span.start or t_start >= span.end for t_start, t_end in triggers)
         for start, end, triggers in negated_spans(sentence)
     )
 

@@ -177,8 +177,9 @@ def scoped_clauses(text: str) -> list[list[str]]:
         if not words:
             continue
         negated, trigger = negated_words(words, separated)
-        out.append([NEGATED_PREFIX + w if neg else w for w, neg, trig in zip(words, negated, trigger, strict=True)
-                    if not trig])
+        out.append(
+            [NEGATED_PREFIX + w if neg else w for w, neg, trig in zip(words, negated, trigger, strict=True) if not trig]
+        )
     return out
 
 

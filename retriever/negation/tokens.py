@@ -25,10 +25,20 @@ def _tokenizer_fingerprint() -> str:
     """What decides how a text becomes BM25 terms: the negation tables, the window, the stopwords. An index records
     it (Manifest.lexical_rules) so an index tokenized under other rules is known to be stale (search warns, `assistant
     update` re-tokenizes it) instead of silently mixing old and new terms."""
-    tables = [TOKENIZER_VERSION, negation.WINDOW, negation.PRE_NEGATION, negation.POST_NEGATION,
-              negation.PSEUDO_NEGATION, negation.TERMINATION, sorted(STOPWORDS), negation.LIST_WINDOW,
-              negation.POST_UNCERTAINTY, negation.PRE_UNCERTAINTY, negation.PRE_TERMINATION,
-              sorted(negation.CLAUSE_VERBS)]
+    tables = [
+        TOKENIZER_VERSION,
+        negation.WINDOW,
+        negation.PRE_NEGATION,
+        negation.POST_NEGATION,
+        negation.PSEUDO_NEGATION,
+        negation.TERMINATION,
+        sorted(STOPWORDS),
+        negation.LIST_WINDOW,
+        negation.POST_UNCERTAINTY,
+        negation.PRE_UNCERTAINTY,
+        negation.PRE_TERMINATION,
+        sorted(negation.CLAUSE_VERBS),
+    ]
     return hashlib.sha256(json.dumps(tables).encode("utf-8")).hexdigest()[:16]
 
 

@@ -89,8 +89,13 @@ def iter_ingest(
                         seen_findings.setdefault(findings_key(outcome.findings), outcome.id)
                     yield outcome
                     continue
-                kept = {"id": outcome.id, "findings": outcome.findings, "impression": outcome.impression,
-                        "text": outcome.full_text, "modality": outcome.modality}
+                kept = {
+                    "id": outcome.id,
+                    "findings": outcome.findings,
+                    "impression": outcome.impression,
+                    "text": outcome.full_text,
+                    "modality": outcome.modality,
+                }
                 outcome = Rejection(outcome.source, outcome.id, *excluded, row={k: v for k, v in kept.items() if v})
             log.info("rejected %s (%s): %s %s", outcome.ref, outcome.source, outcome.reason, outcome.detail)
             rejections.append(outcome)

@@ -56,8 +56,13 @@ def average_encoders(
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "loss": f"uniform weight average of {len(parts)} fine-tuned encoders (model soup)",
         "averaged_from": [
-            {"name": part, "location": encoder.location, "loss": card.get("loss"),
-             "hyperparameters": card.get("hyperparameters"), "dev_metrics": card.get("dev_metrics", {}).get("after")}
+            {
+                "name": part,
+                "location": encoder.location,
+                "loss": card.get("loss"),
+                "hyperparameters": card.get("hyperparameters"),
+                "dev_metrics": card.get("dev_metrics", {}).get("after"),
+            }
             for part, encoder, card in zip(parts, encoders, cards, strict=True)
         ],
         "max_seq_length": model.max_seq_length,
@@ -81,14 +86,18 @@ def _check_compatible(
     first_name, first_model, first_card = parts[0], models[0], cards[0]
     base = first_card.get("base_model", {}).get("name")
     if base is None:
-        raise TrainingError(f"{first_name} has no training card ({CARD_FILE}): only encoders fine-tuned with "
-                            "`assistant train` from one base can be averaged")
+        raise TrainingError(
+            f"{first_name} has no training card ({CARD_FILE}): only encoders fine-tuned with "
+            "`assistant train` from one base can be averaged"
+        )
     reference = states[0]
     for name, model, state, card in zip(parts[1:], models[1:], states[1:], cards[1:], strict=True):
         other_base = card.get("base_model", {}).get("name")
         if other_base != base:
-            raise TrainingError(f"{name} was fine-tuned from {other_base or 'an unknown base'}, {first_name} from "
-                                f"{base}: only fine-tunes of one base can be averaged")
+            raise TrainingError(
+                f"{name} was fine-tuned from {other_base or 'an unknown base'}, {first_name} from "
+                f"{base}: only fine-tunes of one base can be averaged"
+            )
         if state.keys() != reference.keys() or any(state[k].shape != reference[k].shape for k in reference):
             raise TrainingError(f"{name} and {first_name} have different layers: they cannot be averaged")
         if any(not reference[k].is_floating_point() and not reference[k].equal(state[k]) for k in reference):
@@ -96,8 +105,10 @@ def _check_compatible(
         if model.tokenizer.get_vocab() != first_model.tokenizer.get_vocab():
             raise TrainingError(f"{name} and {first_name} have different tokenizers: they cannot be averaged")
         if model.max_seq_length != first_model.max_seq_length:
-            raise TrainingError(f"{name} reads {model.max_seq_length} tokens, {first_name} "
-                                f"{first_model.max_seq_length}: average encoders trained at one --max-seq-length")
+            raise TrainingError(
+                f"{name} reads {model.max_seq_length} tokens, {first_name} "
+                f"{first_model.max_seq_length}: average encoders trained at one --max-seq-length"
+            )
 
 
 def render_average_card(card: dict[str, Any]) -> str:

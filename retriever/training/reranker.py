@@ -113,8 +113,9 @@ def build_examples(pairs: PairSet, pool: list[tuple[str, str]]) -> Examples:
 def pairwise_accuracy(model: Any, examples: Examples, batch_size: int = 32) -> dict[str, float]:
     """Share of (own impression, negative) pairs of the same findings where the own one scores higher, per kind and
     over all: what re-ranking must get right."""
-    scores = model.predict(list(zip(examples.queries, examples.texts, strict=True)), batch_size=batch_size,
-                           show_progress_bar=False)
+    scores = model.predict(
+        list(zip(examples.queries, examples.texts, strict=True)), batch_size=batch_size, show_progress_bar=False
+    )
     own: dict[str, float] = {}
     wins: dict[str, list[bool]] = {kind: [] for kind in NEGATIVE_KINDS}
     for query, kind, score in zip(examples.queries, examples.kinds, scores, strict=True):
@@ -194,8 +195,9 @@ def train_reranker(
     return TrainResult(path=target, card=card)
 
 
-def _trainer(model: Any, dataset: Any, config: RerankConfig, checkpoints: Path, timer: EpochTimer,
-             progress: bool) -> Any:
+def _trainer(
+    model: Any, dataset: Any, config: RerankConfig, checkpoints: Path, timer: EpochTimer, progress: bool
+) -> Any:
     from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
     from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
 

@@ -144,8 +144,12 @@ def train_encoder(
         "train_loss": loss_history(trainer.state.log_history),
         "masked_negatives": _masked_share(trainer.loss),
         "train_seconds_per_epoch": timer.seconds,
-        "steps": {"total": trainer.state.global_step, "this_run": timer.steps_run, "first": timer.first_step,
-                  "resumed": resume_from is not None},
+        "steps": {
+            "total": trainer.state.global_step,
+            "this_run": timer.steps_run,
+            "first": timer.first_step,
+            "resumed": resume_from is not None,
+        },
         "machine": {
             "cpu_count": os.cpu_count(),
             "platform": platform.platform(),

@@ -108,5 +108,6 @@ class OnnxEncoder:
             spec.save(folder)
         if self.name == "onnx-int8" and not (folder / MODEL_FILES[self.name]).is_file():
             quantize(spec, folder)
-        return OnnxRunner.open(folder / MODEL_FILES[self.name], spec, threads=self.threads,
-                               per_text=self.name in PER_TEXT)
+        return OnnxRunner.open(
+            folder / MODEL_FILES[self.name], spec, threads=self.threads, per_text=self.name in PER_TEXT
+        )

@@ -147,7 +147,9 @@ def quantize(spec: RunnerSpec, folder: Path) -> None:
         return OnnxRunner.open(path, spec, threads=None).encode(texts)
 
     try:
-        write_atomic(folder / MODEL_FILES["onnx-int8"], lambda tmp: quantize_checked(
-            folder / MODEL_FILES["onnx"], tmp, embed, spec.feeds))
+        write_atomic(
+            folder / MODEL_FILES["onnx-int8"],
+            lambda tmp: quantize_checked(folder / MODEL_FILES["onnx"], tmp, embed, spec.feeds),
+        )
     except ValueError as exc:
         raise UnsupportedModel(str(exc)) from exc

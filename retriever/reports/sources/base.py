@@ -41,8 +41,20 @@ _MODALITIES: tuple[tuple[str, str], ...] = (
 #: DICOM modality codes (tag 0008,0060), as RIS/PACS exports write them, -> the code the index keeps: every
 #: projection radiograph (computed, digital, direct) is XR, PET is nuclear medicine, fluoroscopy and angiography FL.
 DICOM_MODALITIES = {
-    "CR": "XR", "DX": "XR", "DR": "XR", "XR": "XR", "CT": "CT", "MR": "MR", "US": "US", "NM": "NM", "PT": "NM",
-    "MG": "MG", "RF": "FL", "XA": "FL", "FL": "FL", "OT": "OT",
+    "CR": "XR",
+    "DX": "XR",
+    "DR": "XR",
+    "XR": "XR",
+    "CT": "CT",
+    "MR": "MR",
+    "US": "US",
+    "NM": "NM",
+    "PT": "NM",
+    "MG": "MG",
+    "RF": "FL",
+    "XA": "FL",
+    "FL": "FL",
+    "OT": "OT",
 }
 
 

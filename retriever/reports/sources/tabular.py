@@ -21,14 +21,50 @@ from retriever.reports.sources.files import RowError, UnreadableFile, iter_csv_r
 
 #: Target field -> column names tried in order when not mapped explicitly, compared as `column_key` makes them.
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
-    "id": ("id", "report_id", "accession", "accession_number", "accession_no", "acc_no", "accession_id", "uid",
-           "study_id", "exam_id", "order_id", "note_id", "study_instance_uid"),
+    "id": (
+        "id",
+        "report_id",
+        "accession",
+        "accession_number",
+        "accession_no",
+        "acc_no",
+        "accession_id",
+        "uid",
+        "study_id",
+        "exam_id",
+        "order_id",
+        "note_id",
+        "study_instance_uid",
+    ),
     "findings": ("findings", "finding", "findings_en"),
     "impression": ("impression", "impressions", "impressions_en", "conclusion", "conclusions", "opinion"),
-    "text": ("text", "report", "report_text", "full_text", "transcription", "body", "report_body", "narrative",
-             "final_report", "result_text", "observation_value", "report_value"),
-    "modality": ("modality", "modality_code", "modalities", "exam", "examination", "exam_type", "image_modalities",
-                 "study_type", "study_description", "procedure_description", "exam_description"),
+    "text": (
+        "text",
+        "report",
+        "report_text",
+        "full_text",
+        "transcription",
+        "body",
+        "report_body",
+        "narrative",
+        "final_report",
+        "result_text",
+        "observation_value",
+        "report_value",
+    ),
+    "modality": (
+        "modality",
+        "modality_code",
+        "modalities",
+        "exam",
+        "examination",
+        "exam_type",
+        "image_modalities",
+        "study_type",
+        "study_description",
+        "procedure_description",
+        "exam_description",
+    ),
     "labels": ("labels", "label", "findings_labels", "diagnosis_labels"),
     "date": ("study_date", "exam_date", "study_datetime", "date_of_exam", "performed_date", "report_date", "date"),
     "body_part": ("body_part", "body_part_examined", "anatomy", "body_region"),
@@ -40,6 +76,8 @@ META_FIELDS = ("date", "body_part")
 def column_key(name: str) -> str:
     """A column name compared without case, spaces or punctuation: `Accession No.` and `accession_no` are one."""
     return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 MAPPABLE = tuple(DEFAULT_COLUMNS)
 
 
