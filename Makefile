@@ -21,7 +21,7 @@ help:
 	@echo "make encoder   rebuild the shipped encoder from its recipe and check it on the dev split"
 	@echo "make bench     performance benchmarks -> eval/results/performance.{json,md} (BENCH_QUICK=1: smoke run)"
 	@echo "make llm-candidates  the other offline chat models (eval/results/llm_models.md)"
-	@echo "make lint      ruff"
+	@echo "make lint      ruff check and ruff format --check"
 	@echo "make clean     remove the virtual environment"
 
 $(PY):
@@ -78,6 +78,7 @@ demo: demo-index llm-embedded
 PYTEST_MARKS := $(if $(filter true 1,$(CI) $(RUN_SLOW)),,-m "not slow")
 test: models llm-embedded $(if $(filter true 1,$(CI) $(RUN_SLOW)),vllm-venv)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pytest $(PYTEST_MARKS)
 
 # Performance benchmarks (issue 7): embedding throughput, search latency at 10k/100k/1M, answer latency (embedded
@@ -90,6 +91,7 @@ bench: demo-index llm-embedded vllm-venv
 
 lint: venv
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 clean:
 	rm -rf $(VENV)
