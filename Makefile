@@ -60,9 +60,9 @@ demo-index: models
 
 # The shipped encoder rebuilt from the preset's recipe on ../shared/data (about 45 minutes a seed on 2 CPU cores)
 # and checked against the shipped one on the dev split (eval/results/encoder_rebuild.md). It does not replace the
-# shipped one: `python -m eval.encoder_rebuild --from NAME --ship` does, when a rule has changed the default.
+# shipped one: `python -m eval.training.encoder_rebuild --from NAME --ship` does, when a rule has changed the default.
 encoder: models
-	$(PY) -m eval.encoder_rebuild
+	$(PY) -m eval.training.encoder_rebuild
 
 demo: demo-index llm-embedded
 	$(ASSISTANT) search "$(DEMO_QUERY)" -k 5

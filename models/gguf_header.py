@@ -1,6 +1,6 @@
 """The facts in a GGUF file's header that decide whether a packaged chat model is what it claims.
 
-Used to verify PyPI weight packages (`python -m models.gguf inspect FILE`, eval/llm_survey.py): magic and
+Used to verify PyPI weight packages (`python -m models.gguf inspect FILE`, eval/diagnosis/llm_survey.py): magic and
 version, architecture and name, parameter count, quantization, context length, and whether a chat template
 is embedded (a base model usually has none). Only the header and tensor table are read, with the standard
 library, so a 4 GB file costs milliseconds and a truncated file (the first parts of an incomplete split model)

@@ -304,4 +304,4 @@ def test_installed_wheel_bench_says_how_to_run_the_benchmarks(wheel: Path, tmp_p
     run = [sys.executable, "-P", "-m", "assistant.cli", "bench", "--limit", "1"]
     done = subprocess.run(run, cwd=tmp_path, env={"PYTHONPATH": str(site), "PATH": ""}, capture_output=True, text=True)
     assert done.returncode == 2, done.stderr
-    assert "python -m eval.diagnosis" in done.stderr and "Traceback" not in done.stderr
+    assert "python -m eval.diagnosis.benchmark" in done.stderr and "Traceback" not in done.stderr

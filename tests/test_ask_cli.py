@@ -88,7 +88,7 @@ def test_ask_answers_from_the_evidence_alone_by_default_without_loading_a_model(
     assert answer["diagnosis"] == answer["evidence"]["candidates"][0]["diagnosis"]
     from assistant.rag import answer_defaults
 
-    assert answer_defaults.PROMPT == "evidence"  # the dev cases chose it (eval.diagnosis_default); the same answer:
+    assert answer_defaults.PROMPT == "evidence"  # the dev cases chose it (eval.diagnosis.default); the same answer:
     default = json.loads(
         subprocess.run(
             [

@@ -1,4 +1,5 @@
-"""`assistant bench` runs eval.diagnosis from the checkout: same options (its old spellings too), exit codes, output.
+"""`assistant bench` runs eval.diagnosis.benchmark from the checkout: same options (its old spellings too), exit codes,
+output.
 
 The full benchmark through the command is tests/test_bench_e2e.py; a wheel without the benchmarks is
 tests/test_architecture.py.
@@ -22,7 +23,8 @@ def test_old_spellings_become_eval_diagnosis_spellings() -> None:
 
 
 def test_bench_forwards_arguments_exit_code_and_output(tmp_path: Path) -> None:
-    """A missing cases file is eval.diagnosis's exit 2 with its message, seen through the command's own output."""
+    """A missing cases file is eval.diagnosis.benchmark's exit 2 with its message, seen through the command's own
+    output."""
     missing = tmp_path / "none.jsonl"
     result = CliRunner().invoke(app, ["bench", "--cases", str(missing), "--no-icd", "--k", "2"])
     assert result.exit_code == 2, result.output

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from eval.build_cases import impression_case, mark_screening, medpix_case, openi_case
-from eval.cases import SCREENING, Case, CaseFileError, read_cases, write_cases
-from eval.conditions import parse_conditions, retrieval_corpus
-from eval.prediction_cache import PredictionCache, cache_key
+from eval.common.prediction_cache import PredictionCache, cache_key
+from eval.diagnosis.build_cases import impression_case, mark_screening, medpix_case, openi_case
+from eval.diagnosis.cases import SCREENING, Case, CaseFileError, read_cases, write_cases
+from eval.diagnosis.conditions import parse_conditions, retrieval_corpus
 from retriever.reports.record import Report
 
 
@@ -79,7 +79,7 @@ def _append_rows(path: str, worker: int) -> None:
 
 
 def test_processes_appending_to_one_cache_never_tear_each_other_s_lines(tmp_path) -> None:
-    """`eval.diagnosis --shard` runs several processes on one cache file."""
+    """`eval.diagnosis.benchmark --shard` runs several processes on one cache file."""
     import multiprocessing
 
     path = tmp_path / "predictions.jsonl"
@@ -121,8 +121,8 @@ def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_mode
     with pytest.raises(ValueError, match="bad condition option 'rerank=support'"):
         parse_conditions("none[rerank=support]")
     from assistant.rag.answer_defaults import FIELD
-    from eval.diagnosis import default_condition
-    from eval.retrieval import reranker_for
+    from eval.diagnosis.benchmark import default_condition
+    from eval.retrieval.findings_impression import reranker_for
     from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     # the benchmark's default is what `ask` searches with: the second stage only where it re-scores the ask's field
@@ -228,7 +228,7 @@ def test_a_cached_eval_index_from_older_negation_rules_is_tokenized_anew(tmp_pat
     """Benchmarks reuse indexes across sessions: one tokenized under older rules must not decide today's figures."""
     import json
 
-    from eval.conditions import load_or_build_index
+    from eval.diagnosis.conditions import load_or_build_index
     from retriever.reports.record import Report
 
     reports = [Report("r:1", "", "Effusion has cleared."), Report("r:2", "", "Small effusion.")]
@@ -254,8 +254,8 @@ def test_an_evidence_condition_keeps_its_k_and_a_token_limit_names_its_answers()
 
 
 def test_answers_cached_before_limits_were_recorded_serve_the_legacy_limit(tmp_path: Path) -> None:
-    from eval.cases import Case
-    from eval.diagnosis import _cached
+    from eval.diagnosis.benchmark import _cached
+    from eval.diagnosis.cases import Case
 
     cache = PredictionCache(tmp_path / "p.jsonl")
     cache.put({"case_id": "c1", "condition": "none", "model_id": "m", "prompt_id": "p@1", "diagnosis": "x"})

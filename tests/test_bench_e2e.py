@@ -16,8 +16,8 @@ from llm_fixtures import REPORTS, require_embedded_smollm2
 from typer.testing import CliRunner
 
 from assistant.cli import app
-from eval.cases import Case, write_cases
-from eval.diagnosis import main
+from eval.diagnosis.benchmark import main
+from eval.diagnosis.cases import Case, write_cases
 
 CASES = [
     Case("site:cxr-002", REPORTS[1].findings, "Pneumonia", ("right lower lobe pneumonia",), "fixture"),

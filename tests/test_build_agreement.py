@@ -1,4 +1,4 @@
-"""Comparing two diagnosis runs that differ only in the llama.cpp build (eval/build_agreement.py), by hand."""
+"""Comparing two diagnosis runs that differ only in the llama.cpp build (eval/diagnosis/build_agreement.py), by hand."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from eval.build_agreement import compare, main
+from eval.diagnosis.build_agreement import compare, main
 
 
 def run(answers: dict[str, list[tuple[str, bool]]]) -> dict[str, Any]:

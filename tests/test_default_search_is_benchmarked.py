@@ -1,7 +1,8 @@
 """What a fresh clone's default search returns is what the retrieval benchmark's default row measures (issue 42):
 the same top five, hence the same match@5, for every test-split query.
 
-The benchmark ranks with `eval.retrieval.make_ranker(shipped_default())`; a user runs `assistant index` with no
+The benchmark ranks with `eval.retrieval.findings_impression.make_ranker(shipped_default())`; a user runs `assistant
+index` with no
 `--encoder` and `assistant search` with no flags. Both are compared on the MTSamples test split (24 queries) of the
 shared data, and a few queries also through the real `assistant search` process.
 """
@@ -22,7 +23,7 @@ SOURCE = "mtsamples"
 
 @pytest.fixture(scope="module")
 def case(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from eval.shared_data import load_shared
+    from eval.common.shared_data import load_shared
     from retriever.reports.splits import split_reports
 
     test = [r for r in split_reports(load_shared(shared_data).reports)["test"] if r.source == SOURCE]
@@ -73,8 +74,8 @@ def _product_ranking(index_folder: Path, queries: list[str]) -> list[list[int]]:
 
 
 def test_a_fresh_default_index_and_search_rank_as_the_benchmarks_default_row(case: dict) -> None:
-    from eval.retrieval import make_ranker
-    from eval.retrieval_benchmark import shipped_default
+    from eval.retrieval.benchmark import shipped_default
+    from eval.retrieval.findings_impression import make_ranker
     from models.preset import PRESET
     from retriever.index.report_index import ReportIndex
 

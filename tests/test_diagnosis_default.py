@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eval.diagnosis_default import choose
+from eval.diagnosis.default import choose
 
 D = "hybrid-weighted:enc"
 
@@ -49,19 +49,19 @@ def test_ask_and_chat_answer_with_the_arm_the_dev_cases_chose() -> None:
     from assistant.chat.service import ChatConfig, Request
     from assistant.rag import answer_defaults
     from assistant.rag.lc_retriever import ReportRetriever
-    from eval.diagnosis_default import DEV_ARMS, choose_arm, dev_accuracy
+    from eval.diagnosis.default import DEV_ARMS, choose_arm, dev_accuracy
 
     if not all(path.is_file() for path in DEV_ARMS):
         pytest.skip("the dev arms' results are not committed")
     choice = choose_arm(*dev_accuracy())
     product = (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT)
-    assert product == (choice["k"], choice["field"], choice["prompt"]), "run `python -m eval.diagnosis_default --adopt`"
+    assert product == (choice["k"], choice["field"], choice["prompt"]), "run `python -m eval.diagnosis.default --adopt`"
     assert (Request().k, Request().field, ChatConfig().default_k) == (choice["k"], choice["field"], choice["k"])
     assert ReportRetriever.model_fields["k"].default == choice["k"]
 
 
 def test_the_arm_rule_prefers_accuracy_then_the_cheaper_arm() -> None:
-    from eval.diagnosis_default import choose_arm
+    from eval.diagnosis.default import choose_arm
 
     arms = {
         f"evidence:{D}[report,k=20]": 0.5,

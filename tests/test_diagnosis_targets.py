@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from eval.conditions import Condition, parse_conditions
-from eval.diagnosis import baselines
-from eval.diagnosis_report import check_targets, render, summarize
+from eval.diagnosis.benchmark import baselines
+from eval.diagnosis.conditions import Condition, parse_conditions
+from eval.diagnosis.report import check_targets, render, summarize
 
 N = 40
 
@@ -105,7 +105,7 @@ def test_baselines_are_the_other_retrievers_used_the_default_s_way() -> None:
 
 def test_the_top_hit_ceiling_counts_cases_either_side_gets_right() -> None:
     """none right on cases 0-5, the top hit on 3-11: either on 0-11 = 12/40; the section says so beside the default."""
-    from eval.diagnosis_report import top_hit_ceiling
+    from eval.diagnosis.report import top_hit_ceiling
 
     default = "hybrid-weighted:enc[report]"
     top_hit = [dict(row, correct=3 <= i < 12) for i, row in enumerate(_verdicts(0))]

@@ -1,13 +1,22 @@
-"""The rule that picks the default encoder recipe on dev (eval/encoder_choice.py), and the default kept equal to it."""
+"""The rule that picks the default encoder recipe on dev (eval/training/encoder_choice.py), and the default kept equal
+to it."""
 
 from __future__ import annotations
 
 import json
 
-from eval.encoder_choice import NEGATION_DEV, ROBUSTNESS_DEV, Scored, choose, score, shipped_source, training_runs
-from eval.retrieval_benchmark import CHOICE_RESULTS, DEFAULT_MODEL
-from eval.retrieval_results import RetrievalResults
-from eval.shared_data import RESULTS
+from eval.common.shared_data import RESULTS
+from eval.retrieval.benchmark import CHOICE_RESULTS, DEFAULT_MODEL
+from eval.retrieval.results import RetrievalResults
+from eval.training.encoder_choice import (
+    NEGATION_DEV,
+    ROBUSTNESS_DEV,
+    Scored,
+    choose,
+    score,
+    shipped_source,
+    training_runs,
+)
 
 
 def _scored(
@@ -65,7 +74,7 @@ def test_only_recipes_rebuildable_in_one_session_compete() -> None:
 def test_a_candidate_missing_from_a_dev_results_file_is_named_with_the_command_to_run(tmp_path, capsys) -> None:
     import pytest
 
-    from eval.encoder_choice import main
+    from eval.training.encoder_choice import main
 
     robustness = tmp_path / "robustness_dev.json"
     robustness.write_text(json.dumps({"split": "dev", "errors": {"rankers": {}}}))

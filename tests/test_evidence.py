@@ -189,7 +189,7 @@ def test_a_candidate_spelled_with_quotes_still_makes_a_valid_grammar() -> None:
 
 
 def test_the_benchmark_counts_answers_their_own_evidence_rules_out() -> None:
-    from eval.self_contradicted import count
+    from eval.diagnosis.self_contradicted import count
 
     findings = {"c1": "Small left effusion. No pneumothorax.", "c2": "Left effusion.", "c3": "Left effusion."}
     impressions = {"r3": "No pneumothorax.", "r1": "Small right pleural effusion."}

@@ -50,8 +50,8 @@ def test_the_products_dense_weight_is_the_one_the_committed_dev_sweep_picked() -
     second stage on the dev split: a change to any of them, or to the weight, must come with a new sweep."""
     import json
 
-    from eval.retrieval_benchmark import DEFAULT_MODEL
-    from eval.shared_data import RESULTS
+    from eval.common.shared_data import RESULTS
+    from eval.retrieval.benchmark import DEFAULT_MODEL
     from retriever.search.fusion import DENSE_WEIGHT
     from retriever.search.methods import DEFAULT_SECOND_STAGE
 

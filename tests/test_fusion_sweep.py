@@ -6,7 +6,7 @@ import csv
 import json
 from pathlib import Path
 
-from eval import fusion_sweep
+from eval.retrieval import fusion_sweep
 
 ROWS = [
     ("r1", "CT", "Airspace consolidation in the right lower lobe.", "Right lower lobe pneumonia.", "Pneumonia"),

@@ -1,4 +1,5 @@
-"""The offline chat-model survey (eval/llm_survey.py): its data file matches the model table, measurements survive.
+"""The offline chat-model survey (eval/diagnosis/llm_survey.py): its data file matches the model table, measurements
+survive.
 
 No model is loaded: verification is replaced by "not installed here", as on a machine without the candidates.
 """
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from eval import llm_survey
+from eval.diagnosis import llm_survey
 from models.gguf import MODELS
 
 
@@ -63,10 +64,10 @@ def test_the_table_lists_every_package_and_leaves_benchmark_columns_pending(not_
 
 
 def test_a_models_diagnosis_run_fills_its_accuracy_columns(not_installed: Path, monkeypatch) -> None:
-    import eval.diagnosis_default
+    import eval.diagnosis.default
 
     chosen = "hybrid-weighted:enc[report,k=3,prompt=diagnosis_candidates]"
-    monkeypatch.setattr(eval.diagnosis_default, "read_choice", lambda: {"condition": chosen})
+    monkeypatch.setattr(eval.diagnosis.default, "read_choice", lambda: {"condition": chosen})
     run = {
         "n_cases": 44,
         "summary": {

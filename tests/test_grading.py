@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from eval.grading import Grader
-from eval.normalize import content_tokens, expand_abbreviations, fold, forms, stem
-from eval.stats import cohen_kappa
+from eval.common.stats import cohen_kappa
+from eval.diagnosis.grading import Grader
+from eval.diagnosis.normalize import content_tokens, expand_abbreviations, fold, forms, stem
 
 VALIDATION = Path(__file__).resolve().parents[1] / "eval" / "datasets" / "grader_validation.jsonl"
 
@@ -92,7 +92,7 @@ def test_agreement_with_hand_labelled_pairs(grader: Grader) -> None:
 @pytest.mark.integration
 def test_icd_category_agreement_with_the_real_minilm(minilm) -> None:
     """ICD-10-CM criterion on a handful of real codes: same category agrees, different category does not."""
-    from eval.icd10 import ICDMapper, icd_entries
+    from eval.diagnosis.icd10 import ICDMapper, icd_entries
 
     codes = ["C34", "C34.9", "J18", "J18.9", "J90", "I51.7", "J93", "J93.9", "J98.1", "K35", "K35.8", "I31.3"]
     mapper = ICDMapper(minilm, icd_entries(codes), cache_dir=None, min_score=0.5)

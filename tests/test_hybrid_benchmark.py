@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from eval.retrieval import IndexRanker, findings_to_impression, is_abnormal, make_ranker
-from eval.retrieval_benchmark import (
+from eval.retrieval.benchmark import (
     CHOICE_RESULTS,
     CHOICE_SPLIT,
     DEFAULT_MODEL,
@@ -24,7 +23,8 @@ from eval.retrieval_benchmark import (
     reuse_previous,
     shipped_default,
 )
-from eval.retrieval_results import RankerResult, RetrievalResults
+from eval.retrieval.findings_impression import IndexRanker, findings_to_impression, is_abnormal, make_ranker
+from eval.retrieval.results import RankerResult, RetrievalResults
 from retriever.encoders.encoder import Encoder
 from retriever.index import vectors as faiss_index
 from retriever.index.report_index import ReportIndex
@@ -82,7 +82,8 @@ def test_hits_that_contradict_the_query_are_ranked_last(minilm, method: str) -> 
 
 
 def test_the_sweeps_dense_weight_reaches_the_index_fusion(minilm) -> None:
-    """eval.fusion_sweep's weight replaces the product's in the index's own weighted mix: at the product's weight it
+    """eval.retrieval.fusion_sweep's weight replaces the product's in the index's own weighted mix: at the product's
+    weight it
     ranks as the product; at 1 the BM25 side weighs nothing, so it ranks as dense search; at 0 the reports BM25
     found come first, in BM25's order."""
     queries = [*QUERIES, "no pleural effusion", "left lung nodule"]
@@ -236,7 +237,7 @@ def _results_file(path: Path, **changes: object) -> None:
     results = RetrievalResults(
         "retrieval",
         "then",
-        "python -m eval.retrieval_benchmark",
+        "python -m eval.retrieval.benchmark",
         "test",
         {"openi": 4},
         "",
@@ -259,7 +260,7 @@ def test_reuse_takes_earlier_results_only_from_the_same_split_reports_and_backen
 
 
 def test_the_benchmark_writes_typed_results_and_reuses_them(tmp_path: Path) -> None:
-    from eval import retrieval_benchmark
+    from eval.retrieval import benchmark as retrieval_benchmark
 
     findings = [*QUERIES, "fluid in the left pleural space", "clear lungs", "a left upper lobe nodule"]
     rows = [(f"r{i}", "CT", f, impression, "x") for i, (f, impression) in enumerate(zip(findings, CORPUS, strict=True))]

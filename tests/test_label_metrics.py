@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from eval import beir
-from eval.label_metrics import average_precision, label_retrieval, precision_at
-from eval.retrieval import make_ranker
+from eval.retrieval import beir
+from eval.retrieval.findings_impression import make_ranker
+from eval.retrieval.label_metrics import average_precision, label_retrieval, precision_at
 from retriever.reports.record import Report
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.finding_mentions import Status, mention_status
-from eval.negated_hits import (
+from eval.negation.finding_mentions import Status, mention_status
+from eval.negation.negated_hits import (
     Query,
     findings_queries,
     index_search,
@@ -165,7 +165,7 @@ def test_report_marks_the_default_as_searched_with_its_second_stage_and_checks_i
         }
 
     payload = {
-        "command": "python -m eval.negated_hits",
+        "command": "python -m eval.negation.negated_hits",
         "created": "now",
         "corpus_reports": 3,
         "field": "impression",

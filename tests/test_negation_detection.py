@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from eval.negation_detection import (
+from eval.common.stats import format_p
+from eval.negation.detection import (
     evaluate_negex,
     evaluate_openi,
     load_detector,
@@ -16,9 +17,8 @@ from eval.negation_detection import (
     openi_cases,
     scores,
 )
-from eval.negation_labelled import evaluate_labelled, render_labelled, split_group
-from eval.negation_sentences import SENTENCES_FILE, LabelledSentence, load_labelled_sentences
-from eval.stats import format_p
+from eval.negation.labelled import evaluate_labelled, render_labelled, split_group
+from eval.negation.sentences import SENTENCES_FILE, LabelledSentence, load_labelled_sentences
 from retriever.negation.rules import is_negated
 from retriever.reports.splits import split_of
 
@@ -186,7 +186,7 @@ def test_labelled_scores_per_split_and_errors_of_train_dev_rows_only() -> None:
 
 def test_rules_on_the_labelled_sentences_they_were_developed_on(shared_data: Path) -> None:
     """Precision and recall of "ruled out" >= 0.95 on the train + dev rows (the test rows are scored, not asserted
-    on, by eval.negation_detection, so they stay a fair measurement)."""
+    on, by eval.negation.detection, so they stay a fair measurement)."""
     if not SENTENCES_FILE.is_file():
         pytest.skip("no labelled sentences file")
     rows = [r for r in load_labelled_sentences(shared_data) if split_group(r) != "test"]

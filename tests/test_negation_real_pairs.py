@@ -1,4 +1,4 @@
-"""The real-sentence negation test (eval.negation_real_pairs, its pairs by retriever.negation.label_pairs): which
+"""The real-sentence negation test (eval.negation.real_pairs, its pairs by retriever.negation.label_pairs): which
 sentences count, how pairs are matched, and Δcos by hand on fixed vectors. Reports written for these tests."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from dataclasses import asdict
 import numpy as np
 import pytest
 
-from eval.negation_benchmark import pair_gaps
-from eval.negation_real_pairs import TARGET, held_out, mean_ci, new_text, render, summarize, verdict
+from eval.negation.encoder_pairs import pair_gaps
+from eval.negation.real_pairs import TARGET, held_out, mean_ci, new_text, render, summarize, verdict
 from retriever.negation.label_pairs import collect, judge, label_sentence_pairs
 from retriever.negation.pairs import NegationPair, match
 from retriever.reports.findings import OWNERS

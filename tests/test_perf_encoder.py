@@ -127,7 +127,7 @@ def test_unsupported_module_stack_is_refused() -> None:
 
 
 def test_unknown_backend_is_a_clear_error() -> None:
-    from eval.shared_data import index_backend
+    from eval.common.shared_data import index_backend
     from retriever.encoders.encoder import load_encoder
 
     with pytest.raises(ValueError, match="unknown encoder backend"):

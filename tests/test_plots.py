@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eval.plots import _wrapped, accuracy_bars
+from eval.common.plots import _wrapped, accuracy_bars
 
 
 def test_long_condition_names_are_broken_into_short_lines() -> None:

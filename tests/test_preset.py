@@ -67,7 +67,7 @@ def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> N
     from assistant import settings
     from assistant.commands.index_cmd import index
     from assistant.rag import answer_defaults, evidence
-    from eval.retrieval_benchmark import DEFAULT_MODEL
+    from eval.retrieval.benchmark import DEFAULT_MODEL
     from retriever.search import fusion, methods, support
 
     exposed = {

@@ -182,7 +182,7 @@ def test_a_gated_reranker_leaves_short_queries_in_the_first_stage_order(trained)
 
 
 def test_benchmarks_name_a_weight_and_score_each_pair_once(trained) -> None:
-    from eval.retrieval import MemoReranker, reranker_for
+    from eval.retrieval.findings_impression import MemoReranker, reranker_for
 
     memo = MemoReranker(str(trained.path))
     texts = ["Left upper pleural effusion.", "Fibrosis.", "Left upper pleural effusion."]
@@ -197,7 +197,7 @@ def test_benchmarks_name_a_weight_and_score_each_pair_once(trained) -> None:
     assert split_weight("/data/rr@site/model") == ("/data/rr@site/model", None)
     with pytest.raises(ValueError, match=r"in \(0, 1\]"):
         reranker_for("site-rr@2")
-    from eval.retrieval import split_gate
+    from eval.retrieval.findings_impression import split_gate
 
     assert split_gate("hybrid-weighted:enc+rerank=rr@0.2:15") == ("hybrid-weighted:enc+rerank=rr@0.2", 15)
     assert split_gate("hybrid-weighted:enc+rerank=rr@0.2") == ("hybrid-weighted:enc+rerank=rr@0.2", None)

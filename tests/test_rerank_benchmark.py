@@ -1,4 +1,4 @@
-"""The re-ranker benchmark's rule and report (eval/rerank_benchmark.py) on hand-made results."""
+"""The re-ranker benchmark's rule and report (eval/robustness/rerank_benchmark.py) on hand-made results."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from eval.rerank_benchmark import decide, render, side_label, sides, weight_list
+from eval.common.shared_data import RESULTS
 from eval.robustness.corrupt import ERROR_TYPES
+from eval.robustness.rerank_benchmark import decide, render, side_label, sides, weight_list
 from eval.robustness.variants import VARIANTS
-from eval.shared_data import RESULTS
 from retriever.search.rerank import RERANK_WEIGHT, split_weight
 
 
@@ -96,7 +96,7 @@ def test_the_report_puts_every_side_beside_each_other_with_the_decision() -> Non
 def test_gated_sides_are_labelled_and_judged_at_their_weight() -> None:
     """A gated side (`--gates`) is one more side: its label says the gate, and ties go to the lower weight as for
     ungated ones (the weight read from a reference that ends with the gate)."""
-    from eval.rerank_benchmark import gate_list
+    from eval.robustness.rerank_benchmark import gate_list
 
     assert side_label(0.2, 15) == "weight 0.2, 15+ words" and side_label(0.2) == side_label(0.2, 0) == "weight 0.2"
     made = results(

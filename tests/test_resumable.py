@@ -1,4 +1,4 @@
-"""A benchmark stopped part-way resumes from its finished measures (eval/resumable.py)."""
+"""A benchmark stopped part-way resumes from its finished measures (eval/common/resumable.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.resumable import run_resumable
+from eval.common.resumable import run_resumable
 
 
 class Stop(Exception):

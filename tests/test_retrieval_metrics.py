@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eval.retrieval import (
+from eval.retrieval.findings_impression import (
     findings_to_impression,
     frequent_impressions,
     make_ranker,

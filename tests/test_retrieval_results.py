@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from eval.retrieval_results import SCHEMA_VERSION, VERSION_1_BACKEND, RankerResult, RetrievalResults
-from eval.shared_data import RESULTS
+from eval.common.shared_data import RESULTS
+from eval.retrieval.results import SCHEMA_VERSION, VERSION_1_BACKEND, RankerResult, RetrievalResults
 
 COMMITTED = RESULTS / "retrieval.json"
 

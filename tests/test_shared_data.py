@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from eval.shared_data import REPO, RESULTS, SHARED_DATA_VARIABLE, add_out_option, shared_data_folder
+from eval.common.shared_data import REPO, RESULTS, SHARED_DATA_VARIABLE, add_out_option, shared_data_folder
 
 
 def test_shared_data_folder_is_the_variable_else_beside_the_checkout(tmp_path: Path) -> None:
@@ -21,13 +21,13 @@ def test_a_benchmark_reads_the_folder_the_variable_names(tmp_path: Path) -> None
     """Read when the benchmark starts; an absent folder is named in its message."""
     missing = tmp_path / "no-data"
     env = {**os.environ, SHARED_DATA_VARIABLE: str(missing)}
-    command = [sys.executable, "-m", "eval.negation_benchmark"]
+    command = [sys.executable, "-m", "eval.negation.encoder_pairs"]
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and f"shared data {missing} is absent" in done.stderr
 
 
 def test_results_go_to_out_and_the_default_is_documented(tmp_path: Path) -> None:
-    from eval import grader_validation
+    from eval.diagnosis import grader_validation
 
     committed = {p: p.read_bytes() for p in RESULTS.glob("grader_validation.*")}
     assert grader_validation.main(["--icd", "off", "--out", str(tmp_path / "mine")]) == 0
@@ -40,7 +40,7 @@ def test_results_go_to_out_and_the_default_is_documented(tmp_path: Path) -> None
 
 
 def test_results_are_written_as_json_and_markdown_through_one_helper(tmp_path: Path) -> None:
-    from eval.shared_data import write_results
+    from eval.common.shared_data import write_results
 
     class Typed:
         def to_json(self) -> dict:

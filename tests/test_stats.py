@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from eval.stats import (
+from eval.common.stats import (
     bonferroni,
     chi_square,
     cohen_kappa,

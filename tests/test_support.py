@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from assistant.settings import SearchSettings
-from eval.rerank_benchmark import support_card
+from eval.robustness.rerank_benchmark import support_card
 from retriever.index.bm25 import BM25Field
 from retriever.search.support import MIN_QUERY_WORDS, NAME, WEIGHT, SupportCheck
 
@@ -124,8 +124,8 @@ def test_settings_name_the_support_check_like_a_reranker() -> None:
 
 
 def test_the_products_default_stage_is_the_one_the_committed_dev_run_adopted() -> None:
-    from eval.retrieval import reranker_for
-    from eval.shared_data import RESULTS
+    from eval.common.shared_data import RESULTS
+    from eval.retrieval.findings_impression import reranker_for
     from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     committed = json.loads((RESULTS / "support_fusion_dev.json").read_text(encoding="utf-8"))

@@ -1,8 +1,8 @@
-"""`assistant bench`: the diagnosis benchmark (eval.diagnosis) from the console script.
+"""`assistant bench`: the diagnosis benchmark (eval.diagnosis.benchmark) from the console script.
 
 The benchmarks are not part of the installed product (issue 18), so this command imports nothing from them: it runs
-`python -m eval.diagnosis` from the checkout the running `assistant` package was loaded from, with the arguments as
-given (`--help` too), so the options are declared once, in eval.diagnosis. Predictions are cached, so rerunning after
+`python -m eval.diagnosis.benchmark` from the checkout the running `assistant` package was loaded from, with the arguments as
+given (`--help` too), so the options are declared once, in eval.diagnosis.benchmark. Predictions are cached, so rerunning after
 an interruption only asks for what is missing and then regrades. From an installed wheel (no checkout) it says how
 to run the benchmark and exits 2.
 """
@@ -19,7 +19,7 @@ from typing import IO
 
 import typer
 
-#: Every argument, `--help` included, is eval.diagnosis's to parse.
+#: Every argument, `--help` included, is eval.diagnosis.benchmark's to parse.
 CONTEXT_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
 EXIT_NO_CHECKOUT = 2
 
@@ -27,17 +27,17 @@ EXIT_NO_CHECKOUT = 2
 def bench(ctx: typer.Context) -> None:
     """Benchmark diagnosis accuracy: cases x retrieval conditions x one LLM, with CIs and McNemar tests.
 
-    Needs a checkout of the project; `assistant bench --help` lists the options (eval.diagnosis's)."""
+    Needs a checkout of the project; `assistant bench --help` lists the options (eval.diagnosis.benchmark's)."""
     root = checkout()
     if root is None:
         typer.echo(
             "assistant bench: the benchmarks are not installed with the product. In a checkout of the project run "
-            "`python -m eval.diagnosis ARGS` from its root (or install the checkout: pip install -e '.[eval]').",
+            "`python -m eval.diagnosis.benchmark ARGS` from its root (or install the checkout: pip install -e '.[eval]').",
             err=True,
         )
         raise typer.Exit(EXIT_NO_CHECKOUT)
     pythonpath = os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH", "")) if p)
-    command = [sys.executable, "-m", "eval.diagnosis", *eval_arguments(ctx.args)]
+    command = [sys.executable, "-m", "eval.diagnosis.benchmark", *eval_arguments(ctx.args)]
     code = run_forwarding_output(command, {**os.environ, "PYTHONPATH": pythonpath})
     if code:
         raise typer.Exit(code)
@@ -47,11 +47,11 @@ def checkout() -> Path | None:
     """The folder holding the running `assistant` package if it is a checkout with the benchmarks (a clone or an
     editable install), else None (an installed wheel: site-packages has no eval/)."""
     root = Path(__file__).resolve().parents[2]
-    return root if (root / "eval" / "diagnosis.py").is_file() else None
+    return root if (root / "eval" / "diagnosis" / "benchmark.py").is_file() else None
 
 
 def eval_arguments(args: list[str]) -> list[str]:
-    """`args` with the spellings `assistant bench` has always accepted (typer's) in eval.diagnosis's (argparse's):
+    """`args` with the spellings `assistant bench` has always accepted (typer's) in eval.diagnosis.benchmark's (argparse's):
     `--no-icd` -> `--icd off`, a bare `--icd` -> `--icd on`, `--k N` -> `-k N`."""
     out: list[str] = []
     for i, arg in enumerate(args):

@@ -1,7 +1,7 @@
 """How `assistant ask` and the chat answer by default: how many retrieved reports the model reads (K), the report
 field the finding is matched against (FIELD) and the prompt (PROMPT, a file of `prompts/`).
 
-These are not tuned by hand. `python -m eval.diagnosis_default` picks them by a fixed rule from the committed
+These are not tuned by hand. `python -m eval.diagnosis.default` picks them by a fixed rule from the committed
 screening run (eval/results/diagnosis_screen.json, dev cases only) and the preset records them (models/preset.json);
 tests/test_diagnosis_default.py fails when the preset and that choice disagree. Kept apart from the commands so every
 entry point (CLI, chat, the LangChain retriever, the pipeline) reads the same values.
@@ -18,7 +18,7 @@ FIELD = PRESET.answer.field
 #: Prompt with retrieval (prompts/<name>.txt); the no-retrieval baseline always uses NORAG_PROMPT.
 PROMPT = PRESET.answer.prompt
 #: The answer "prompt" that asks no model: the evidence differential's best-supported diagnosis that the findings do
-#: not rule out is the answer (chosen by eval.diagnosis_default on the dev cases).
+#: not rule out is the answer (chosen by eval.diagnosis.default on the dev cases).
 EVIDENCE_ONLY = "evidence"
 NORAG_PROMPT = PRESET.answer.norag_prompt
 #: The prompt used when a model is asked for the answer: PROMPT, or, when PROMPT asks no model ("evidence"), the

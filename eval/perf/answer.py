@@ -122,7 +122,7 @@ def compare(pipeline: Any, recorder: RecordingLLM, raw: Any, queries: list[str])
 
 def build_index(folder: Path, threads: int, limit: int | None = None, fields: tuple[str, ...] = ("impression",)) -> Any:
     """A saved index of `fields` over the shared train/dev reports (the test split supplies the queries)."""
-    from eval.shared_data import index_backend
+    from eval.common.shared_data import index_backend
     from retriever.encoders.encoder import load_encoder
     from retriever.index.report_index import ReportIndex
 

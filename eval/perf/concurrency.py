@@ -2,7 +2,8 @@
 
     python -m eval.perf.concurrency                   # vLLM CPU server (SmolLM2), 12 cases, 1 vs 4 workers
 
-Runs the benchmark's own prediction loop (eval.diagnosis.predict, which sends a server backend's requests from a
+Runs the benchmark's own prediction loop (eval.diagnosis.benchmark.predict, which sends a server backend's requests from
+a
 thread pool) twice on the same held-out cases with an empty prediction cache each time: once one request at a
 time, once with N workers. Condition `none` (the LLM alone) keeps retrieval out of the measurement: this is about
 how well the server's continuous batching absorbs parallel requests.
@@ -21,7 +22,7 @@ from eval.perf.data import NoData, shared_reports, test_split
 
 def cases_from_test_split(count: int) -> list[Any]:
     """Held-out reports as cases: findings in, the report's impression as the reference."""
-    from eval.cases import Case
+    from eval.diagnosis.cases import Case
 
     reports = [r for r in test_split(shared_reports()) if r.findings.strip() and r.impression.strip()]
     return [Case(r.id, r.findings, r.impression, source=r.source) for r in reports[:count]]
@@ -29,8 +30,8 @@ def cases_from_test_split(count: int) -> list[Any]:
 
 def cases_per_minute(llm: Any, cases: list[Any], workers: int, cache: Path, max_tokens: int) -> dict[str, float]:
     """One pass over `cases` with `workers` concurrent requests (1 = sequential)."""
-    from eval.conditions import parse_conditions
-    from eval.diagnosis import RunConfig, predict
+    from eval.diagnosis.benchmark import RunConfig, predict
+    from eval.diagnosis.conditions import parse_conditions
 
     config = RunConfig(cases, parse_conditions("none"), [], max_tokens, workers, cache)
     start = time.perf_counter()

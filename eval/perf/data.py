@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from eval.shared_data import SHARED_DATA, load_shared
+from eval.common.shared_data import SHARED_DATA, load_shared
 from retriever.reports.record import Report
 from retriever.reports.splits import split_reports
 

@@ -7,7 +7,8 @@
 For each encoder and backend (torch = `SentenceTransformer.encode` with its defaults, batch 32; onnx; onnx-int8,
 see retriever/encoders/onnx/encoder.py) in one process, on the same texts: reports/s over full report texts (each
 backend encodes the whole list per call, in interleaved rounds, so they share the machine's load alike), cosine of each
-vector to torch's, and findings -> impression match@5 on the held-out test split (eval.retrieval). A fast backend
+vector to torch's, and findings -> impression match@5 on the held-out test split (eval.retrieval.findings_impression). A
+fast backend
 counts as equal quality when its match@5 is within QUALITY_TOLERANCE of torch's.
 
 Throughput is measured at 1 thread and at --threads (default: every core, which is what sentence-transformers'
@@ -62,7 +63,7 @@ def throughput(encoders: dict[str, tuple[Any, int]], texts: list[str]) -> dict[s
 
 def quality(encoder: Any, name: str, test: list[Any]) -> dict[str, float]:
     """Findings -> impression metrics on the held-out test reports, pooled over sources."""
-    from eval.retrieval import DenseRanker, findings_to_impression
+    from eval.retrieval.findings_impression import DenseRanker, findings_to_impression
 
     scores = findings_to_impression(test, DenseRanker(name=name, encoder=encoder))["all"]
     return {"n": scores["n"], "match@5": scores["match@5"], "mrr@10": scores["mrr@10"]}

@@ -40,11 +40,11 @@ from typing import Any
 
 import numpy as np
 
+from eval.common.shared_data import RESULTS
 from eval.perf import results
 from eval.perf.data import NoData, shared_reports
 from eval.perf.machine import load_average
 from eval.perf.synthetic import normalize, synthetic_vectors
-from eval.shared_data import RESULTS
 
 RESULTS_JSON = RESULTS / "ingest.json"
 ENCODER = "minilm"

@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from eval.common.shared_data import eval_home
 from eval.perf import results
-from eval.shared_data import eval_home
 
 VERSION = "0.3.36"
 DEFAULT_BUILDS = {"portable": "-DGGML_NATIVE=OFF", "native": "-DGGML_NATIVE=ON"}

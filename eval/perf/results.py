@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eval.common.shared_data import RESULTS
 from eval.perf.machine import describe, limit_threads, load_average
-from eval.shared_data import RESULTS
 
 RESULTS_FILE = RESULTS / "performance.json"
 

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from eval.common.shared_data import REPO, index_backend
 from eval.perf import results
 from eval.perf.data import NoData, shared_reports, test_split
 from eval.perf.synthetic import nn_cosine_mean, synthetic_vectors
-from eval.shared_data import REPO, index_backend
 
 SHORT_QUERIES = REPO / "eval" / "datasets" / "shared_label_queries" / "queries.jsonl"
 SIZES = (10_000, 100_000, 1_000_000)

@@ -10,7 +10,7 @@ them on: impressions (what `assistant search` matches) and whole reports (what `
 default). Per query, each stage re-scores the same 20 hits (`SecondStage.rerank`, with the field's idf for the
 support check), in interleaved rounds after one warm-up query; the figure is milliseconds per search. The
 cross-encoder is measured only when the trained `radsearch-rerank-minilm` is in the models folder
-(`python -m eval.rerank_benchmark --train-only`).
+(`python -m eval.robustness.rerank_benchmark --train-only`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ def stages() -> tuple[dict[str, SecondStage], list[str]]:
         found[f"cross-encoder {RERANKER}"] = Reranker(RERANKER)
     except ModelNotAvailable:
         missing.append(
-            f"cross-encoder {RERANKER} (not trained on this machine: `python -m eval.rerank_benchmark --train-only`)"
+            f"cross-encoder {RERANKER} (not trained on this machine: "
+            "`python -m eval.robustness.rerank_benchmark --train-only`)"
         )
         print(f"not measured: {missing[-1]}")
     return found, missing

@@ -244,8 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.library_side:
         library_side(*args.library_side)
         return 0
+    from eval.common.shared_data import RESULTS, write_results
     from eval.perf.data import NoData
-    from eval.shared_data import RESULTS, write_results
 
     if not args.library_python:
         parser.error("--library-python is required (see the module docstring)")

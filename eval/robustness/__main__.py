@@ -14,7 +14,7 @@ Parts: `icd` (ICD-10-CM rephrasing retrieval), `queries` (abbreviated / typo'd /
 `errors` (4-way error discrimination); see eval/robustness/__init__.py. Writes <name>.json and <name>.md to
 eval/results/ unless --out. The ICD descriptions ship with `simple-icd-10-cm`; the other two parts read the shared
 data's held-out test split and are skipped when it is absent. To compare candidates (an encoder recipe, a rule),
-run them on the dev split into a file of their own and keep test for the one chosen (eval/encoder_choice.py):
+run them on the dev split into a file of their own and keep test for the one chosen (eval/training/encoder_choice.py):
 
     python -m eval.robustness --split dev --name robustness_dev --parts queries,errors --rankers $D+expand,...
 """
@@ -29,13 +29,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from eval.retrieval_benchmark import DEFAULT_MODEL
+from eval.common.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, write_results
+from eval.retrieval.benchmark import DEFAULT_MODEL
 from eval.robustness import errors, icd, queries
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.report import render, results_split
 from eval.robustness.search import RankerSpec
 from eval.robustness.variants import VARIANTS
-from eval.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, write_results
 
 PARTS = ("icd", "queries", "errors")
 DEFAULT_RANKERS = f"bm25,minilm,mpnet,{DEFAULT_MODEL},hybrid-weighted:{DEFAULT_MODEL}"

@@ -17,11 +17,11 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from eval.retrieval_benchmark import product_default
+from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
+from eval.retrieval.benchmark import product_default
 from eval.robustness import queries
 from eval.robustness.search import EXPANDERS, RankerSpec
 from eval.robustness.variants import VARIANTS
-from eval.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
 
 NAME = "abbreviation_expansion_dev"
 

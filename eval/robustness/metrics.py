@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from eval.stats import wilson
+from eval.common.stats import wilson
 
 
 def edit_distance(a: str, b: str) -> int:

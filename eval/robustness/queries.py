@@ -1,6 +1,7 @@
 """Query robustness: findings -> impression match@k of the shared test split, each query clean and in every variant.
 
-The task is `eval.retrieval.findings_to_impression`'s (query = a report's findings, corpus = the split's unique
+The task is `eval.retrieval.findings_impression.findings_to_impression`'s (query = a report's findings, corpus = the
+split's unique
 impressions, a hit when the report's own impression comes back), searched through the product's index. For each
 variant: match@1/5/10 and MRR@10, its drop from the clean query, how many queries the variant changed, and McNemar's
 p for hit@5 clean vs variant on the same queries. Abbreviated-query match@1 stands beside LLM2VEC4CXR's acronym
@@ -11,11 +12,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eval.retrieval import rank_of, summarize
+from eval.common.shared_data import load_shared
+from eval.common.stats import mcnemar
+from eval.retrieval.findings_impression import rank_of, summarize
 from eval.robustness.search import RankerSpec, cached_index, encoder_for, search, text_reports
 from eval.robustness.variants import VARIANTS, variants
-from eval.shared_data import load_shared
-from eval.stats import mcnemar
 from retriever.reports.record import Report
 from retriever.reports.splits import split_of
 

@@ -12,7 +12,7 @@ run: the whole generator is a function of the seed and the code). Rules:
 - `drop`: remove qualifiers a searcher leaves out (`tables.QUALIFIERS`: ", unspecified", "of unspecified site", ...);
 - `reorder`: "A of B" -> "B A", else "A, B" -> "B A" (an encounter suffix stays last);
 - `abbreviate`: expansions -> abbreviations (`tables.abbreviation_table`) and clinical shorthand (`SHORT_WORDS`);
-- `synonym`: a phrase of `eval.synonyms.SYNONYM_GROUPS` -> the next phrase of its group, then near-equivalent
+- `synonym`: a phrase of `eval.diagnosis.synonyms.SYNONYM_GROUPS` -> the next phrase of its group, then near-equivalent
   words (`tables.WORD_SYNONYMS`: disorder -> disease, acute -> sudden, ...);
 - `bare`: nonessential modifiers (ICD-10-CM's parenthesised or bracketed words) removed;
 - `lay`: clinical term -> lay word (`tables.LAY`);
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from eval.diagnosis.synonyms import SYNONYM_GROUPS
 from eval.robustness.tables import (
     BRITISH,
     LAY,
@@ -40,7 +41,6 @@ from eval.robustness.tables import (
     Rewriter,
     abbreviation_table,
 )
-from eval.synonyms import SYNONYM_GROUPS
 
 SEED = 20
 DEV_SEED = 21

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from eval.retrieval_benchmark import product_default
+from eval.retrieval.benchmark import product_default
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.errors import CHANCE, PUBLISHED_BEST
 from eval.robustness.queries import PUBLISHED_ACRONYM_TOP1
@@ -91,7 +91,7 @@ def _errors(part: dict[str, Any], split: str) -> list[str]:
 def shipped(part: dict[str, Any], default: str) -> tuple[str, dict[str, Any] | None]:
     """The product as shipped (query expansion on, its default second stage re-scoring) when measured, else the
     default ranker with expansion alone, else without it."""
-    from eval.retrieval import RERANK_SUFFIX
+    from eval.retrieval.findings_impression import RERANK_SUFFIX
     from retriever.search.methods import DEFAULT_SECOND_STAGE
 
     rankers = part.get("rankers", {})

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from eval.conditions import load_current
-from eval.retrieval import reranker_for, split_rerank
+from eval.common.shared_data import SHARED_DATA, eval_home
+from eval.diagnosis.conditions import load_current
+from eval.retrieval.findings_impression import reranker_for, split_rerank
 from eval.robustness.tables import SHORTHAND_FILE
-from eval.shared_data import SHARED_DATA, eval_home
 from retriever.encoders.encoder import INDEX_BACKEND, Encoder, load_encoder
 from retriever.index.report_index import Hit, ReportIndex, SearchFilters, corpus_hash
 from retriever.reports.record import Report
@@ -59,7 +59,7 @@ class RankerSpec:
     encoder: str
     method: str
     expansion: str = "off"
-    #: A re-ranker's name (`...+rerank=NAME`, eval.retrieval.split_rerank) or None.
+    #: A re-ranker's name (`...+rerank=NAME`, eval.retrieval.findings_impression.split_rerank) or None.
     reranker: str | None = None
 
     @classmethod

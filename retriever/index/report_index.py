@@ -244,7 +244,7 @@ class ReportIndex:
         self.reranker: SecondStage | None = None
         #: The search values measured for this index's encoder (models/preset.json), None when none were.
         self.tuning: SearchPreset | None = PRESET.search_for(manifest.encoder.name)
-        #: hybrid-weighted's dense share: the one measured for the encoder (eval.fusion_sweep tries others).
+        #: hybrid-weighted's dense share: the one measured for the encoder (eval.retrieval.fusion_sweep tries others).
         self.dense_weight: float = (self.tuning or PRESET.default_search).dense_weight
 
     # ----------------------------------------------------------------------------------------- build/save

@@ -8,7 +8,7 @@ observed"; "cardiomegaly" is "cardiac enlargement". Here a sentence counts for t
 (retriever.reports.findings), so the pair's query is what the resident types.
 
 One rule for the two users that must agree on it: training's label-query triplets (the train split;
-retriever.training.data) and the real-pair negation test (the dev and test splits; eval.negation_real_pairs, whose
+retriever.training.data) and the real-pair negation test (the dev and test splits; eval.negation.real_pairs, whose
 docstring states the rule in full). A usable sentence has at most `MAX_PAIR_WORDS` words, no de-identification
 placeholder, no organ outside the chest (`ELSEWHERE`) and exactly one finding mention among every finding term
 (`MENTION_TERMS`), whose term is a finding of the report's source; its polarity is retriever.negation.pairs.polarity.

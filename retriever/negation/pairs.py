@@ -4,14 +4,14 @@ One source of truth for two users that must agree on what "differs only in negat
 - training (retriever.training.data): negation-aware hard negatives, i.e. the impression with its main finding negated
   (or a negated finding affirmed), and query-term triplets ("pleural effusion" -> affirmed sentence, not the
   negated one) from the TRAIN split;
-- the negation test (eval.negation_benchmark): the same construction on the held-out TEST split and on the NegEx
+- the negation test (eval.negation.encoder_pairs): the same construction on the held-out TEST split and on the NegEx
   annotated set, which training never sees.
 
 Real-sentence pairs (`real_sentence_pairs`, `match`): both halves as radiologists wrote them, a sentence affirming a
 finding and another report's sentence ruling it out. Rule-made halves teach one-word flips ("No pleural effusion." vs
 "Pleural effusion."); real ones teach the phrasings reports use ("pleural effusion was not detected", "the
 costophrenic angles are sharp without effusion"). Training builds them from the train split, the real-pair test
-(eval.negation_real_pairs) from dev and test with the same `polarity` and `match`.
+(eval.negation.real_pairs) from dev and test with the same `polarity` and `match`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The findings residents search by: per dataset label, the words a resident types and the terms that mention it.
 
 One vocabulary for everything that must agree on what counts as a mention of a finding: the negated-hit rate of
-search and the negation-detector comparison (eval.negated_hits, eval.negation_detection), the real-sentence
-negation test (eval.negation_real_pairs) and training's label-query negation triplets (retriever.negation.label_pairs).
+search and the negation-detector comparison (eval.negation.negated_hits, eval.negation.detection), the real-sentence
+negation test (eval.negation.real_pairs) and training's label-query negation triplets (retriever.negation.label_pairs).
 The lists are the labels of the two shared datasets that carry them (NegBio's Open-i labels, CT-RATE's predicted
 labels), with recall-minded term lists: chest findings, so they apply to those sources' reports only.
 """

@@ -1,7 +1,8 @@
 """An impression's items: the sentences or numbered points a radiologist's conclusion is made of, and which of them
 state something abnormal.
 
-Why here: the diagnosis benchmark makes its reference diagnoses from them (eval/build_cases.py) and the answer's
+Why here: the diagnosis benchmark makes its reference diagnoses from them (eval/diagnosis/build_cases.py) and the
+answer's
 evidence differential reads retrieved reports' conclusions the same way (assistant/rag/evidence.py), so a case's
 reference and a similar report's evidence are cut from their impressions alike.
 """

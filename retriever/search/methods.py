@@ -3,7 +3,7 @@
 dense = the index's encoder; bm25 = lexical; hybrid = reciprocal rank fusion of both; hybrid-weighted = a
 normalized-score mix. DEFAULT_METHOD is what search, ask, chat and the LangChain retriever use unless told
 otherwise: the method eval/results/retrieval_dev.md shows best for the default encoder (`python -m
-eval.retrieval_benchmark`), as the preset records it (models/preset.py).
+eval.retrieval.benchmark`), as the preset records it (models/preset.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ METHODS: tuple[str, ...] = ("dense", "bm25", *FUSED_METHODS)
 DEFAULT_METHOD = PRESET.default_search.method
 #: The second stage search, ask and chat re-score the top hits with unless told otherwise (`--reranker`,
 #: RADSEARCH_RERANKER; `off` for none): the model-free support check (retriever/search/support.py; it re-scores
-#: impression searches only), adopted by the rule of `python -m eval.rerank_benchmark --reranker support` on the dev
+#: impression searches only), adopted by the rule of `python -m eval.robustness.rerank_benchmark --reranker support` on
+#: the dev
 #: split (eval/results/support_fusion_dev.md), written to the preset (models/preset.json) and kept equal to it by
 #: tests/test_support.py.
 DEFAULT_SECOND_STAGE: str | None = PRESET.default_search.second_stage

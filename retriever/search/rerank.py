@@ -10,7 +10,7 @@ whole archive on a CPU (one pair of ~250 tokens is ~40 ms here), so it re-scores
 Its score can replace the first stage's or be mixed with it (`weight`, the cross-encoder's share of a min-max
 normalized mix, retriever/search/fusion.py): replacing threw away what the first stage knows
 (eval/results/rerank_dev.md: findings -> impression match@5 0.495 -> 0.219 on dev), so the share is a parameter measured
-on the dev split by `python -m eval.rerank_benchmark --weights ...`.
+on the dev split by `python -m eval.robustness.rerank_benchmark --weights ...`.
 
 `SecondStage` is what every second stage shares (the mix, the weight, the query-length gate); the product's default
 stage is not this cross-encoder but the model-free support check (retriever/search/support.py), which reads words.

@@ -25,7 +25,8 @@ not right ones. On whole-report search (label P@10: findings query -> reports sh
 0.628 on CT-RATE and 0.320 -> 0.246 on Open-i, dev split, dense weight 0.6 (eval/results/fusion_sweep.md against
 fusion_sweep_all_fields.md), and diagnoses from whole reports did not change with it (39.5% vs 38.2% without, 306
 held-out cases, p 0.54, eval/results/diagnosis_native_pairs.md). Measured against not doing it by
-`python -m eval.rerank_benchmark --reranker support` (eval/results/support_fusion_dev.md; support_pairs_dev.md at
+`python -m eval.robustness.rerank_benchmark --reranker support` (eval/results/support_fusion_dev.md;
+support_pairs_dev.md at
 the even fusion mix).
 """
 

@@ -4,7 +4,7 @@ Why: findings about a left effusion must sit closer to "Small left pleural effus
 effusion.", and a 4 mm nodule closer to "4 mm nodule" than to "8 mm nodule". In-batch and BM25 negatives are other
 reports, so contrastive training rarely sets two texts apart that differ in one word, and the encoder learns the
 topic but not the detail (issue 20: laterality- and measurement-aware negatives, measured against training without
-them by eval.train_benchmark's `detail-2ep` variant). Only edits that keep a sentence grammatical are made: a side
+them by eval.training.benchmark's `detail-2ep` variant). Only edits that keep a sentence grammatical are made: a side
 swapped (left <-> right), a severity word moved to the other end of its scale, a number with a unit doubled or
 halved. One negative per impression, picked by a hash of the text, so a run is repeatable.
 """
