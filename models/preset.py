@@ -2,7 +2,7 @@
 
 Why one file: the defaults were constants in seven modules, and an index built with one encoder was searched with the
 method and weights measured for another. Each value here is written by the benchmark rule that chose it (on the dev
-split; the file each came from is named beside it), settings and commands read it, and tests/test_preset.py fails
+split; the file each came from is named beside it), settings and commands read it, and tests/models/test_preset.py fails
 when a product module defines a tuned default of its own. Search values belong to the encoder they were measured
 with: `search_for(encoder)` is None for an encoder no rule has measured, and search then says so.
 """

@@ -12,6 +12,16 @@ lock_down()  # as the `assistant` command does: tests that import libraries dire
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+#: Fixtures that load a real model or the shared data: a test that uses one (directly or through another fixture)
+#: is marked `models` and left out of the fast tier (`make test-fast`, `-m "not slow and not models"`).
+HEAVY_FIXTURES = frozenset({"minilm", "shared_data"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that load a model through a fixture; those that load one in their body are marked in place."""
+    for item in items:
+        if HEAVY_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.models)
 
 
 @pytest.fixture(autouse=True)

@@ -71,7 +71,7 @@ def build_index(folder: Path, encoder) -> Path:
 def smollm2_settings():
     """The tiny model as the plumbing tests use it: a deadline far beyond a quiet machine's few seconds, because
     these tests check prompts, parsing and provenance, not speed, and a busy core must not turn into a timeout (the
-    deadline itself is tested with short limits in tests/test_backends.py)."""
+    deadline itself is tested with short limits in tests/assistant/test_backends.py)."""
     from assistant.settings import LLMSettings
 
     return LLMSettings(model="smollm2", context_tokens=2048, timeout_s=600)

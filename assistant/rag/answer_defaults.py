@@ -3,8 +3,8 @@ field the finding is matched against (FIELD) and the prompt (PROMPT, a file of `
 
 These are not tuned by hand. `python -m eval.diagnosis.default` picks them by a fixed rule from the committed
 screening run (eval/results/diagnosis_screen.json, dev cases only) and the preset records them (models/preset.json);
-tests/test_diagnosis_default.py fails when the preset and that choice disagree. Kept apart from the commands so every
-entry point (CLI, chat, the LangChain retriever, the pipeline) reads the same values.
+tests/eval/test_diagnosis_default.py fails when the preset and that choice disagree. Kept apart from the commands so
+every entry point (CLI, chat, the LangChain retriever, the pipeline) reads the same values.
 """
 
 from __future__ import annotations

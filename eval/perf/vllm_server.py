@@ -1,7 +1,7 @@
 """Start the vLLM CPU server (from `make vllm-venv`) on 127.0.0.1, and stop it by its PID.
 
 One place for the command line, so the benchmarks (eval/perf/answer.py, concurrency.py) and the integration test
-(tests/test_vllm_integration.py) measure and test the same server. `--no-enable-prefix-caching`: a latency
+(tests/system/test_vllm_integration.py) measure and test the same server. `--no-enable-prefix-caching`: a latency
 benchmark sends the same prompt twice (raw backend, then the project), and a cached prefix would make the second
 one look free. Threads: vLLM's CPU worker binds its OpenMP threads to the cores in VLLM_CPU_OMP_THREADS_BIND.
 RADSEARCH_VLLM_PYTHON points at another vLLM installation than the repo's .vllm-venv.

@@ -20,7 +20,7 @@ FUSION_DEPTH = 100
 #: the
 #: default model with the default second stage (eval/results/fusion_sweep.md: the best mean of per-source
 #: findings -> impression match@5 and label P@10), as the preset records it (models/preset.json), kept equal to it
-#: by tests/test_fusion.py.
+#: by tests/retriever/test_fusion.py.
 DENSE_WEIGHT = PRESET.default_search.dense_weight
 
 

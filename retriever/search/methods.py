@@ -19,7 +19,7 @@ DEFAULT_METHOD = PRESET.default_search.method
 #: impression searches only), adopted by the rule of `python -m eval.robustness.rerank_benchmark --reranker support` on
 #: the dev
 #: split (eval/results/support_fusion_dev.md), written to the preset (models/preset.json) and kept equal to it by
-#: tests/test_support.py.
+#: tests/retriever/test_support.py.
 DEFAULT_SECOND_STAGE: str | None = PRESET.default_search.second_stage
 
 

@@ -44,7 +44,7 @@ from retriever.search.rerank import Idf, SecondStage
 NAME = "support"
 #: Its share of a re-scored hit's score (the first stage has the rest): the weight the benchmark's rule chose on the
 #: dev split (eval/results/support_fusion_dev.md), as the preset records it for the default encoder
-#: (models/preset.json), kept equal to it by tests/test_support.py.
+#: (models/preset.json), kept equal to it by tests/retriever/test_support.py.
 WEIGHT = PRESET.default_search.second_stage_weight
 #: Queries of fewer words are left alone: the 5th percentile of the train-split findings' word counts (15, as
 #: recorded by eval/results/rerank_dev_gated.md), read off the training data, not tuned to a split.
