@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from eval.common.provenance import stamp
 from models.atomic import write_atomic
 from models.paths import data_home
 from retriever.reports.ingest import IngestResult, ingest
@@ -68,9 +69,10 @@ def add_encoder_backend_option(parser: argparse.ArgumentParser, env: Mapping[str
 
 
 def write_results(stem: Path, payload: Any, render: Callable[[Any], str], *, indent: int = 1) -> str:
-    """Write a benchmark's results: `stem`.json (the payload, or its `to_json()`) and `stem`.md (`render(payload)`),
-    each replaced atomically, the folder made if needed. Returns the Markdown (benchmarks also print it)."""
-    data = payload.to_json() if hasattr(payload, "to_json") else payload
+    """Write a benchmark's results: `stem`.json (the payload, or its `to_json()`, with its provenance: commit,
+    command, preset hash) and `stem`.md (`render(payload)`), each replaced atomically, the folder made if needed.
+    Returns the Markdown (benchmarks also print it)."""
+    data = stamp(payload.to_json() if hasattr(payload, "to_json") else payload)
     markdown = render(payload)
     write_atomic(stem.with_name(f"{stem.name}.json"), json.dumps(data, indent=indent) + "\n")
     write_atomic(stem.with_name(f"{stem.name}.md"), markdown)

@@ -14,6 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
+from eval.common.provenance import stamp
 from eval.common.shared_data import DATASETS, RESULTS, add_out_option
 from eval.common.stats import cohen_kappa, wilson
 from eval.diagnosis.grading import Grader
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         ],
     }
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "grader_validation.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    (args.out / "grader_validation.json").write_text(json.dumps(stamp(results), indent=1) + "\n", encoding="utf-8")
     lines = [
         "# Grader validation",
         "",

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from eval.common.provenance import stamp
 from eval.perf.machine import describe as describe_machine
 from eval.perf.machine import load_average
 from models.file_hash import sha256_file
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed", action="store_true", help="load each installed model and time one answer")
     args = parser.parse_args(argv)
     results = build(speed=args.speed)
-    RESULTS_JSON.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    RESULTS_JSON.write_text(json.dumps(stamp(results), indent=2) + "\n", encoding="utf-8")
     RESULTS_MD.write_text(render_markdown(results), encoding="utf-8")
     print(f"wrote {RESULTS_JSON.relative_to(REPO)} and {RESULTS_MD.relative_to(REPO)}")
     return 0

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.common.plots import accuracy_bars
+from eval.common.provenance import stamp
 from eval.common.stats import bonferroni, chi_square, format_p, mcnemar, mcnemar_sample_size, wilson
 from eval.diagnosis.cases import SCREENING, Case
 from eval.diagnosis.grading import Grader
@@ -358,7 +359,7 @@ def write_report(
         "cases": graded,
     }
     json_path = out / f"{name}.json"
-    json_path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    json_path.write_text(json.dumps(stamp(results), indent=1) + "\n", encoding="utf-8")
     md_path = out / f"{name}.md"
     md_path.write_text(render(results), encoding="utf-8")
     return [json_path, md_path, plot]

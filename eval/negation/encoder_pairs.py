@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from eval.common.provenance import stamp
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option
 from retriever.negation.pairs import NegationPair, pair_for, sentence_pairs
 from retriever.reports.ingest import ingest
@@ -96,7 +97,7 @@ def main() -> None:
         "examples": {o: [asdict(p) for p in s[:5]] for o, s in pairs.items()},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    args.out.with_suffix(".json").write_text(json.dumps(stamp(payload), indent=2) + "\n", encoding="utf-8")
     lines = [
         "# Negation test: Δcos = cos(query, affirmed) − cos(query, negated)",
         "",

@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from eval.common.provenance import stamp
 from eval.retrieval.benchmark import DEFAULT_MODEL
 from retriever.negation.label_pairs import collect, report_sentences
 from retriever.negation.pairs import MAX_PAIR_WORDS, PAIR_SEED, NegationPair, folded, match
@@ -261,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         "examples": {name: [asdict(p) for p in spread(pairs, EXAMPLES)] for name, pairs in pair_sets.items()},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(payload, indent=1, ensure_ascii=False)
+    text = json.dumps(stamp(payload), indent=1, ensure_ascii=False)
     args.out.with_suffix(".json").write_text(text + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(render(payload), encoding="utf-8")
     print(f"wrote {args.out}.json and .md")

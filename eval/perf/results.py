@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eval.common.provenance import provenance
 from eval.common.shared_data import RESULTS
 from eval.perf.machine import describe, limit_threads, load_average
 
@@ -35,6 +36,7 @@ def store(section: str, data: dict[str, Any], *, threads: int, command: str, pat
         "command": command,
         "threads": threads,
         "load_average_at_end": load_average(),
+        "provenance": provenance(),
         **data,
     }
     path.parent.mkdir(parents=True, exist_ok=True)

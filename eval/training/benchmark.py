@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eval.common.provenance import stamp
 from eval.common.shared_data import CORPORA, RESULTS, SHARED_DATA, add_out_option
 
 BASELINES = ("bm25", "minilm", "mpnet")
@@ -153,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             variants.update({name: v for name, v in on_disk.items() if name not in variants})
         results["machine"] = machine()
         results["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
-        result_file.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        result_file.write_text(json.dumps(stamp(results), indent=2) + "\n", encoding="utf-8")
         (args.out / "training.md").write_text(render(results), encoding="utf-8")
 
     for ref in BASELINES:

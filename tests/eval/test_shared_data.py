@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -48,10 +49,11 @@ def test_results_are_written_as_json_and_markdown_through_one_helper(tmp_path: P
 
     markdown = write_results(tmp_path / "deep" / "name.v2", {"a": 1}, lambda payload: f"# {payload['a']}\n")
     assert markdown == "# 1\n"
-    assert (tmp_path / "deep" / "name.v2.json").read_text() == '{\n "a": 1\n}\n'
+    written = (tmp_path / "deep" / "name.v2.json").read_text()
+    assert written.startswith('{\n "a": 1,\n "provenance": {') and json.loads(written)["provenance"]["commit"]
     assert (tmp_path / "deep" / "name.v2.md").read_text() == "# 1\n"
     write_results(tmp_path / "typed", Typed(), lambda payload: type(payload).__name__, indent=2)
-    assert (tmp_path / "typed.json").read_text() == '{\n  "a": 1\n}\n'
+    assert (tmp_path / "typed.json").read_text().startswith('{\n  "a": 1,\n  "provenance": {')
     assert (tmp_path / "typed.md").read_text() == "Typed"
     names = sorted(p.name for p in tmp_path.rglob("*"))  # no temporary left behind
     assert names == ["deep", "name.v2.json", "name.v2.md", "typed.json", "typed.md"]

@@ -1,0 +1,53 @@
+"""Every results file says which commit, command and shipped configuration produced it (eval/common/provenance.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from assistant.rag.configuration import configuration_hash
+from eval.common.provenance import REPO, command_line, provenance, stamp
+from eval.common.shared_data import write_results
+from eval.perf.results import store
+from models.preset import PRESET
+
+
+def _head() -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+
+
+def test_provenance_names_the_commit_the_command_and_the_preset() -> None:
+    found = provenance({"k": 20})
+    assert found["commit"] == _head() and len(found["commit"]) == 40
+    assert isinstance(found["dirty"], bool)
+    assert found["preset_hash"] == configuration_hash(PRESET.to_json())
+    assert found["configuration_hash"] == configuration_hash({"k": 20}) != found["preset_hash"]
+    assert "configuration_hash" not in provenance()
+
+
+def test_command_line_is_the_module_as_typed(monkeypatch) -> None:
+    import sys
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__spec__ = types.SimpleNamespace(name="eval.diagnosis.benchmark")  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    assert command_line(["/x/eval/diagnosis/benchmark.py", "--split", "dev"]) == (
+        "python -m eval.diagnosis.benchmark --split dev"
+    )
+
+
+def test_results_files_carry_provenance_and_keep_their_keys(tmp_path: Path) -> None:
+    write_results(tmp_path / "demo", {"accuracy": 0.5}, lambda p: f"accuracy {p['accuracy']}\n")
+    data = json.loads((tmp_path / "demo.json").read_text())
+    assert data["accuracy"] == 0.5 and data["provenance"]["commit"] == _head()
+    assert (tmp_path / "demo.md").read_text() == "accuracy 0.5\n"
+    assert stamp({"a": 1})["a"] == 1
+
+
+def test_performance_sections_carry_provenance(tmp_path: Path) -> None:
+    path = tmp_path / "performance.json"
+    store("demo", {"reports_per_s": 3.0}, threads=1, command="python -m eval.perf.demo", path=path)
+    section = json.loads(path.read_text())["sections"]["demo"]
+    assert section["reports_per_s"] == 3.0 and section["provenance"]["commit"] == _head()
