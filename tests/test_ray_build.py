@@ -10,19 +10,13 @@ nothing is left behind, whatever a test does.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
 import shutil
 import signal
-import socket
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +24,7 @@ import pytest
 from test_cli_index_search import ASSISTANT
 from test_shards import _assert_same_index, _ids
 
+from eval.perf.ray_cluster import LocalCluster, free_port, kill, local_cluster
 from retriever.index.report_index import open_parts
 from retriever.index.streaming_build import chunk_path, work_folder
 
@@ -58,114 +53,13 @@ def _rows() -> list[dict[str, str]]:
     ]
 
 
-@dataclass
-class Cluster:
-    """A local Ray cluster: the head's address and the `ray start --block` processes (head first), each the leader
-    of its own session."""
-
-    address: str
-    temp: Path
-    nodes: list[subprocess.Popen] = field(default_factory=list)
-
-    def processes(self, node: int) -> list[int]:
-        """Every process of a node: its session."""
-        return [pid for pid in _pids() if _sid(pid) == self.nodes[node].pid]
-
-    def actors(self, node: int) -> list[tuple[int, str]]:
-        """(pid, process title) of the encoder actors on a node (Ray titles them `ray::EncoderActor[.method]`)."""
-        found = [(pid, _cmdline(pid)) for pid in self.processes(node)]
-        return [(pid, title) for pid, title in found if title.startswith("ray::EncoderActor")]
-
-    def stop(self) -> None:
-        for node in self.nodes:
-            for pid in self.processes(self.nodes.index(node)):
-                _kill(pid)
-            node.wait(timeout=30)
-        shutil.rmtree(self.temp, ignore_errors=True)
-
-
-def _pids() -> list[int]:
-    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
-
-
-def _sid(pid: int) -> int | None:
-    try:
-        return os.getsid(pid)
-    except OSError:
-        return None
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-#: The test cluster's token (Ray's token authentication): set for its nodes and every driver, so that nothing depends
-#: on, or is written to, ~/.ray (a local `ray.init()` writes its token there, which `ray start` then picks up).
-RAY_AUTH = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
-
-
-def _node_env() -> dict[str, str]:
-    """The nodes run this checkout's code (as an installed package would be on a real cluster), offline and quiet."""
-    return {**os.environ, "PYTHONPATH": str(REPO), "RAY_USAGE_STATS_ENABLED": "0", **RAY_AUTH}
-
-
-def _ray_start(temp: Path, name: str, *args: str) -> subprocess.Popen:
-    common = ["--block", "--num-cpus", "1", "--num-gpus", "0", "--node-ip-address", "127.0.0.1"]
-    common += ["--object-store-memory", str(100 * 2**20), "--disable-usage-stats"]
-    log = (temp / f"{name}.log").open("w")
-    return subprocess.Popen(
-        [sys.executable, "-m", "ray.scripts.scripts", "start", *common, *args],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=_node_env(),
-        start_new_session=True,
-    )
-
-
-def _wait_for_cpus(address: str, cpus: int, timeout: float = 180) -> None:
-    probe = (
-        f"import ray; ray.init(address={address!r}, logging_level='ERROR'); print(int(ray.cluster_resources()['CPU']))"
-    )
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=_node_env())
-        if done.returncode == 0 and done.stdout.strip() == str(cpus):
-            return
-        time.sleep(2)
-    raise TimeoutError(f"the Ray cluster at {address} did not reach {cpus} CPUs in {timeout} s")
-
-
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    """A head node and one worker node process, one CPU each, on loopback; stopped (every process of their
-    sessions killed) however the tests end."""
+def cluster() -> Iterator[LocalCluster]:
+    """A head node and one worker node process, one CPU each, on loopback (eval/perf/ray_cluster.py); stopped,
+    every process of their sessions killed, however the tests end."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install '.[ray]' (make test installs it)")
-    temp = Path(tempfile.mkdtemp(prefix="rs-ray-", dir="/tmp"))  # Ray's socket paths must stay short
-    port = _free_port()
-    found = Cluster(f"127.0.0.1:{port}", temp)
-    try:
-        head = ["--head", "--port", str(port), "--include-dashboard=false", "--temp-dir", str(temp)]
-        found.nodes.append(_ray_start(temp, "head", *head))
-        _wait_for_cpus(found.address, 1)
-        found.nodes.append(_ray_start(temp, "worker", "--address", found.address))
-        _wait_for_cpus(found.address, 2)
+    with local_cluster(nodes=2, code=REPO) as found:
         yield found
-    finally:
-        found.stop()
 
 
 @pytest.fixture(scope="module")
@@ -180,8 +74,9 @@ def _index(*args: str) -> list[str]:
     return [*ASSISTANT, "index", *args]
 
 
-def _env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "COLUMNS": "200", **RAY_AUTH, **extra}
+def _env(cluster: LocalCluster | None = None, **extra: str) -> dict[str, str]:
+    """A driver's environment: wide tables, and the cluster's token when it joins one."""
+    return cluster.driver_env(COLUMNS="200", **extra) if cluster else {**os.environ, "COLUMNS": "200", **extra}
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +112,7 @@ def _counts(output: str) -> list[str]:
 def test_a_ray_build_equals_a_single_process_build(cluster, corpus, single, encoder, tmp_path: Path) -> None:
     out, rejects = tmp_path / "index", tmp_path / "rejects.jsonl"
     args = _index(str(corpus), "--out", str(out), "--rejects", str(rejects), "--ray", cluster.address)
-    done = subprocess.run(args, capture_output=True, text=True, env=_env(), timeout=900)
+    done = subprocess.run(args, capture_output=True, text=True, env=_env(cluster), timeout=900)
     assert done.returncode == 0, done.stderr
     assert "on 2 Ray workers" in done.stderr and f"indexed {REPORTS} reports" in done.stderr
     single_out, single_rejects, single_output = single
@@ -241,7 +136,7 @@ def test_a_worker_killed_mid_build_is_restarted_by_ray_and_no_report_is_lost_or_
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=_env(),
+        env=_env(cluster),
     )
     killed = None
     try:
@@ -250,7 +145,7 @@ def test_a_worker_killed_mid_build_is_restarted_by_ray_and_no_report_is_lost_or_
             busy = [pid for pid, title in cluster.actors(1) if title.startswith("ray::EncoderActor.encode")]
             if busy:  # the worker node's actor, in the middle of encoding a piece
                 killed = busy[0]
-                _kill(killed)
+                kill(killed)
             time.sleep(0.02)
         assert killed is not None, "the build ended before its worker could be killed"
         restarted = set()
@@ -277,7 +172,7 @@ def test_a_driver_killed_mid_build_resumes_reusing_the_chunks_it_wrote(
     out = tmp_path / "index"
     args = _index(str(corpus), "--out", str(out), "--ray", cluster.address)
     first, second = chunk_path(work_folder(out), 0), chunk_path(work_folder(out), 1)
-    build = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
+    build = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(cluster))
     try:
         deadline = time.monotonic() + 600
         while not first.exists() and build.poll() is None and time.monotonic() < deadline:
@@ -294,7 +189,7 @@ def test_a_driver_killed_mid_build_resumes_reusing_the_chunks_it_wrote(
     np.savez(first, **turned)
     reused_rows = set(arrays["findings_rowids"].tolist())
 
-    done = subprocess.run(args, capture_output=True, text=True, env=_env(), timeout=900)
+    done = subprocess.run(args, capture_output=True, text=True, env=_env(cluster), timeout=900)
     assert done.returncode == 0, done.stderr
     assert "resuming the build left in" in done.stderr and f"indexed {REPORTS} reports" in done.stderr
     mine, mine_vectors, _, mine_store = open_parts(out)
@@ -331,7 +226,7 @@ def test_update_on_the_cluster_equals_an_update_in_one_process(cluster, single, 
             [*ASSISTANT, "update", str(news), "--index", str(index), *extra],
             capture_output=True,
             text=True,
-            env=_env(),
+            env=_env(cluster),
             timeout=900,
         )
         assert done.returncode == 0, done.stderr
@@ -353,7 +248,7 @@ def test_a_cluster_without_the_encoder_is_refused_before_anything_is_written(clu
         _index(str(corpus), *args, "--ray", cluster.address),
         capture_output=True,
         text=True,
-        env=_env(RADSEARCH_HOME=str(home)),
+        env=_env(cluster, RADSEARCH_HOME=str(home)),
         timeout=600,
     )
     assert done.returncode == 3, done.stderr
@@ -363,7 +258,7 @@ def test_a_cluster_without_the_encoder_is_refused_before_anything_is_written(clu
 
 def test_an_unreachable_cluster_is_refused_quickly_before_anything_is_written(corpus, tmp_path: Path) -> None:
     pytest.importorskip("ray", reason="Ray is not installed: pip install '.[ray]' (make test installs it)")
-    address = f"127.0.0.1:{_free_port()}"  # nothing listens there
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there
     start = time.monotonic()
     done = subprocess.run(
         _index(str(corpus), "--out", str(tmp_path / "index"), "--ray", address),
