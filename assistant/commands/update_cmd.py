@@ -6,22 +6,28 @@ the index holds (no report is encoded again), as the drift notice of an update a
 the BM25 side anew under this program's negation rules, as search advises for an index built by an older one.
 The exclusions, rejects log and counts are `assistant index`'s.
 The new version is swapped in whole (retriever/index/update.py), so a chat searching the index keeps working.
+`--ray ADDRESS` encodes the new and changed reports on a Ray cluster with the index's encoder (ray_option.py).
 
 Exit codes: 0 updated (or nothing to change), 1 encoder unavailable or the index could not be written, 2 bad input
 (no index there, another encoder, nothing to do, an unreadable corpus or ids file, another build or update of
-the folder running).
+the folder running), 3 the --ray cluster cannot encode (Ray not installed, unreachable, a node without the encoder).
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from retriever.encoders.encoder import Encoder
     from retriever.reports.sources import ColumnMap
 
+from assistant.commands.ray_option import RayOption
 from assistant.commands.shared import (
     EXIT_BAD_INPUT,
     BatchSizeOption,
@@ -66,6 +72,7 @@ def update(
             "it; any update of such an index does it too); nothing is encoded again.",
         ),
     ] = False,
+    ray: RayOption = None,
 ) -> None:
     """Add, replace or remove reports in an existing index; counts of each are printed."""
     from rich.console import Console
@@ -115,18 +122,19 @@ def update(
             write_rejects(console, rejects, result.rejections)
         refuse_if_mostly_rejected(console, result, max_rejected)
     try:
-        summary = update_index(
-            target,
-            result.reports,
-            removals,
-            encoder,
-            exclusions=rules,
-            batch_size=batch_size,
-            progress=True,
-            device=settings.encoder.device,
-            retrain=retrain,
-            retokenize=retokenize,
-        )
+        with _on_cluster(console, ray if result.reports else None, target, encoder) as remote:
+            summary = update_index(
+                target,
+                result.reports,
+                removals,
+                remote or encoder,
+                exclusions=rules,
+                batch_size=batch_size,
+                progress=True,
+                device=settings.encoder.device,
+                retrain=retrain,
+                retokenize=retokenize,
+            )
     except (IndexLoadError, IndexBusy) as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -155,6 +163,25 @@ def update(
         counts += "; BM25 tokenized anew under the current negation rules"
     verdict = f"updated {target}" if summary.changed() else f"{target} unchanged"
     console.print(literal(f"{verdict}: {counts}", style="green"))
+
+
+def _on_cluster(
+    console: Console, address: str | None, target: Path, encoder: str | None
+) -> AbstractContextManager[Encoder | None]:
+    """The index's encoder (or `encoder`, which update_index then checks against it) on the --ray cluster, with the
+    index's backend and sequence limit; nothing without --ray or without reports to encode."""
+    from assistant.commands.output import print_error
+    from assistant.commands.ray_option import encoder_on_cluster
+    from retriever.index.manifest import Manifest
+
+    if address is None:
+        return nullcontext()
+    try:
+        built = Manifest.read(target).encoder
+    except ValueError as exc:
+        print_error(console, f"no index to update at {target} ({exc}): build one with `assistant index`")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    return encoder_on_cluster(console, address, encoder or built.name, built.backend, built.max_seq_length)
 
 
 def _built_with(target: Path, fallback: ColumnMap) -> ColumnMap:
