@@ -3,8 +3,8 @@
 A plain generator, shared by all sessions (per-session state travels in the arguments), so tests drive it without a
 browser. Retrieval goes through `retriever.index.report_index` and answers through `assistant.rag.pipeline`:
 
-- the retrieved reports are shown as soon as retrieval is done, before the model starts writing (a recording
-  retriever hands them over);
+- the retrieved reports are shown as soon as retrieval is done, before the model starts writing (the pipeline
+  streams its `Retrieval` first);
 - follow-up questions send the conversation as `history` to the pipeline, and retrieve with every finding of
   the case so far; "New case" clears both;
 - nothing raises into the page: empty input, a missing index and a failing backend each give a message, and a
@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
-from pydantic import Field
 
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
@@ -32,9 +31,9 @@ from assistant.llm.background import in_background
 from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
 from assistant.rag import answer_defaults
-from assistant.rag.answer import Answer, RetrievedReport
+from assistant.rag.answer import Answer
 from assistant.rag.lc_retriever import ReportRetriever, document_to_report, hit_to_document
-from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline
+from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline, Retrieval
 from assistant.settings import Settings
 from retriever.search.methods import DEFAULT_METHOD
 
@@ -75,18 +74,12 @@ class ChatConfig:
 
 class CaseRetriever(ReportRetriever):
     """`ReportRetriever` that searches with the whole case (every finding the resident typed in this
-    conversation, not only the follow-up) and keeps what it found so the page can show it before the
-    model has finished."""
+    conversation, not only the follow-up)."""
 
     case_query: str = ""
-    found: list[Document] = Field(default_factory=list)
-    done: threading.Event = Field(default_factory=threading.Event)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        docs = super()._get_relevant_documents(self.case_query or query, run_manager=run_manager)
-        self.found[:] = docs
-        self.done.set()
-        return docs
+        return super()._get_relevant_documents(self.case_query or query, run_manager=run_manager)
 
     def query_notice(self, query: str) -> str:
         return super().query_notice(self.case_query or query)
@@ -235,32 +228,21 @@ class ChatService:
         prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else answer_defaults.LLM_PROMPT
         pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens, rag_prompt=prompt)
         pieces: list[str] = []
-        cards_shown = retriever is None
         last = 0.0
         for item in in_background(pipeline.iter_answer({"query": text, "history": case})):
             if isinstance(item, Answer):
                 yield self._finish(item, text, chat, case, request)
                 return
-            fresh_cards = False
-            if not cards_shown and retriever is not None and retriever.done.is_set():
-                fresh_cards = cards_shown = True
+            if isinstance(item, Retrieval):
                 chat[-1]["content"] = "_Reports found; the model is reading them…_"
-            if item is not None:
+                yield chat, render.report_cards_html(item.retrieved, method=request.method), "", case, ""
+            elif item is not None:
                 pieces.append(item)
                 chat[-1]["content"] = render.partial_answer_markdown("".join(pieces))
-            if fresh_cards or (item is not None and time.monotonic() - last >= STREAM_INTERVAL_S):
-                last = time.monotonic()
-                cards = (
-                    render.report_cards_html(self._found(retriever), method=request.method)
-                    if fresh_cards and retriever is not None
-                    else gr.skip()
-                )
-                yield chat, cards, "", case, ""
+                if time.monotonic() - last >= STREAM_INTERVAL_S:
+                    last = time.monotonic()
+                    yield chat, gr.skip(), "", case, ""
         raise RuntimeError("the pipeline ended without an Answer")
-
-    @staticmethod
-    def _found(retriever: CaseRetriever) -> list[RetrievedReport]:
-        return [document_to_report(doc, rank) for rank, doc in enumerate(retriever.found, start=1)]
 
     @staticmethod
     def _finish(

@@ -1,7 +1,8 @@
 """The RAG pipeline: finding text -> retrieved reports -> prompt -> LLM -> `Answer`.
 
-A LangChain `Runnable[str, Answer]`, so it composes and batches like any other. `iter_answer` streams the
-model's text and ends with the Answer. The pipeline never raises for a backend problem: a server that is down,
+A LangChain `Runnable[str, Answer]`, so it composes and batches like any other. `iter_answer` streams: first the
+`Retrieval` (the reports and their evidence, so a caller shows them before the model starts), then the model's
+text as it is generated, and last the Answer. The pipeline never raises for a backend problem: a server that is down,
 a timeout or output with no answer in it gives an Answer with `degraded=True`, the reason, and the retrieved
 reports (the retrieval-only result). Only bad input (an empty query) raises.
 
@@ -20,6 +21,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.documents import Document
@@ -33,6 +35,7 @@ from assistant.rag.answer import (
     Answer,
     DegradedKind,
     ParsedOutput,
+    RetrievedReport,
     UnparseableOutput,
     answer_schema,
     parse_output,
@@ -72,6 +75,15 @@ CANDIDATE_TOKENS = 48
 #: Candidates of the evidence differential listed after the chosen one, and supporting reports cited for it.
 MAX_CHOICE_DIFFERENTIAL = 4
 MAX_CITED = 5
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What an answer will rest on, streamed before the model is asked (it can take minutes on a CPU): the
+    retrieved reports and the evidence differential read from them (`Answer.evidence`'s shape)."""
+
+    retrieved: list[RetrievedReport]
+    evidence: dict[str, Any]
 
 
 def neutralise_tags(text: str) -> str:
@@ -156,13 +168,14 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
 
     def iter_answer(
         self, input: str | Mapping[str, Any], config: RunnableConfig | None = None
-    ) -> Iterator[str | Answer]:
-        """Yield the model's text as it is generated, then the final `Answer` (always the last item)."""
+    ) -> Iterator[Retrieval | str | Answer]:
+        """Yield the `Retrieval` (when there is a retriever), the model's text as it is generated, then the final
+        `Answer` (always the last item)."""
         return self._run(input, config, streaming=True)
 
     def _run(
         self, input: str | Mapping[str, Any], config: RunnableConfig | None, *, streaming: bool
-    ) -> Iterator[str | Answer]:
+    ) -> Iterator[Retrieval | str | Answer]:
         start = time.monotonic()
         raw_query = input.get("query", "") if isinstance(input, Mapping) else input
         query = clean_query(raw_query)  # EmptyQueryError: bad input, the one case that raises
@@ -190,7 +203,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             "configuration": configuration,
             "configuration_hash": configuration_hash(configuration),
         }
-
+        if streaming and self.retriever is not None:
+            yield Retrieval(retrieved, base["evidence"])
         if self.evidence_only:
             yield self._from_evidence(base, query, retrieved, evidence, choices, start)
             return
