@@ -263,8 +263,9 @@ def test_printed_reports_show_the_matching_sentence_marked_a_strength_and_the_mo
     ]
     text = _printed(reports, "knee joint effusion")
     rows = {r.report_id: line for line in text.splitlines() for r in reports if f" {r.report_id} " in line}
-    assert "A small [joint] [effusion]." in rows["r-1"] and "strong" in rows["r-1"] and "MRI" in rows["r-1"]
-    assert "No [no: joint] [no: effusion]." in rows["r-2"] and "weak" in rows["r-2"] and "other" in rows["r-2"]
+    assert "A small «joint» «effusion»." in rows["r-1"] and "strong" in rows["r-1"] and "MRI" in rows["r-1"]
+    assert "No «joint (negated)» «effusion (negated)»." in rows["r-2"]
+    assert "weak" in rows["r-2"] and "other" in rows["r-2"]
     assert "0.900" in rows["r-1"] and "assistant show ID" in text
 
 

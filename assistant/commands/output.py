@@ -34,8 +34,8 @@ def print_note(console: Console, message: object) -> None:
 
 def marked(excerpt: Excerpt, console: Console) -> Text:
     """A matching sentence (assistant/excerpt.py) with the query's words highlighted and the ones the report negates
-    struck through in red. Without colour (piped, NO_COLOR) the marks are written out: [word], and [no: word] for a
-    negated one, so they survive in a log or a file."""
+    struck through in red. Without colour (piped, NO_COLOR) the marks are written out, «word» and «word (negated)»,
+    in quotes report text rarely holds (brackets it often does), so they survive in a log or a file."""
     plain = console.no_color or console.color_system is None
     text = Text()
     at = 0
@@ -43,7 +43,7 @@ def marked(excerpt: Excerpt, console: Console) -> Text:
         text.append(excerpt.text[at : mark.start])
         word = excerpt.text[mark.start : mark.end]
         if plain:
-            text.append(f"[no: {word}]" if mark.negated else f"[{word}]")
+            text.append(f"«{word} (negated)»" if mark.negated else f"«{word}»")
         else:
             text.append(word, style="bold red strike" if mark.negated else "bold yellow")
         at = mark.end
