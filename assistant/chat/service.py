@@ -13,6 +13,8 @@ browser. Retrieval goes through `retriever.index.report_index` and answers throu
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -26,6 +28,7 @@ from langchain_core.documents import Document
 
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
+from assistant.chat.export import export_html
 from assistant.chat.sign_in_limit import SignInPolicy
 from assistant.llm.background import in_background
 from assistant.llm.base import LLM, Message
@@ -97,6 +100,8 @@ class Request:
     method: str = DEFAULT_METHOD
     modality: str = ANY
     source: str = ANY
+    #: Set by the page's Stop button (ChatService.stop): the answer ends and the model stops at its next token.
+    stop: threading.Event = dataclasses.field(default_factory=threading.Event)
 
     def filters(self) -> SearchFilters:
         from retriever.index.report_index import SearchFilters
@@ -119,6 +124,7 @@ class ChatService:
         self.catalog = IndexCatalog(settings.paths, config.indexes, device=settings.encoder.device, reranker=reranker)
         self._llm = llm
         self._llm_lock = threading.Lock()
+        self._stops: dict[str, threading.Event] = {}  # each session's running answer, for its Stop button
 
     def llm(self) -> LLM:
         """The backend, built on first use (the embedded model loads lazily and is cached per file)."""
@@ -139,6 +145,25 @@ class ChatService:
                 self.llm().count_tokens("warm up")
             except Exception as exc:  # noqa: BLE001
                 log.warning("model not preloaded: %s", exc)
+
+    def stop_signal(self, session: str) -> threading.Event:
+        """A fresh stop signal for the session's next answer (the one its Stop button sets)."""
+        self._stops[session] = threading.Event()
+        return self._stops[session]
+
+    def stop(self, session: str) -> bool:
+        """Stop the session's running answer (False: none is running): `respond` ends it within a poll and closes
+        the pipeline, whose backend call ends at the model's next token (an HTTP stream is closed, the embedded
+        model's lock freed)."""
+        if (signal := self._stops.get(session)) is None:
+            return False
+        signal.set()
+        return True
+
+    def release(self, session: str, signal: threading.Event) -> None:
+        """The session's answer with this signal has ended (answered, stopped or failed)."""
+        if self._stops.get(session) is signal:
+            del self._stops[session]
 
     def respond(
         self,
@@ -194,7 +219,13 @@ class ChatService:
         hits = index.search(text, field=request.field, k=request.k, filters=request.filters(), method=request.method)
         reports = [document_to_report(hit_to_document(hit), hit.rank) for hit in hits]
         chat[-1]["content"] = render.search_markdown(reports, request.field)
-        cards = render.report_cards_html(reports, method=request.method, empty_message="No report matched.")
+        cards = render.report_cards_html(
+            reports,
+            method=request.method,
+            empty_message="No report matched.",
+            query=text,
+            whole={hit.report.id: hit.report.full_text for hit in hits},
+        )
         yield chat, cards, "", case, ""
 
     def _answer(
@@ -203,6 +234,8 @@ class ChatService:
         import gradio as gr
 
         retriever: CaseRetriever | None = None
+        index: ReportIndex | None = None
+        case_query = "\n".join([*(m["content"] for m in case if m["role"] == "user"), text])
         if request.use_retrieval:
             index, notice = self._index(request)
             if index is None:
@@ -212,14 +245,13 @@ class ChatService:
                 )
                 yield chat, render.report_cards_html([]), notice, case, ""
                 return
-            earlier = [m["content"] for m in case if m["role"] == "user"]
             retriever = CaseRetriever(
                 index=index,
                 field=request.field,
                 k=request.k,
                 filters=request.filters(),
                 method=request.method,
-                case_query="\n".join([*earlier, text]),
+                case_query=case_query,
             )
         placeholder = "Searching the archive…" if retriever else "Retrieval is off: the answer rests on no report."
         chat[-1]["content"] = "_Searching similar reports…_" if retriever else "_Thinking…_"
@@ -228,33 +260,57 @@ class ChatService:
         prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else answer_defaults.LLM_PROMPT
         pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens, rag_prompt=prompt)
         pieces: list[str] = []
+        whole: dict[str, str] = {}
         last = 0.0
-        for item in in_background(pipeline.iter_answer({"query": text, "history": case})):
-            if isinstance(item, Answer):
-                yield self._finish(item, text, chat, case, request)
-                return
-            if isinstance(item, Retrieval):
-                chat[-1]["content"] = "_Reports found; the model is reading them…_"
-                yield chat, render.report_cards_html(item.retrieved, method=request.method), "", case, ""
-            elif item is not None:
-                pieces.append(item)
-                chat[-1]["content"] = render.partial_answer_markdown("".join(pieces))
-                if time.monotonic() - last >= STREAM_INTERVAL_S:
-                    last = time.monotonic()
+        with contextlib.closing(in_background(pipeline.iter_answer({"query": text, "history": case}))) as items:
+            for item in items:
+                if request.stop.is_set():
+                    chat[-1]["content"] = render.STOPPED_MARKDOWN
                     yield chat, gr.skip(), "", case, ""
+                    return
+                if isinstance(item, Answer):
+                    yield self._finish(item, text, chat, case, request, case_query, whole)
+                    return
+                if isinstance(item, Retrieval):
+                    if index is not None:
+                        reports = index.reports_by_id(r.report_id for r in item.retrieved)
+                        whole = {report_id: report.full_text for report_id, report in reports.items()}
+                    chat[-1]["content"] = "_Reports found; the model is reading them…_"
+                    cards = render.report_cards_html(
+                        item.retrieved, method=request.method, query=case_query, whole=whole
+                    )
+                    yield chat, cards, "", case, ""
+                elif item is not None:
+                    pieces.append(item)
+                    chat[-1]["content"] = render.partial_answer_markdown("".join(pieces))
+                    if time.monotonic() - last >= STREAM_INTERVAL_S:
+                        last = time.monotonic()
+                        yield chat, gr.skip(), "", case, ""
         raise RuntimeError("the pipeline ended without an Answer")
 
     @staticmethod
     def _finish(
-        answer: Answer, text: str, chat: list[dict[str, Any]], case: list[Message], request: Request
+        answer: Answer,
+        text: str,
+        chat: list[dict[str, Any]],
+        case: list[Message],
+        request: Request,
+        case_query: str,
+        whole: dict[str, str],
     ) -> Outputs:
         chat[-1]["content"] = render.answer_markdown(answer)
         cards = (
             render.evidence_html(answer)
-            + render.report_cards_html(answer.retrieved, cited=answer.cited_report_ids, method=request.method)
+            + render.report_cards_html(
+                answer.retrieved,
+                cited=answer.cited_report_ids,
+                method=request.method,
+                query=case_query,
+                whole=whole,
+            )
             if request.use_retrieval
             else render.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")
-        )
+        ) + export_html(answer)
         notice = render.notes_html(answer.notes)
         if answer.degraded:
             why = render.DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")
