@@ -92,8 +92,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     "press **New case** for another patient.",
                 )
                 message = gr.Textbox(
-                    placeholder="e.g. Blunting of the right costophrenic angle with a meniscus sign "
-                    "(Enter sends, Shift+Enter adds a line)",
+                    placeholder="A finding, e.g. meniscus sign at the right costophrenic angle (Enter sends)",
                     label="Finding",
                     show_label=False,
                     lines=1,  # one line that grows: Enter sends (with lines > 1 Gradio sends on Shift+Enter)
@@ -101,10 +100,10 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     elem_id="rs-input",
                 )
                 with gr.Row(elem_id="rs-actions"):
-                    ask = gr.Button("Ask", variant="primary", elem_id="rs-ask", scale=2, min_width=70)
-                    stop = gr.Button("Stop", variant="stop", elem_id="rs-stop", scale=1, min_width=60)
-                    new_case = gr.Button("New case", variant="secondary", elem_id="rs-new-case", scale=1, min_width=80)
-                    export = gr.Button("Export", variant="secondary", elem_id="rs-export", scale=1, min_width=70)
+                    ask = gr.Button("Ask", variant="primary", elem_id="rs-ask", scale=1, min_width=56)
+                    stop = gr.Button("Stop", variant="stop", elem_id="rs-stop", scale=1, min_width=50)
+                    new_case = gr.Button("New case", variant="secondary", elem_id="rs-new-case", scale=1, min_width=100)
+                    export = gr.Button("Export", variant="secondary", elem_id="rs-export", scale=1, min_width=50)
                 gr.Examples(EXAMPLES, inputs=message, label="Examples")
             with gr.Column(scale=4, min_width=300, elem_id="rs-cards-col"):
                 cards = gr.HTML(EMPTY_CARDS, elem_id="rs-reports", label="Retrieved reports")

@@ -62,8 +62,9 @@ def _e(text: object) -> str:
 BANNER_HTML = (
     '<div class="rs-banner" role="note">'
     "<strong>Decision support and teaching tool, not a diagnosis.</strong> "
-    "Answers rest on other patients' archived reports and can be wrong: check them against the images, the clinical "
-    "context and the reports shown, and follow your department's supervision rules. No patient identifiers."
+    '<span class="rs-banner-more">Answers rest on other patients\' archived reports and can be wrong: check them '
+    "against the images, the clinical context and the reports shown, and follow your department's supervision "
+    "rules. No patient identifiers.</span>"
     "</div>"
 )
 
@@ -384,8 +385,9 @@ CSS = """
   .gradio-container { padding:6px !important; }
   #rs-layout { flex-direction:column; }
   #rs-chat-col { order:-2; } #rs-cards-col { order:-1; }
-  .rs-subtitle { display:none; }
+  .rs-subtitle, .rs-banner-more { display:none; }
   .rs-title { font-size:1.2rem; }
+  .rs-header { gap:8px; }
 }
 #rs-notice:not(:has(.rs-notice)) { display:none; }
 """
