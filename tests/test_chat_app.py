@@ -404,3 +404,28 @@ def test_the_page_opens_answering_from_the_evidence_without_the_model(index_dir:
     chat, cards, _notice, _case, _box = _last(service, EFFUSION_QUERY, Request(field="findings", index=str(index_dir)))
     assert "Most likely diagnosis" in _text(chat) and "no language model was asked" in _text(chat)
     assert 'aria-label="evidence"' in cards and "similar reports" in cards
+
+
+def test_stop_ends_the_answer_and_the_backend_stream(index_dir: Path) -> None:
+    """Issue 41: Stop (ChatService.stop) ends a running answer within a poll, and the model's call with it: the
+    server, writing one piece every 0.5 s, sees the client hang up long before its last piece."""
+    import threading
+
+    from fault_server import fault_server
+
+    with fault_server() as server:
+        server.behaviour, server.trickle_s = "slow_stream", 0.5
+        server.stream_pieces = ('{"diagnosis": "', *["effusion "] * 40, '"}')
+        llm = LLMSettings(backend="openai", base_url=server.url, model="m", timeout_s=60, max_retries=0)
+        service = ChatService(ChatConfig(Settings(llm=llm)))
+        request = Request(mode=MODE_ANSWER, field="findings", k=2, index=str(index_dir))
+        request.stop = service.stop_signal("session-1")
+        updates = []
+        for update in service.respond(EFFUSION_QUERY, [], [], request):
+            updates.append(update)
+            if "Most likely diagnosis" in _text(update[0]) and not request.stop.is_set():
+                threading.Timer(0.2, service.stop, ["session-1"]).start()  # the button, from another request
+        assert _text(updates[-1][0]).endswith(render.STOPPED_MARKDOWN) and updates[-1][3] == []  # not in the case
+        assert server.client_left.wait(5) and len(server.sent_at) < len(server.stream_pieces)
+        service.release("session-1", request.stop)
+        assert service.stop("session-1") is False  # nothing running any more
