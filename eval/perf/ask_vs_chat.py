@@ -83,8 +83,9 @@ def measure(queries: list[str], index: Path, model: str, threads: int, load: int
     settings = Settings.from_env(env)
     service = ChatService(ChatConfig(settings, indexes=(index,)))
     service.warm_up()
-    chat_run(service, queries[0], index)  # the running server has read the system prompt once
-    ask_run(queries[0], index, env)  # the saved system-prompt state exists, as after any earlier ask
+    warm_up, *queries = queries  # a question of its own: a measured one asked before would be read from the cache
+    chat_run(service, warm_up, index)  # the running server has read the system prompt once
+    ask_run(warm_up, index, env)  # the saved system-prompt state exists, as after any earlier ask
     conditions: dict[str, Any] = {}
     for condition, spinners in (("quiet", 0), (f"load_{load}", load)):
         busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(spinners)]
@@ -117,13 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--load", type=int, default=2, help="busy processes for the loaded condition")
     parser.add_argument("--index", type=Path, help="index folder (default: the default index, as ask uses)")
     args = results.parse_args(parser, argv)
-    queries = held_out_findings(2 if args.quick else args.queries)
+    queries = held_out_findings(1 + (2 if args.quick else args.queries))  # the first warms both sides up
     if queries is None:
         return 0
     from assistant.settings import Settings
 
     index = args.index or Settings.from_env(os.environ).paths.default_index
-    data = {"queries": len(queries), "index": str(index)} | measure(queries, index, args.model, args.threads, args.load)
+    measured = measure(queries, index, args.model, args.threads, args.load)
+    data = {"queries": len(queries) - 1, "index": str(index)} | measured
     results.store_run("ask_vs_chat", data, args, "eval.perf.ask_vs_chat", argv)
     return 0
 
