@@ -7,10 +7,8 @@ query, missing index, bad flag), 3 backend down (retrieval-only result printed),
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,7 +19,6 @@ from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
-    from assistant.llm.base import LLM
     from assistant.rag.answer import Answer
     from assistant.rag.pipeline import RagPipeline
 
@@ -65,6 +62,10 @@ def ask(
     from assistant.commands.output import print_error, print_note
     from assistant.commands.shared import read_settings
     from assistant.llm_factory import make_llm
+    from assistant.rag.lc_retriever import ReportRetriever
+    from assistant.rag.pipeline import RagPipeline
+    from models.resolve import ModelNotAvailable
+    from retriever.index.report_index import IndexLoadError, ReportIndex
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
@@ -72,19 +73,6 @@ def ask(
     try:
         clean_query(query)
         llm_settings = settings.llm.with_flags(backend=backend, model=model)
-    except ValueError as exc:  # an empty query (EmptyQueryError) or a bad --backend
-        print_error(err, exc)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
-    llm = make_llm(llm_settings, settings.paths)
-    asks_model = no_retrieval or prompt != answer_defaults.EVIDENCE_ONLY
-    loading = _load_in_background(llm) if asks_model else None
-    # The search stack is imported while the model loads.
-    from assistant.rag.lc_retriever import ReportRetriever
-    from assistant.rag.pipeline import RagPipeline
-    from models.resolve import ModelNotAvailable
-    from retriever.index.report_index import IndexLoadError, ReportIndex
-
-    try:
         retriever = None
         if not no_retrieval:
             folder = index or settings.paths.default_index
@@ -95,7 +83,7 @@ def ask(
                 raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
             idx.reranker = settings.search.load_reranker(reranker)
             retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
-        pipeline = RagPipeline(llm, retriever, rag_prompt=prompt)
+        pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=prompt)
         if as_json:
             answer = pipeline.invoke(query)
         else:
@@ -105,29 +93,11 @@ def ask(
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    finally:
-        if loading is not None:
-            loading.join()  # never leave the process while llama.cpp is still loading
     if as_json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
     code = EXIT_CODES.get(answer.degraded_kind or "", 0)
     if code:
         raise typer.Exit(code)
-
-
-def _load_in_background(llm: LLM) -> threading.Thread:
-    """Start loading the model (the embedded one takes seconds) in a thread, so it overlaps importing the search
-    stack, loading the index and searching: a new `ask` process pays all of these before its first token, where a
-    running chat paid them once (eval/perf/ask_vs_chat.py). A failure here is reported by the answer's own call."""
-    from assistant.llm.base import LLMError
-
-    def load() -> None:
-        with contextlib.suppress(LLMError):
-            llm.count_tokens("")
-
-    thread = threading.Thread(target=load, name="ask-model-load", daemon=True)
-    thread.start()
-    return thread
 
 
 def _stream(pipeline: RagPipeline, query: str, model: str) -> Answer:

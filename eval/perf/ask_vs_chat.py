@@ -124,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     from assistant.settings import Settings
 
     index = args.index or Settings.from_env(os.environ).paths.default_index
+    if not (index / "manifest.json").is_file():
+        print(f"ask_vs_chat: no index at {index} (make demo builds one): not measured")
+        return 0
     measured = measure(queries, index, args.model, args.threads, args.load)
     data = {"queries": len(queries) - 1, "index": str(index)} | measured
     results.store_run("ask_vs_chat", data, args, "eval.perf.ask_vs_chat", argv)
