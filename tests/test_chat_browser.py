@@ -1,7 +1,11 @@
 """The chat in a real browser: Debian's Chromium driven by Playwright against the app on 127.0.0.1.
 
 Real MiniLM index (fixture reports) and the real embedded SmolLM2. A resident types a finding, the answer and
-the report cards appear; search only, markup in a report, empty input and "New case" are checked on the page.
+the report cards appear; search only, markup in a report, empty input and "New case" are checked on the page; and
+what issue 41 asked of a chat residents keep using: Enter sends, Stop ends a running answer (against a fake server
+that writes one piece a second: timing injection) and the next question is answered, the conversation survives a
+reload, input and Ask on screen without horizontal scroll at 1280x800 and 390x844, each report once with one
+numbering and a full-report view, and the Markdown export.
 The screenshot is saved under the test's output folder; docs/chat.png (the README's picture) is written
 only when it is missing or RADSEARCH_UPDATE_SCREENSHOT=1, so test runs do not keep changing a committed file.
 

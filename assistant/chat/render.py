@@ -380,6 +380,7 @@ CSS = """
 .rs-muted { color:var(--body-text-color-subdued); font-size:0.82rem; }
 #rs-reports { max-height:78vh; overflow-y:auto; padding-right:4px; }
 .rs-card, .rs-impression, .rs-findings p, .rs-match { overflow-wrap:anywhere; }
+#rs-actions button { white-space:nowrap; }
 /* A phone: one column, the conversation and its input first, then the reports, then the settings. */
 @media (max-width: 900px) {
   .gradio-container { padding:6px !important; }

@@ -275,7 +275,11 @@ class ChatService:
                     if index is not None:
                         reports = index.reports_by_id(r.report_id for r in item.retrieved)
                         whole = {report_id: report.full_text for report_id, report in reports.items()}
-                    chat[-1]["content"] = "_Reports found; the model is reading them…_"
+                    chat[-1]["content"] = (
+                        "_Reports found; reading what they affirm…_"
+                        if pipeline.evidence_only
+                        else "_Reports found; the model is reading them…_"
+                    )
                     cards = render.report_cards_html(
                         item.retrieved, method=request.method, query=case_query, whole=whole
                     )
