@@ -336,3 +336,14 @@ def test_ask_prints_the_reports_then_streams_the_answer_as_it_is_written(server:
     assert reports < server.sent_at[0] < draft < server.sent_at[-1]
     output = b"".join(chunk for _, chunk in chunks).decode()
     assert "Most likely diagnosis:" in output and output.index("cxr-001") < output.index("Most likely diagnosis:")
+
+
+def test_ask_markdown_is_the_answer_with_its_reports_and_configuration(index_dir: Path) -> None:
+    """Issue 41: the answer exported as Markdown (the chat's Export), from the default answer (no model)."""
+    run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--prompt", "evidence", "--markdown")
+    assert run.returncode == 0, run.stderr
+    document = run.stdout
+    assert document.startswith("# RadSearch Assistant answer\n") and "**Most likely diagnosis:**" in document
+    assert "## Similar reports" in document and "### #1 cxr-004 (" in document and "## Configuration " in document
+    both = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--markdown", "--json")
+    assert both.returncode == 2 and "choose one" in both.stderr

@@ -3,8 +3,8 @@ the similar reports affirm, the reports themselves (rank, strength, id, the matc
 the configuration that produced it, with its hash.
 
 Why a document of its own: a chat message holds the answer alone, and an answer without its reports and its
-configuration cannot be checked or repeated later. The page hands it to the browser, which saves it; nothing is
-written on the server.
+configuration cannot be checked or repeated later. The chat hands it to the browser, which saves it (nothing is
+written on the server); `assistant ask --markdown` prints it.
 """
 
 from __future__ import annotations

@@ -55,6 +55,10 @@ def ask(
     model: ModelOption = None,
     reranker: RerankerOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Answer as JSON.")] = False,
+    as_markdown: Annotated[
+        bool,
+        typer.Option("--markdown", help="Print the answer as a Markdown document with its reports and configuration."),
+    ] = False,
 ) -> None:
     """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
     from rich.console import Console
@@ -69,6 +73,9 @@ def ask(
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
+    if as_json and as_markdown:
+        print_error(err, "--json and --markdown each print the whole answer: choose one")
+        raise typer.Exit(EXIT_BAD_INPUT)
     settings = read_settings(err)
     try:
         clean_query(query)
@@ -84,7 +91,7 @@ def ask(
             idx.reranker = settings.search.load_reranker(reranker)
             retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
         pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=prompt)
-        if as_json:
+        if as_json or as_markdown:
             answer = pipeline.invoke(query)
         else:
             answer = _stream(
@@ -95,6 +102,10 @@ def ask(
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     if as_json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+    elif as_markdown:
+        from assistant.chat.export import answer_document
+
+        print(answer_document(answer), end="")
     code = EXIT_CODES.get(answer.degraded_kind or "", 0)
     if code:
         raise typer.Exit(code)
