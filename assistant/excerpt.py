@@ -83,17 +83,18 @@ def query_terms(query: str) -> set[str]:
 
 
 def matching_excerpt(text: str, query: str) -> Excerpt:
-    """The sentence of `text` holding the most distinct query words (the first such one), with them marked; the
-    opening of `text`, unmarked, when no sentence holds any."""
+    """The sentence of `text` holding the most distinct query words (the first such one), with them marked; its
+    first sentence, unmarked, when none holds any."""
     terms = query_terms(query)
-    best, best_found = "", 0
+    first, best, best_found = "", "", 0
     for match in _SENTENCE.finditer(text):
         sentence = " ".join(match.group().split()).lstrip(",:- ")
+        first = first or sentence
         found = len({_stem(w) for w in _WORD.findall(sentence)} & terms)
         if found > best_found:
             best, best_found = sentence, found
     if best_found == 0:
-        return Excerpt(shorten(" ".join(text.split()), MAX_CHARS), ())
+        return Excerpt(shorten(first, MAX_CHARS), ())
     return _cut(best, _marks(best, terms))
 
 

@@ -25,9 +25,10 @@ def test_words_the_report_negates_are_marked_negated() -> None:
     ]
 
 
-def test_no_matching_sentence_gives_the_opening_unmarked() -> None:
-    excerpt = matching_excerpt("Normal study.  Nothing else.", "pneumothorax")
-    assert excerpt.text == "Normal study. Nothing else." and excerpt.marks == ()
+def test_no_matching_sentence_gives_the_first_sentence_unmarked() -> None:
+    excerpt = matching_excerpt("Normal  study. Nothing else.", "pneumothorax")
+    assert excerpt.text == "Normal study." and excerpt.marks == ()
+    assert matching_excerpt("", "pneumothorax").text == ""
 
 
 def test_a_long_sentence_is_cut_around_its_first_mark_and_the_marks_follow() -> None:

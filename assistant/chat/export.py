@@ -58,12 +58,10 @@ def answer_document(answer: Answer) -> str:
         for report, strength in zip(answer.retrieved, strengths([r.score for r in answer.retrieved]), strict=True):
             sentence = matching_excerpt(searched_text(report.field, report.findings, report.impression), answer.query)
             facts = [strength, modality_word(report.modality), report.source, f"score {report.score:.3f}"]
-            lines += [
-                f"### #{report.rank} {_line(report.report_id)} ({', '.join(f for f in facts if f)})",
-                "",
-                f"- Matching sentence: {_line(sentence.text)}",
-                f"- Impression: {_line(report.impression or '(none)')}",
-            ]
+            lines += [f"### #{report.rank} {_line(report.report_id)} ({', '.join(f for f in facts if f)})", ""]
+            if sentence.marks:
+                lines.append(f"- Matching sentence: {_line(sentence.text)}")
+            lines.append(f"- Impression: {_line(report.impression or '(none)')}")
             if report.contradicts or report.partly_contradicts:
                 lines.append("- ⚠ contradicts the finding" + ("" if report.contradicts else " in part"))
             lines.append("")
