@@ -100,7 +100,8 @@ class Request:
     method: str = DEFAULT_METHOD
     modality: str = ANY
     source: str = ANY
-    #: Set by the page's Stop button (ChatService.stop): the answer ends and the model stops at its next token.
+    #: Set by the page's Stop button (ChatService.stop): the answer ends, and the model's call with it (also while
+    #: the embedded model reads the prompt).
     stop: threading.Event = dataclasses.field(default_factory=threading.Event)
 
     def filters(self) -> SearchFilters:
@@ -152,9 +153,10 @@ class ChatService:
         return self._stops[session]
 
     def stop(self, session: str) -> bool:
-        """Stop the session's running answer (False: none is running): `respond` ends it within a poll and closes
-        the pipeline, whose backend call ends at the model's next token (an HTTP stream is closed, the embedded
-        model's lock freed)."""
+        """Stop the session's running answer (False: none is running): `respond` ends it within a poll, and the
+        model's call ends too (the signal is the pipeline's `cancel`): an HTTP stream is closed at its next piece,
+        the embedded model abandons the prompt it is reading or stops after its current token, and its lock is
+        free for the next question."""
         if (signal := self._stops.get(session)) is None:
             return False
         signal.set()
@@ -262,7 +264,8 @@ class ChatService:
         pieces: list[str] = []
         whole: dict[str, str] = {}
         last = 0.0
-        with contextlib.closing(in_background(pipeline.iter_answer({"query": text, "history": case}))) as items:
+        answer = pipeline.iter_answer({"query": text, "history": case}, cancel=request.stop)
+        with contextlib.closing(in_background(answer)) as items:
             for item in items:
                 if request.stop.is_set():
                     chat[-1]["content"] = render.STOPPED_MARKDOWN

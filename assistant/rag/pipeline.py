@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import unicodedata
 from collections.abc import Iterator, Mapping
@@ -167,14 +168,24 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         return answer
 
     def iter_answer(
-        self, input: str | Mapping[str, Any], config: RunnableConfig | None = None
+        self,
+        input: str | Mapping[str, Any],
+        config: RunnableConfig | None = None,
+        *,
+        cancel: threading.Event | None = None,
     ) -> Iterator[Retrieval | str | Answer]:
         """Yield the `Retrieval` (when there is a retriever), the model's text as it is generated, then the final
-        `Answer` (always the last item)."""
-        return self._run(input, config, streaming=True)
+        `Answer` (always the last item). A set `cancel` (the chat's Stop) ends the model's call early, even while
+        it reads the prompt (LLM.stream); what it wrote so far is then answered from like any output."""
+        return self._run(input, config, streaming=True, cancel=cancel)
 
     def _run(
-        self, input: str | Mapping[str, Any], config: RunnableConfig | None, *, streaming: bool
+        self,
+        input: str | Mapping[str, Any],
+        config: RunnableConfig | None,
+        *,
+        streaming: bool,
+        cancel: threading.Event | None = None,
     ) -> Iterator[Retrieval | str | Answer]:
         start = time.monotonic()
         raw_query = input.get("query", "") if isinstance(input, Mapping) else input
@@ -215,7 +226,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             llm_start = time.monotonic()
             if streaming:
                 pieces: list[str] = []
-                for piece in self.llm.stream(messages, json_schema=schema, **self._sampling()):
+                for piece in self.llm.stream(messages, json_schema=schema, cancel=cancel, **self._sampling()):
                     pieces.append(piece)
                     yield piece
                 elapsed = time.monotonic() - llm_start
