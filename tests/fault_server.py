@@ -3,7 +3,9 @@
 `behaviour` picks the fault: `ok` (a normal completion, or an event stream when the request asks for one),
 `slow` (2 s before answering), `error` (500), `bad_request` (400), `trickle` (the answer arrives at one byte,
 or one streamed event, every `trickle_s`, after a `trickle_bytes`-long prefix of JSON whitespace), `reply` (200
-with `reply = (content type, body)` as it is: HTML, JSON of another shape, a truncated body).
+with `reply = (content type, body)` as it is: HTML, JSON of another shape, a truncated body), `slow_stream` (a
+streamed answer of `stream_pieces`, one event every `trickle_s`, each event's send time kept in `sent_at`: a model
+writing slowly, for tests of what a client shows before the answer is complete).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class FaultServer(ThreadingHTTPServer):
     reply: tuple[str, bytes] = ("application/json", b"{}")
     trickle_s = 0.3
     trickle_bytes = 30
+    stream_pieces: tuple[str, ...] = ('{"diagnosis": "', "pleural", " effusion", '"}')
+    sent_at: list[float]
     requests: list[dict]
     client_left: threading.Event  # set when the client hung up before the answer was complete
 
@@ -74,6 +78,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, "application/json", b'{"error": {"message": "max_tokens too large"}}')
         elif behaviour == "reply":
             self._send(200, *self.server.reply)
+        elif body.get("stream") and behaviour == "slow_stream":
+            self._slow_stream()
         elif body.get("stream"):
             self._stream(trickle=behaviour == "trickle")
         else:
@@ -99,6 +105,16 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 if trickle:
                     time.sleep(self.server.trickle_s)
+            self.wfile.write(b"data: [DONE]\n\n")
+
+    def _slow_stream(self) -> None:
+        self._start(200, "text/event-stream", None)
+        with self._hang_up_noticed():
+            for piece in self.server.stream_pieces:
+                time.sleep(self.server.trickle_s)
+                self.wfile.write(stream_event(piece))
+                self.wfile.flush()
+                self.server.sent_at.append(time.monotonic())
             self.wfile.write(b"data: [DONE]\n\n")
 
     def _start(self, status: int, content_type: str, length: int | None) -> None:
@@ -128,6 +144,7 @@ def fault_server() -> Iterator[FaultServer]:
     """Serve on a free loopback port in a thread for the duration of the block."""
     srv = FaultServer(("127.0.0.1", 0), _Handler)
     srv.requests = []
+    srv.sent_at = []
     srv.client_left = threading.Event()
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()

@@ -1,16 +1,23 @@
-"""The chat page: settings on the left, the conversation in the middle, the retrieved reports on the right.
+"""The chat page: settings on the left, the conversation in the middle, the retrieved reports on the right (on a
+phone: the conversation first).
 
 Only wiring: every request goes to `ChatService.respond` (service.py), every piece of HTML comes from render.py.
+Enter sends and Shift+Enter adds a line (a one-line textbox that grows); Stop ends a running answer; the
+conversation is kept in the browser's localStorage (gr.BrowserState, encrypted with a key of this server run), never
+on the server, so a reload restores it; Export saves the last answer as Markdown in the browser (export.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import gradio as gr
 
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
+from assistant.chat.export import EXPORT_ID
 from assistant.chat.service import (
     ANY,
     BUILD_HINT,
@@ -28,17 +35,28 @@ from assistant.llm.base import Message
 from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
 
-if TYPE_CHECKING:
-    import gradio as gr
-
 FIELD_CHOICES = [("Similar findings", "findings"), ("Likely impressions", "impression"), ("Full reports", "report")]
 MAX_K = 20
+#: The conversation's height: the input and the buttons below it stay on screen at 1280x800 and on a phone.
+CHAT_HEIGHT = "max(240px, calc(100vh - 420px))"
+#: Where the browser keeps the conversation (gr.BrowserState's localStorage key).
+STORAGE_KEY = "radsearch-conversation"
+EMPTY_CARDS = render.report_cards_html([], empty_message="Retrieved reports appear here.")
+#: Saves the answer document (export.py) that the last answer put in the page, as a file, in the browser.
+EXPORT_JS = f"""() => {{
+    const source = document.getElementById('{EXPORT_ID}');
+    if (!source) {{ return; }}
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(new Blob([source.value], {{type: 'text/markdown'}}));
+    link.download = 'radsearch-answer.md';
+    document.body.appendChild(link);
+    link.click();
+    link.remove();
+}}"""
 
 
 def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Blocks:
     """The page: settings on the left, the conversation in the middle, the retrieved reports on the right."""
-    import gradio as gr
-
     from retriever.search.methods import METHODS
 
     service = service or ChatService(config)
@@ -50,8 +68,8 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
     with gr.Blocks(title="RadSearch Assistant", analytics_enabled=False) as app:
         gr.HTML(render.header_html(service.config.settings.llm.describe()))
         gr.HTML(render.BANNER_HTML)
-        with gr.Row(equal_height=False):
-            with gr.Column(scale=2, min_width=270):
+        with gr.Row(equal_height=False, elem_id="rs-layout"):
+            with gr.Column(scale=2, min_width=260, elem_id="rs-settings-col"):
                 with gr.Group():
                     mode = gr.Radio([MODE_EVIDENCE, MODE_ANSWER, MODE_SEARCH], value=DEFAULT_MODE, label="Mode")
                     use_retrieval = gr.Checkbox(value=True, label="Ground the answer in retrieved reports")
@@ -62,36 +80,35 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     method = gr.Dropdown(list(METHODS), value=DEFAULT_METHOD, label="Retrieval method")
                     modality = gr.Dropdown([ANY, *modalities], value=ANY, label="Modality")
                     source = gr.Dropdown([ANY, *sources], value=ANY, label="Source")
-            with gr.Column(scale=5, min_width=420):
+            with gr.Column(scale=5, min_width=300, elem_id="rs-chat-col"):
                 notice = gr.HTML("", elem_id="rs-notice", label="Messages")
                 chatbot = gr.Chatbot(
                     label="Conversation",
                     elem_id="rs-chat",
-                    height=520,
+                    height=CHAT_HEIGHT,
                     buttons=["copy"],
                     feedback_options=None,
                     placeholder="Describe the imaging findings. Follow-up questions refine the current case; "
                     "press **New case** for another patient.",
                 )
                 message = gr.Textbox(
-                    placeholder="e.g. Blunting of the right costophrenic angle with a meniscus sign",
+                    placeholder="A finding, e.g. meniscus sign at the right costophrenic angle (Enter sends)",
                     label="Finding",
                     show_label=False,
-                    lines=2,
-                    max_lines=8,
+                    lines=1,  # one line that grows: Enter sends (with lines > 1 Gradio sends on Shift+Enter)
+                    max_lines=6,
                     elem_id="rs-input",
                 )
-                with gr.Row():
-                    ask = gr.Button("Ask", variant="primary", elem_id="rs-ask", scale=3)
-                    new_case = gr.Button("New case", variant="secondary", elem_id="rs-new-case", scale=1)
+                with gr.Row(elem_id="rs-actions"):
+                    ask = gr.Button("Ask", variant="primary", elem_id="rs-ask", scale=1, min_width=56)
+                    stop = gr.Button("Stop", variant="stop", elem_id="rs-stop", scale=1, min_width=50)
+                    new_case = gr.Button("New case", variant="secondary", elem_id="rs-new-case", scale=1, min_width=100)
+                    export = gr.Button("Export", variant="secondary", elem_id="rs-export", scale=1, min_width=50)
                 gr.Examples(EXAMPLES, inputs=message, label="Examples")
-            with gr.Column(scale=4, min_width=340):
-                cards = gr.HTML(
-                    render.report_cards_html([], empty_message="Retrieved reports appear here."),
-                    elem_id="rs-reports",
-                    label="Retrieved reports",
-                )
+            with gr.Column(scale=4, min_width=300, elem_id="rs-cards-col"):
+                cards = gr.HTML(EMPTY_CARDS, elem_id="rs-reports", label="Retrieved reports")
         case = gr.State([])
+        saved = gr.BrowserState({}, storage_key=STORAGE_KEY)
 
         def respond(
             text: str,
@@ -105,8 +122,10 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
             method_value: str,
             modality_value: str,
             source_value: str,
+            session: gr.Request,
         ) -> Iterator[Outputs]:
             """Answer a finding (or search only); follow-ups use the conversation so far."""
+            signal = service.stop_signal(session.session_hash or "")
             request = Request(
                 mode=mode_value,
                 field=field_value,
@@ -116,10 +135,24 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                 method=method_value,
                 modality=modality_value,
                 source=source_value,
+                stop=signal,
             )
-            yield from service.respond(text, history, case_history, request)
+            try:
+                yield from service.respond(text, history, case_history, request)
+            finally:
+                service.release(session.session_hash or "", signal)
 
-        gr.on(
+        def save(history: list[dict[str, Any]], case_history: list[Message], cards_html: str) -> dict[str, Any]:
+            """What the browser keeps of the conversation (so a reload restores it)."""
+            return {"chat": history, "case": case_history, "cards": cards_html}
+
+        def restore(stored: Any) -> tuple[Any, Any, Any]:
+            """The conversation the browser kept, if any."""
+            if not isinstance(stored, dict) or not stored.get("chat"):
+                return gr.skip(), gr.skip(), gr.skip()
+            return stored["chat"], stored.get("case") or [], stored.get("cards") or EMPTY_CARDS
+
+        asked = gr.on(
             triggers=[ask.click, message.submit],
             fn=respond,
             inputs=[message, chatbot, case, mode, field_choice, k, use_retrieval, index, method, modality, source],
@@ -128,13 +161,27 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
             show_progress="minimal",
             show_progress_on=[chatbot],
         )
+        asked.then(save, inputs=[chatbot, case, cards], outputs=saved, api_visibility="private", queue=False)
 
-        def clear() -> tuple[list[Any], str, str, list[Message], str]:
-            return [], render.report_cards_html([], empty_message="Retrieved reports appear here."), "", [], ""
+        def stop_answer(history: list[dict[str, Any]], session: gr.Request) -> Any:
+            """Stop this session's running answer; its message says so (a finished answer is left as it is)."""
+            if not service.stop(session.session_hash or "") or not history or history[-1]["role"] != "assistant":
+                return gr.skip()
+            return [*history[:-1], {"role": "assistant", "content": render.STOPPED_MARKDOWN}]
 
-        new_case.click(clear, outputs=[chatbot, cards, notice, case, message], api_name="new_case", queue=False)
+        stop.click(
+            stop_answer, inputs=chatbot, outputs=chatbot, cancels=[asked], api_visibility="private", queue=False
+        ).then(save, inputs=[chatbot, case, cards], outputs=saved, api_visibility="private", queue=False)
+        export.click(None, js=EXPORT_JS, api_visibility="private")
+
+        def clear() -> tuple[list[Any], str, str, list[Message], str, dict[str, Any]]:
+            return [], EMPTY_CARDS, "", [], "", {}
+
+        cleared = [chatbot, cards, notice, case, message, saved]
+        new_case.click(clear, outputs=cleared, api_name="new_case", queue=False)
         # The chat's own trash button must forget the case too, or the next question would still carry it.
-        chatbot.clear(clear, outputs=[chatbot, cards, notice, case, message], api_visibility="private", queue=False)
+        chatbot.clear(clear, outputs=cleared, api_visibility="private", queue=False)
+        app.load(restore, inputs=saved, outputs=[chatbot, case, cards], api_visibility="private", queue=False)
 
         def on_mode(mode_value: str) -> Any:
             return gr.update(interactive=mode_value != MODE_SEARCH)
@@ -171,8 +218,6 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
 
 def _index_controls(catalog: IndexCatalog, folder: str) -> tuple[Any, Any, Any, str]:
     """Search-mode choices and filter values for an index, and a notice if it is not built."""
-    import gradio as gr
-
     from retriever.index.manifest import Manifest
 
     try:

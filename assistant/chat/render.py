@@ -11,10 +11,12 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
+from assistant.excerpt import Excerpt, matching_excerpt, searched_text
 from assistant.rag.answer import Answer, RetrievedReport, UnparseableOutput, parse_output
+from assistant.readable import modality_word, strengths
 from assistant.text import shorten
 
 NoticeKind = Literal["info", "warning", "error"]
@@ -60,9 +62,9 @@ def _e(text: object) -> str:
 BANNER_HTML = (
     '<div class="rs-banner" role="note">'
     "<strong>Decision support and teaching tool, not a diagnosis.</strong> "
-    "Answers come from a language model grounded in archived reports of other patients; they can be wrong. "
-    "Check every suggestion against the images, the clinical context and the reports shown, and follow your "
-    "department's reporting and supervision rules. Do not enter patient identifiers."
+    '<span class="rs-banner-more">Answers rest on other patients\' archived reports and can be wrong: check them '
+    "against the images, the clinical context and the reports shown, and follow your department's supervision "
+    "rules. No patient identifiers.</span>"
     "</div>"
 )
 
@@ -97,17 +99,41 @@ def report_cards_html(
     cited: Iterable[str] = (),
     method: str = "dense",
     empty_message: str = "Retrieved reports appear here.",
+    query: str = "",
+    whole: Mapping[str, str] | None = None,
 ) -> str:
-    """The retrieved reports as cards: impression first, findings folded in <details>, similarity, source,
-    modality and report id, with the reports the answer cites marked, and those that contradict the query marked
-    with a badge and a sentence saying so."""
+    """The retrieved reports as cards, the only place the page lists them (one numbering: the rank): rank and a
+    strength word (the method's raw score under *Details*), the sentence that matched `query` with its words marked,
+    the impression, findings and the whole report (`whole`, by id) folded, modality in words and source; the
+    reports the answer cites marked, and those that contradict the query marked with a badge and a sentence."""
     if not reports:
         return f'<div class="rs-cards-empty">{_e(empty_message)}</div>'
     cited_ids = set(cited)
-    cards = [_card(r, r.report_id in cited_ids, score_label(method), method == "dense") for r in reports]
+    words = strengths([r.score for r in reports])
+    cards = [
+        _card(r, strength, r.report_id in cited_ids, score_label(method), query, (whole or {}).get(r.report_id, ""))
+        for r, strength in zip(reports, words, strict=True)
+    ]
     field = FIELD_LABELS.get(reports[0].field, reports[0].field)
     head = f'<div class="rs-cards-head">{len(reports)} similar report(s), matched on {_e(field)}</div>'
     return f'<div class="rs-cards">{head}{"".join(cards)}</div>'
+
+
+def marked_html(excerpt: Excerpt) -> str:
+    """A matching sentence, escaped, with the query's words in <mark> and the ones the report negates struck
+    through and labelled (in words, not colour alone)."""
+    parts, at = [], 0
+    for mark in excerpt.marks:
+        parts.append(_e(excerpt.text[at : mark.start]))
+        word = _e(excerpt.text[mark.start : mark.end])
+        parts.append(
+            f'<mark class="rs-negated" title="negated in this report"><s>{word}</s> (negated)</mark>'
+            if mark.negated
+            else f"<mark>{word}</mark>"
+        )
+        at = mark.end
+    parts.append(_e(excerpt.text[at:]))
+    return "".join(parts)
 
 
 def card_anchor(report_id: str) -> str:
@@ -122,8 +148,11 @@ def evidence_html(answer: Answer) -> str:
     if not evidence.get("candidates"):
         return ""
     rows = []
+    ranks = {r.report_id: r.rank for r in answer.retrieved}
     for candidate in evidence["candidates"]:
-        links = " ".join(f'<a href="#{card_anchor(i)}">{_e(i)}</a>' for i in candidate["report_ids"])
+        links = " ".join(
+            f'<a href="#{card_anchor(i)}" title="{_e(i)}">#{ranks.get(i, "?")}</a>' for i in candidate["report_ids"]
+        )
         chosen = ' class="rs-chosen"' if candidate["diagnosis"] == answer.diagnosis else ""
         rows.append(
             f'<li{chosen}><span class="rs-candidate">{_e(candidate["diagnosis"])}</span> '
@@ -142,9 +171,11 @@ def score_label(method: str) -> str:
     return "similarity" if method == "dense" else f"{method} score"
 
 
-def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) -> str:
+def _card(report: RetrievedReport, strength: str, cited: bool, score_name: str, query: str, whole: str) -> str:
     impression = shorten(report.impression.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
-    badges = "".join(f'<span class="rs-badge">{_e(v)}</span>' for v in (report.modality, report.source) if v)
+    badges = "".join(
+        f'<span class="rs-badge">{_e(v)}</span>' for v in (modality_word(report.modality), report.source) if v
+    )
     cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
     contradicts, partly = report.contradicts, report.partly_contradicts and not report.contradicts
     label, note, kind = (
@@ -156,23 +187,32 @@ def _card(report: RetrievedReport, cited: bool, score_name: str, bounded: bool) 
     )
     contradicts_badge = f'<span class="rs-badge rs-{kind}">⚠ {label}</span>' if kind else ""
     contradicts_note = f'<div class="rs-{kind}-note" role="note">{note}</div>' if kind else ""
-    width = max(0.0, min(1.0, report.score)) * 100 if bounded else 0.0
-    bar = f'<div class="rs-bar"><div style="width:{width:.0f}%"></div></div>' if bounded else ""
+    excerpt = matching_excerpt(searched_text(report.field, report.findings, report.impression, whole), query)
+    match = (
+        f'<div class="rs-label">Matching sentence</div><p class="rs-match">{marked_html(excerpt)}</p>'
+        if query and excerpt.marks
+        else ""
+    )
     findings = (
         f'<details class="rs-findings"><summary>Findings</summary><p>{_e(report.findings.strip())}</p></details>'
         if report.findings.strip()
         else '<div class="rs-muted">No findings section in this report.</div>'
     )
+    full = whole.strip() or "\n\n".join(p for p in (report.findings.strip(), report.impression.strip()) if p)
     return (
         f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" id="{card_anchor(report.report_id)}" '
         f'data-report-id="{_e(report.report_id)}" data-contradicts="{str(contradicts).lower()}" '
         f'data-partly-contradicts="{str(partly).lower()}">'
         f'<div class="rs-card-top"><span class="rs-rank">#{report.rank}</span>'
-        f'<span class="rs-id">{_e(report.report_id)}</span>{badges}{cited_badge}{contradicts_badge}'
-        f'<span class="rs-score" title="{_e(score_name)}">{_e(score_name)} {report.score:.3f}</span></div>'
-        f"{bar}{contradicts_note}"
+        f'<span class="rs-strength">{_e(strength)}</span>{badges}{cited_badge}{contradicts_badge}</div>'
+        f"{contradicts_note}{match}"
         f'<div class="rs-label">Impression</div><p class="rs-impression">{_e(impression)}</p>'
-        f"{findings}</article>"
+        f"{findings}"
+        f'<details class="rs-full"><summary>Full report</summary><pre>{_e(full)}</pre></details>'
+        f'<details class="rs-details"><summary>Details</summary><span class="rs-id">{_e(report.report_id)}</span> · '
+        f'<span class="rs-score">{_e(score_name)} {report.score:.3f}</span> (the method\'s raw score: it ranks '
+        "reports within one search; the strength word places it between this search's best and weakest report)"
+        "</details></article>"
     )
 
 
@@ -182,8 +222,7 @@ def answer_markdown(answer: Answer) -> str:
         why = DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")
         lines = [f"**No LLM answer:** {why}."]
         if answer.retrieved:
-            lines += ["", "Retrieval-only result, the impressions of the most similar reports:", ""]
-            lines += retrieval_lines(answer.retrieved)
+            lines += ["", f"Retrieval-only result: {reports_pointer(answer.retrieved)}"]
         return "\n".join([*lines, "", configuration_details(answer)])
     lines = [f"**Most likely diagnosis:** {md_escape(answer.diagnosis or '')}"]
     if answer.differential:
@@ -192,7 +231,8 @@ def answer_markdown(answer: Answer) -> str:
         lines += ["", f"**Rationale:** {md_escape(answer.rationale)}"]
     facts = []
     if answer.cited_report_ids:
-        facts.append("cites " + ", ".join(md_escape(c) for c in answer.cited_report_ids))
+        ranks = {r.report_id: r.rank for r in answer.retrieved}
+        facts.append("cites " + ", ".join(f"#{ranks.get(c, '?')} {md_escape(c)}" for c in answer.cited_report_ids))
     elif answer.retrieved:
         facts.append("cites no retrieved report")
     else:
@@ -239,21 +279,17 @@ def partial_answer_markdown(text: str) -> str:
     return "\n".join(lines) + " ▍"
 
 
-def retrieval_lines(reports: Sequence[RetrievedReport]) -> list[str]:
-    """Numbered impressions with id and score (search-only and retrieval-only messages); a report that contradicts
-    the query starts with a bold warning."""
-    lines = []
-    for r in reports:
-        impression = shorten(" ".join(r.impression.split()) or "(no impression)", 200)
-        mark = (
-            f"**⚠ {CONTRADICTS_LABEL}:** "
-            if r.contradicts
-            else f"**⚠ {PARTLY_LABEL}:** "
-            if r.partly_contradicts
-            else ""
-        )
-        lines.append(f"{r.rank}\\. {mark}{md_escape(impression)} <sub>{md_escape(r.report_id)} · {r.score:.3f}</sub>")
-    return lines
+def reports_pointer(reports: Sequence[RetrievedReport]) -> str:
+    """A message's pointer to the report cards, which alone list the reports (each once, numbered by rank), naming
+    the ones that contradict the query."""
+    line = f"the {len(reports)} most similar reports are listed under *Retrieved reports* (#1–#{len(reports)})."
+    for label, flagged in (
+        (CONTRADICTS_LABEL, [r for r in reports if r.contradicts]),
+        (PARTLY_LABEL, [r for r in reports if r.partly_contradicts and not r.contradicts]),
+    ):
+        if flagged:
+            line += f" **⚠ {label}:** " + ", ".join(f"#{r.rank}" for r in flagged) + "."
+    return line
 
 
 def search_markdown(reports: Sequence[RetrievedReport], field: str) -> str:
@@ -261,9 +297,11 @@ def search_markdown(reports: Sequence[RetrievedReport], field: str) -> str:
     if not reports:
         return "**Search only:** no report matched (check the filters)."
     label = FIELD_LABELS.get(field, field)
-    return "\n".join([f"**Search only** (no LLM), matched on {label}:", "", *retrieval_lines(reports)])
+    return f"**Search only** (no LLM), matched on {label}: {reports_pointer(reports)}"
 
 
+#: A message whose answer the resident stopped (the Stop button).
+STOPPED_MARKDOWN = "_Stopped: no answer to this question. Ask again, or ask another._"
 NO_ANSWER_TURN = "(No answer: the language model failed, so only similar archived reports were shown.)"
 
 
@@ -289,7 +327,7 @@ CSS = """
 .rs-backend { font-size:0.8rem; color:var(--body-text-color-subdued); border:1px solid var(--border-color-primary);
   border-radius:999px; padding:2px 10px; }
 .rs-banner { background:#fff7e6; border:1px solid #f5c26b; border-left:5px solid #e08a00; color:#5c3d00;
-  border-radius:8px; padding:10px 14px; font-size:0.9rem; line-height:1.4; }
+  border-radius:8px; padding:5px 12px; font-size:0.82rem; line-height:1.35; }
 .dark .rs-banner { background:#3a2a0a; color:#ffd98a; border-color:#a86b00; }
 .rs-notice { border-radius:8px; padding:9px 13px; font-size:0.92rem; line-height:1.4; margin:2px 0; }
 .rs-notice ul { margin:0; padding-left:18px; }
@@ -324,9 +362,16 @@ CSS = """
 .rs-partly-note { background:#fff4e0; border:1px solid #f0d090; color:#6a4000; border-radius:6px;
   padding:5px 9px; margin:6px 0; font-size:0.85rem; font-weight:600; }
 .dark .rs-partly-note, .dark .rs-partly { background:#4a3510; color:#ffe2b0; border-color:#a77a20; }
-.rs-score { margin-left:auto; font-variant-numeric:tabular-nums; color:var(--body-text-color-subdued); }
-.rs-bar { height:4px; background:var(--background-fill-secondary); border-radius:2px; margin:7px 0 6px; }
-.rs-bar > div { height:4px; background:var(--color-accent); border-radius:2px; }
+.rs-strength { font-size:0.8rem; font-weight:600; color:var(--body-text-color); }
+.rs-score { font-variant-numeric:tabular-nums; }
+.rs-match { margin:2px 0 6px; line-height:1.4; }
+.rs-match mark { background:#fff3b0; color:inherit; border-radius:3px; padding:0 2px; }
+.rs-match mark.rs-negated { background:#fde0e0; color:#8a1414; }
+.dark .rs-match mark { background:#5a4a00; } .dark .rs-match mark.rs-negated { background:#4a1515; color:#ffc9c9; }
+.rs-full summary, .rs-details summary { cursor:pointer; font-size:0.85rem; color:var(--color-accent); }
+.rs-full pre { white-space:pre-wrap; word-break:break-word; font-family:inherit; font-size:0.88rem; margin:6px 0 0;
+  max-height:50vh; overflow-y:auto; }
+.rs-details { font-size:0.8rem; color:var(--body-text-color-subdued); }
 .rs-label { font-size:0.72rem; text-transform:uppercase; letter-spacing:0.05em;
   color:var(--body-text-color-subdued); margin-top:4px; }
 .rs-impression { margin:2px 0 6px; font-weight:600; line-height:1.4; white-space:pre-wrap; }
@@ -334,5 +379,16 @@ CSS = """
 .rs-findings p { margin:6px 0 0; font-size:0.9rem; line-height:1.45; white-space:pre-wrap; }
 .rs-muted { color:var(--body-text-color-subdued); font-size:0.82rem; }
 #rs-reports { max-height:78vh; overflow-y:auto; padding-right:4px; }
+.rs-card, .rs-impression, .rs-findings p, .rs-match { overflow-wrap:anywhere; }
+#rs-actions button { white-space:nowrap; }
+/* A phone: one column, the conversation and its input first, then the reports, then the settings. */
+@media (max-width: 900px) {
+  .gradio-container { padding:6px !important; }
+  #rs-layout { flex-direction:column; }
+  #rs-chat-col { order:-2; } #rs-cards-col { order:-1; }
+  .rs-subtitle, .rs-banner-more { display:none; }
+  .rs-title { font-size:1.2rem; }
+  .rs-header { gap:8px; }
+}
 #rs-notice:not(:has(.rs-notice)) { display:none; }
 """

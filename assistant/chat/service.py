@@ -3,8 +3,8 @@
 A plain generator, shared by all sessions (per-session state travels in the arguments), so tests drive it without a
 browser. Retrieval goes through `retriever.index.report_index` and answers through `assistant.rag.pipeline`:
 
-- the retrieved reports are shown as soon as retrieval is done, before the model starts writing (a recording
-  retriever hands them over);
+- the retrieved reports are shown as soon as retrieval is done, before the model starts writing (the pipeline
+  streams its `Retrieval` first);
 - follow-up questions send the conversation as `history` to the pipeline, and retrieve with every finding of
   the case so far; "New case" clears both;
 - nothing raises into the page: empty input, a missing index and a failing backend each give a message, and a
@@ -13,6 +13,8 @@ browser. Retrieval goes through `retriever.index.report_index` and answers throu
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -23,18 +25,18 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
-from pydantic import Field
 
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
+from assistant.chat.export import export_html
 from assistant.chat.sign_in_limit import SignInPolicy
 from assistant.llm.background import in_background
 from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
 from assistant.rag import answer_defaults
-from assistant.rag.answer import Answer, RetrievedReport
+from assistant.rag.answer import Answer
 from assistant.rag.lc_retriever import ReportRetriever, document_to_report, hit_to_document
-from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline
+from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline, Retrieval
 from assistant.settings import Settings
 from retriever.search.methods import DEFAULT_METHOD
 
@@ -75,18 +77,12 @@ class ChatConfig:
 
 class CaseRetriever(ReportRetriever):
     """`ReportRetriever` that searches with the whole case (every finding the resident typed in this
-    conversation, not only the follow-up) and keeps what it found so the page can show it before the
-    model has finished."""
+    conversation, not only the follow-up)."""
 
     case_query: str = ""
-    found: list[Document] = Field(default_factory=list)
-    done: threading.Event = Field(default_factory=threading.Event)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        docs = super()._get_relevant_documents(self.case_query or query, run_manager=run_manager)
-        self.found[:] = docs
-        self.done.set()
-        return docs
+        return super()._get_relevant_documents(self.case_query or query, run_manager=run_manager)
 
     def query_notice(self, query: str) -> str:
         return super().query_notice(self.case_query or query)
@@ -104,6 +100,9 @@ class Request:
     method: str = DEFAULT_METHOD
     modality: str = ANY
     source: str = ANY
+    #: Set by the page's Stop button (ChatService.stop): the answer ends, and the model's call with it (also while
+    #: the embedded model reads the prompt).
+    stop: threading.Event = dataclasses.field(default_factory=threading.Event)
 
     def filters(self) -> SearchFilters:
         from retriever.index.report_index import SearchFilters
@@ -126,6 +125,7 @@ class ChatService:
         self.catalog = IndexCatalog(settings.paths, config.indexes, device=settings.encoder.device, reranker=reranker)
         self._llm = llm
         self._llm_lock = threading.Lock()
+        self._stops: dict[str, threading.Event] = {}  # each session's running answer, for its Stop button
 
     def llm(self) -> LLM:
         """The backend, built on first use (the embedded model loads lazily and is cached per file)."""
@@ -146,6 +146,26 @@ class ChatService:
                 self.llm().count_tokens("warm up")
             except Exception as exc:  # noqa: BLE001
                 log.warning("model not preloaded: %s", exc)
+
+    def stop_signal(self, session: str) -> threading.Event:
+        """A fresh stop signal for the session's next answer (the one its Stop button sets)."""
+        self._stops[session] = threading.Event()
+        return self._stops[session]
+
+    def stop(self, session: str) -> bool:
+        """Stop the session's running answer (False: none is running): `respond` ends it within a poll, and the
+        model's call ends too (the signal is the pipeline's `cancel`): an HTTP stream is closed at its next piece,
+        the embedded model abandons the prompt it is reading or stops after its current token, and its lock is
+        free for the next question."""
+        if (signal := self._stops.get(session)) is None:
+            return False
+        signal.set()
+        return True
+
+    def release(self, session: str, signal: threading.Event) -> None:
+        """The session's answer with this signal has ended (answered, stopped or failed)."""
+        if self._stops.get(session) is signal:
+            del self._stops[session]
 
     def respond(
         self,
@@ -201,7 +221,13 @@ class ChatService:
         hits = index.search(text, field=request.field, k=request.k, filters=request.filters(), method=request.method)
         reports = [document_to_report(hit_to_document(hit), hit.rank) for hit in hits]
         chat[-1]["content"] = render.search_markdown(reports, request.field)
-        cards = render.report_cards_html(reports, method=request.method, empty_message="No report matched.")
+        cards = render.report_cards_html(
+            reports,
+            method=request.method,
+            empty_message="No report matched.",
+            query=text,
+            whole={hit.report.id: hit.report.full_text for hit in hits},
+        )
         yield chat, cards, "", case, ""
 
     def _answer(
@@ -210,6 +236,8 @@ class ChatService:
         import gradio as gr
 
         retriever: CaseRetriever | None = None
+        index: ReportIndex | None = None
+        case_query = "\n".join([*(m["content"] for m in case if m["role"] == "user"), text])
         if request.use_retrieval:
             index, notice = self._index(request)
             if index is None:
@@ -219,14 +247,13 @@ class ChatService:
                 )
                 yield chat, render.report_cards_html([]), notice, case, ""
                 return
-            earlier = [m["content"] for m in case if m["role"] == "user"]
             retriever = CaseRetriever(
                 index=index,
                 field=request.field,
                 k=request.k,
                 filters=request.filters(),
                 method=request.method,
-                case_query="\n".join([*earlier, text]),
+                case_query=case_query,
             )
         placeholder = "Searching the archive…" if retriever else "Retrieval is off: the answer rests on no report."
         chat[-1]["content"] = "_Searching similar reports…_" if retriever else "_Thinking…_"
@@ -235,44 +262,62 @@ class ChatService:
         prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else answer_defaults.LLM_PROMPT
         pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens, rag_prompt=prompt)
         pieces: list[str] = []
-        cards_shown = retriever is None
+        whole: dict[str, str] = {}
         last = 0.0
-        for item in in_background(pipeline.iter_answer({"query": text, "history": case})):
-            if isinstance(item, Answer):
-                yield self._finish(item, text, chat, case, request)
-                return
-            fresh_cards = False
-            if not cards_shown and retriever is not None and retriever.done.is_set():
-                fresh_cards = cards_shown = True
-                chat[-1]["content"] = "_Reports found; the model is reading them…_"
-            if item is not None:
-                pieces.append(item)
-                chat[-1]["content"] = render.partial_answer_markdown("".join(pieces))
-            if fresh_cards or (item is not None and time.monotonic() - last >= STREAM_INTERVAL_S):
-                last = time.monotonic()
-                cards = (
-                    render.report_cards_html(self._found(retriever), method=request.method)
-                    if fresh_cards and retriever is not None
-                    else gr.skip()
-                )
-                yield chat, cards, "", case, ""
+        answer = pipeline.iter_answer({"query": text, "history": case}, cancel=request.stop)
+        with contextlib.closing(in_background(answer)) as items:
+            for item in items:
+                if request.stop.is_set():
+                    chat[-1]["content"] = render.STOPPED_MARKDOWN
+                    yield chat, gr.skip(), "", case, ""
+                    return
+                if isinstance(item, Answer):
+                    yield self._finish(item, text, chat, case, request, case_query, whole)
+                    return
+                if isinstance(item, Retrieval):
+                    if index is not None:
+                        reports = index.reports_by_id(r.report_id for r in item.retrieved)
+                        whole = {report_id: report.full_text for report_id, report in reports.items()}
+                    chat[-1]["content"] = (
+                        "_Reports found; reading what they affirm…_"
+                        if pipeline.evidence_only
+                        else "_Reports found; the model is reading them…_"
+                    )
+                    cards = render.report_cards_html(
+                        item.retrieved, method=request.method, query=case_query, whole=whole
+                    )
+                    yield chat, cards, "", case, ""
+                elif item is not None:
+                    pieces.append(item)
+                    chat[-1]["content"] = render.partial_answer_markdown("".join(pieces))
+                    if time.monotonic() - last >= STREAM_INTERVAL_S:
+                        last = time.monotonic()
+                        yield chat, gr.skip(), "", case, ""
         raise RuntimeError("the pipeline ended without an Answer")
 
     @staticmethod
-    def _found(retriever: CaseRetriever) -> list[RetrievedReport]:
-        return [document_to_report(doc, rank) for rank, doc in enumerate(retriever.found, start=1)]
-
-    @staticmethod
     def _finish(
-        answer: Answer, text: str, chat: list[dict[str, Any]], case: list[Message], request: Request
+        answer: Answer,
+        text: str,
+        chat: list[dict[str, Any]],
+        case: list[Message],
+        request: Request,
+        case_query: str,
+        whole: dict[str, str],
     ) -> Outputs:
         chat[-1]["content"] = render.answer_markdown(answer)
         cards = (
             render.evidence_html(answer)
-            + render.report_cards_html(answer.retrieved, cited=answer.cited_report_ids, method=request.method)
+            + render.report_cards_html(
+                answer.retrieved,
+                cited=answer.cited_report_ids,
+                method=request.method,
+                query=case_query,
+                whole=whole,
+            )
             if request.use_retrieval
             else render.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")
-        )
+        ) + export_html(answer)
         notice = render.notes_html(answer.notes)
         if answer.degraded:
             why = render.DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")

@@ -8,6 +8,7 @@ query, missing index, bad flag), 3 backend down (retrieval-only result printed),
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,9 +19,8 @@ from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from assistant.rag.answer import Answer
+    from assistant.rag.pipeline import RagPipeline
 
 EXIT_CODES = {"backend_unavailable": 3, "timeout": 4, "unparseable": 5}
 
@@ -55,11 +55,15 @@ def ask(
     model: ModelOption = None,
     reranker: RerankerOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Answer as JSON.")] = False,
+    as_markdown: Annotated[
+        bool,
+        typer.Option("--markdown", help="Print the answer as a Markdown document with its reports and configuration."),
+    ] = False,
 ) -> None:
     """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
     from rich.console import Console
 
-    from assistant.commands.output import literal, print_error, print_note
+    from assistant.commands.output import print_error, print_note
     from assistant.commands.shared import read_settings
     from assistant.llm_factory import make_llm
     from assistant.rag.lc_retriever import ReportRetriever
@@ -69,6 +73,9 @@ def ask(
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
+    if as_json and as_markdown:
+        print_error(err, "--json and --markdown each print the whole answer: choose one")
+        raise typer.Exit(EXIT_BAD_INPUT)
     settings = read_settings(err)
     try:
         clean_query(query)
@@ -84,100 +91,56 @@ def ask(
             idx.reranker = settings.search.load_reranker(reranker)
             retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
         pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=prompt)
-        if as_json:
+        if as_json or as_markdown:
             answer = pipeline.invoke(query)
         else:
-            asking = (
-                "reading the similar reports ..."
-                if pipeline.evidence_only
-                else f"asking {llm_settings.backend} model {llm_settings.model or '(server default)'} ..."
+            answer = _stream(
+                pipeline, query, f"{llm_settings.backend} model {llm_settings.model or '(server default)'}"
             )
-            with err.status(literal(asking)):
-                answer = pipeline.invoke(query)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     if as_json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
-    else:
-        _print(answer, Console())
+    elif as_markdown:
+        from assistant.chat.export import answer_document
+
+        print(answer_document(answer), end="")
     code = EXIT_CODES.get(answer.degraded_kind or "", 0)
     if code:
         raise typer.Exit(code)
 
 
-def _print(answer: Answer, out: Console) -> None:
-    """Diagnosis panel, then the reports (cited ones marked), then notes and provenance. Model and report text
-    go in as `Text`, so rich shows it as written (see assistant.commands.output)."""
-    from rich.panel import Panel
-    from rich.table import Table
-    from rich.text import Text
+def _stream(pipeline: RagPipeline, query: str, model: str) -> Answer:
+    """Print each part as soon as it is known (assistant/commands/ask_output.py): the reports and their evidence,
+    the model's answer while it is written, then the checked answer. A spinner on stderr covers the waits, and is
+    stopped before anything is printed so the two never interleave on a terminal."""
+    from rich.console import Console
 
-    from assistant.commands.output import literal, print_note
-    from assistant.commands.search_cmd import contradiction_marks
-    from assistant.text import shorten
-
-    if answer.degraded and answer.degraded_kind in ("no_evidence", "ruled_out"):
-        body = Text.assemble(("No diagnosis", "bold"), f": {answer.degraded_reason or ''}")
-        out.print(Panel(body, title="no diagnosis", border_style="yellow"))
-    elif answer.degraded:
-        body = Text.assemble(
-            ("No LLM answer", "bold"),
-            f" ({answer.degraded_kind}): {answer.degraded_reason or ''}\n",
-            "Retrieval-only result: the impressions of the most similar reports are below.",
-        )
-        out.print(Panel(body, title="degraded", border_style="red"))
-    else:
-        lines = [Text.assemble(("Most likely diagnosis: ", "bold"), answer.diagnosis or "")]
-        if answer.differential:
-            lines.append(Text.assemble(("Differential: ", "bold"), "; ".join(answer.differential)))
-        if answer.rationale:
-            lines.append(Text.assemble(("Rationale: ", "bold"), answer.rationale))
-        out.print(Panel(Text("\n").join(lines), title="answer", border_style="green"))
-    if answer.evidence.get("candidates"):
-        _print_evidence(answer, out)
-    if answer.retrieved:
-        # A report that says the opposite of the query is marked as in `assistant search` (column only when needed).
-        marks, notes = contradiction_marks([(r.contradicts, r.partly_contradicts) for r in answer.retrieved])
-        columns = ["#", "score", "report", "cited", "impression"]
-        if marks:
-            columns.insert(4, "contradicts")
-        table = Table(title="retrieved reports", show_lines=True)
-        for column in columns:
-            table.add_column(column, overflow="fold", style="bold red" if column == "contradicts" else "")
-        for n, r in enumerate(answer.retrieved):
-            cited = "yes" if r.report_id in answer.cited_report_ids else ""
-            cells = [str(r.rank), f"{r.score:.3f}", literal(r.report_id), cited, literal(shorten(r.impression, 300))]
-            if marks:
-                cells.insert(4, marks[n])
-            table.add_row(*cells)
-        out.print(table)
-        for note in notes:
-            print_note(out, note)
-    for note in answer.notes:
-        print_note(out, note)
-    timing = ", ".join(f"{name} {value:.2f}" for name, value in answer.timings.items())
-    out.print(literal(f"model {answer.model_id or '-'} · prompt {answer.prompt_id} · {timing}", style="dim"))
-    out.print("[dim]Decision support and teaching aid, not a diagnosis.[/dim]")
-
-
-def _print_evidence(answer: Answer, out: Console) -> None:
-    """The evidence differential (assistant/rag/evidence.py): each diagnosis the similar reports affirm, how many of
-    them do, and which."""
-    from rich.table import Table
-
+    from assistant.commands.ask_output import DraftPrinter, print_answer, print_retrieval
     from assistant.commands.output import literal
+    from assistant.rag.answer import Answer
+    from assistant.rag.pipeline import Retrieval
 
-    evidence = answer.evidence
-    table = Table(title=f"what the {evidence['read']} most similar reports affirm", show_lines=False)
-    for column in ("#", "diagnosis", "reports", "report ids"):
-        table.add_column(column, overflow="fold")
-    for n, candidate in enumerate(evidence["candidates"], start=1):
-        chosen = candidate["diagnosis"] == answer.diagnosis
-        table.add_row(
-            str(n),
-            literal(candidate["diagnosis"], style="bold" if chosen else ""),
-            f"{candidate['count']} of {evidence['read']}",
-            literal(", ".join(candidate["report_ids"][:6])),
-        )
-    out.print(table)
+    # Not a terminal (piped, a log): rich would assume 80 columns and fold every cell (as `assistant search`).
+    out, err = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns), Console(stderr=True)
+    draft = DraftPrinter(out, model)
+    status = err.status(literal("searching the similar reports ..."))
+    status.start()
+    try:
+        for item in pipeline.iter_answer(query):
+            status.stop()
+            if isinstance(item, Answer):
+                draft.close()
+                print_answer(item, out)
+                return item
+            if isinstance(item, Retrieval):
+                print_retrieval(item, query, out)
+                if not pipeline.evidence_only:
+                    status.update(literal(f"asking {model} ..."))
+                    status.start()
+            else:
+                draft.feed(item)
+    finally:
+        status.stop()
+    raise AssertionError("unreachable: the pipeline always ends with an Answer")

@@ -8,8 +8,13 @@ so everything that comes from outside the program is wrapped in one; only the pr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from assistant.excerpt import Excerpt
 
 
 def literal(value: object, style: str = "") -> Text:
@@ -25,3 +30,22 @@ def print_error(console: Console, message: object) -> None:
 def print_note(console: Console, message: object) -> None:
     """`note: MESSAGE` in yellow: something the user should know that did not stop the command."""
     console.print(Text.assemble(("note: ", "yellow"), str(message)))
+
+
+def marked(excerpt: Excerpt, console: Console) -> Text:
+    """A matching sentence (assistant/excerpt.py) with the query's words highlighted and the ones the report negates
+    struck through in red. Without colour (piped, NO_COLOR) the marks are written out, «word» and «word (negated)»,
+    in quotes report text rarely holds (brackets it often does), so they survive in a log or a file."""
+    plain = console.no_color or console.color_system is None
+    text = Text()
+    at = 0
+    for mark in excerpt.marks:
+        text.append(excerpt.text[at : mark.start])
+        word = excerpt.text[mark.start : mark.end]
+        if plain:
+            text.append(f"«{word} (negated)»" if mark.negated else f"«{word}»")
+        else:
+            text.append(word, style="bold red strike" if mark.negated else "bold yellow")
+        at = mark.end
+    text.append(excerpt.text[at:])
+    return text

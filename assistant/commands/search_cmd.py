@@ -6,6 +6,10 @@ with a note below it saying what that means, and `"contradicts": true` in the JS
 mixed hit, which matches the query but rules one of its findings out somewhere (`Hit.partly_contradicts`, ranked as
 usual), gets `partly` in that column, its own note and `"partly_contradicts": true`.
 
+Each hit shows the sentence of the searched field that holds most of the query's words, those words marked and the
+ones the report negates marked so (assistant/excerpt.py; `matching_sentence` in the JSON), a strength word beside
+the method's raw score (assistant/readable.py) and the modality in words; `assistant show ID` prints the whole report.
+
 Exit codes as `assistant ask`: 0 results (or none matched), 2 bad input (empty query, missing or mismatched
 index, bad option value).
 """
@@ -77,8 +81,10 @@ def search(
     from rich.console import Console
     from rich.table import Table
 
-    from assistant.commands.output import literal, print_error, print_note
+    from assistant.commands.output import literal, marked, print_error, print_note
     from assistant.commands.shared import read_settings
+    from assistant.excerpt import matching_excerpt, searched_text
+    from assistant.readable import modality_word, strengths
     from assistant.text import shorten
     from models.resolve import ModelNotAvailable
     from retriever.index.report_index import IndexLoadError, ReportIndex, SearchFilters
@@ -121,6 +127,11 @@ def search(
                     "score": h.score,
                     "contradicts": h.contradicts,
                     "partly_contradicts": h.partly_contradicts,
+                    "matching_sentence": asdict(
+                        matching_excerpt(
+                            searched_text(field, h.report.findings, h.report.impression, h.report.full_text), query
+                        )
+                    ),
                     **asdict(h.report),
                 }
                 for h in hits
@@ -134,33 +145,37 @@ def search(
     marks, notes = contradiction_marks([(h.contradicts, h.partly_contradicts) for h in hits])
     columns = [
         ("#", ""),
-        ("score", ""),
+        ("match", ""),
+        ("score", "dim"),
         ("report", "cyan"),
-        ("src/mod", ""),
+        ("source, modality", ""),
+        ("matching sentence", ""),
         ("impression", "bold"),
-        ("findings", "dim"),
     ]
     if marks:  # the column only when there is something to mark
-        columns.insert(2, ("contradicts", "bold red"))
+        columns.insert(3, ("contradicts", "bold red"))
     stages = f"{method}, {idx.manifest.encoder.name}" + (f", re-ranked by {stage.name}" if stage else "")
     table = Table(title=literal(f"{field} matches ({stages})"), show_lines=True)
     for column, style in columns:
         table.add_column(column, style=style, overflow="fold")
-    for n, h in enumerate(hits):
-        r = h.report
-        cells = [
-            str(h.rank),
-            f"{h.score:.3f}",
-            literal(r.id),
-            literal(f"{r.source}/{r.modality}"),
-            literal(shorten(r.impression, 200)),
-            literal(shorten(r.findings, 240)),
-        ]
-        if marks:
-            cells.insert(2, marks[n])
-        table.add_row(*cells)
     # Not a terminal (piped, `make demo` logs): rich would assume 80 columns and fold every cell.
     out = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns)
+    for n, (h, strength) in enumerate(zip(hits, strengths([h.score for h in hits]), strict=True)):
+        r = h.report
+        excerpt = matching_excerpt(searched_text(field, r.findings, r.impression, r.full_text), query)
+        cells = [
+            str(h.rank),
+            strength.removesuffix(" match"),
+            f"{h.score:.3f}",
+            literal(r.id),
+            literal(f"{r.source}, {modality_word(r.modality) or '-'}"),
+            marked(excerpt, out),
+            literal(shorten(r.impression, 200)),
+        ]
+        if marks:
+            cells.insert(3, marks[n])
+        table.add_row(*cells)
     out.print(table)
+    err.print(literal("whole report: assistant show ID" + (f" --index {folder}" if index else "")), style="dim")
     for note in notes:
         print_note(out, note)

@@ -7,6 +7,7 @@ can fall back to retrieval-only results instead of showing a traceback.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
@@ -101,6 +102,9 @@ class LLM(Protocol):
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int = 0,
+        cancel: threading.Event | None = None,
     ) -> Iterator[str]:
-        """Generate the same answer as `complete`, yielding text pieces as they arrive."""
+        """Generate the same answer as `complete`, yielding text pieces as they arrive. Once `cancel` is set the
+        stream ends early (the resident pressed Stop): between pieces, and for the embedded model also while it
+        reads the prompt, which can take many seconds on a busy CPU."""
         ...

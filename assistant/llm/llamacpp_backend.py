@@ -53,6 +53,7 @@ class _Loaded:
     path: Path
     lock: threading.Lock
     prompt_deadline: float = math.inf  # monotonic time at which llama.cpp abandons the prompt it is reading
+    cancel: threading.Event | None = None  # the running call's Stop: llama.cpp abandons the prompt when it is set
     _abort_callback: Any = field(default=None, repr=False)  # kept referenced while llama.cpp may call it
     #: (system message, next role) -> its shared prefix tokens, and folder -> saved states: the chat template is
     #: rendered and tokenized twice per prefix, so once per system prompt, not once per question.
@@ -71,6 +72,10 @@ class _Loaded:
             self._states[folder] = PrefixStates(folder, self.path)
         return self._states[folder].prepare(self.llm, self._prefixes[key])
 
+    def _abandon(self) -> bool:
+        """Whether llama.cpp should stop reading the prompt: the deadline passed, or the caller cancelled."""
+        return time.monotonic() > self.prompt_deadline or (self.cancel is not None and self.cancel.is_set())
+
     def interrupt_prompt_at(self, deadline: float | None) -> None:
         """Let llama.cpp abort the prompt evaluation (`llama_decode` then fails) once `deadline` passes; None
         removes the check. It is a Python call from every step of the compute graph, which costs generation
@@ -82,7 +87,7 @@ class _Loaded:
         if deadline is None and self.prompt_deadline == math.inf:
             return  # nothing installed: the call per generated token stays free
         if self._abort_callback is None:
-            self._abort_callback = llama_cpp.ggml_abort_callback(lambda _data: time.monotonic() > self.prompt_deadline)
+            self._abort_callback = llama_cpp.ggml_abort_callback(lambda _data: self._abandon())
         self.prompt_deadline = math.inf if deadline is None else deadline
         callback = self._abort_callback if deadline is not None else ctypes.cast(None, llama_cpp.ggml_abort_callback)
         llama_cpp.llama_set_abort_callback(self.llm.ctx, callback, None)
@@ -172,8 +177,10 @@ class LlamaCppBackend:
         max_tokens: int,
         temperature: float,
         seed: int,
+        cancel: threading.Event | None = None,
     ) -> Iterator[str]:
-        """Stream text pieces under the model's lock, all within one deadline (from the first `next`).
+        """Stream text pieces under the model's lock, all within one deadline (from the first `next`); a set
+        `cancel` ends the stream quietly, checked by the same abort callback and after every piece.
 
         llama-cpp-python has no timeout, and an exception raised inside its sampling callbacks is swallowed
         by ctypes, so generation always streams and the deadline is checked after every piece; closing the
@@ -196,6 +203,7 @@ class LlamaCppBackend:
                 f"the embedded model was busy with other requests for all of the {self.timeout_s:g} s allowed"
             )
         try:
+            loaded.cancel = cancel
             loaded.interrupt_prompt_at(deadline.end)
             if self.prefix_dir is not None:
                 self.last_prefix = loaded.prefix_state(self.prefix_dir, messages)
@@ -205,12 +213,17 @@ class LlamaCppBackend:
                 piece = chunk["choices"][0]["delta"].get("content")
                 if piece:
                     yield piece
+                if cancel is not None and cancel.is_set():
+                    chunks.close()
+                    return
                 if deadline.passed:
                     chunks.close()
                     raise BackendTimeout(f"the embedded model did not finish within {self.timeout_s:g} s")
         except ValueError as exc:  # llama-cpp-python raises ValueError for a prompt over n_ctx
             raise BackendRejected(f"the embedded model refused the prompt: {exc}") from exc
-        except RuntimeError as exc:  # llama_decode failed: aborted at the deadline, or no room left in memory
+        except RuntimeError as exc:  # llama_decode failed: aborted (deadline, cancel), or no room left in memory
+            if cancel is not None and cancel.is_set():
+                return
             if deadline.passed:
                 raise BackendTimeout(
                     f"the embedded model did not finish reading the prompt within {self.timeout_s:g} s"
@@ -218,6 +231,7 @@ class LlamaCppBackend:
             raise BackendRejected(f"the embedded model failed: {exc}") from exc
         finally:
             loaded.interrupt_prompt_at(None)
+            loaded.cancel = None
             loaded.lock.release()
 
     def complete(
@@ -250,5 +264,6 @@ class LlamaCppBackend:
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int = 0,
+        cancel: threading.Event | None = None,
     ) -> Iterator[str]:
-        return self._generate(messages, json_schema, max_tokens, temperature, seed)
+        return self._generate(messages, json_schema, max_tokens, temperature, seed, cancel)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -224,12 +225,17 @@ class OpenAIBackend:
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int = 0,
+        cancel: threading.Event | None = None,
     ) -> Iterator[str]:
         """Retries only cover opening the stream; a connection lost mid-answer is reported, not replayed. The
-        deadline starts when iteration does and covers the whole answer."""
+        deadline starts when iteration does and covers the whole answer. A set `cancel` ends the stream at the next
+        piece, which closes the connection."""
         kwargs = self._request(messages, json_schema, max_tokens, temperature, seed)
         deadline = Deadline.after(self.timeout_s)
-        yield from iterate_before(deadline, self._pieces(kwargs, deadline), lambda: self._timed_out(deadline))
+        for piece in iterate_before(deadline, self._pieces(kwargs, deadline), lambda: self._timed_out(deadline)):
+            yield piece
+            if cancel is not None and cancel.is_set():
+                return
 
     def _pieces(self, kwargs: dict[str, Any], deadline: Deadline) -> Iterator[str]:
         """The streamed text pieces (run in the worker thread), each event checked for the completion shape."""

@@ -1,7 +1,8 @@
 """The RAG pipeline: finding text -> retrieved reports -> prompt -> LLM -> `Answer`.
 
-A LangChain `Runnable[str, Answer]`, so it composes and batches like any other. `iter_answer` streams the
-model's text and ends with the Answer. The pipeline never raises for a backend problem: a server that is down,
+A LangChain `Runnable[str, Answer]`, so it composes and batches like any other. `iter_answer` streams: first the
+`Retrieval` (the reports and their evidence, so a caller shows them before the model starts), then the model's
+text as it is generated, and last the Answer. The pipeline never raises for a backend problem: a server that is down,
 a timeout or output with no answer in it gives an Answer with `degraded=True`, the reason, and the retrieved
 reports (the retrieval-only result). Only bad input (an empty query) raises.
 
@@ -17,9 +18,11 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import unicodedata
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.documents import Document
@@ -33,6 +36,7 @@ from assistant.rag.answer import (
     Answer,
     DegradedKind,
     ParsedOutput,
+    RetrievedReport,
     UnparseableOutput,
     answer_schema,
     parse_output,
@@ -72,6 +76,15 @@ CANDIDATE_TOKENS = 48
 #: Candidates of the evidence differential listed after the chosen one, and supporting reports cited for it.
 MAX_CHOICE_DIFFERENTIAL = 4
 MAX_CITED = 5
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What an answer will rest on, streamed before the model is asked (it can take minutes on a CPU): the
+    retrieved reports and the evidence differential read from them (`Answer.evidence`'s shape)."""
+
+    retrieved: list[RetrievedReport]
+    evidence: dict[str, Any]
 
 
 def neutralise_tags(text: str) -> str:
@@ -155,14 +168,25 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         return answer
 
     def iter_answer(
-        self, input: str | Mapping[str, Any], config: RunnableConfig | None = None
-    ) -> Iterator[str | Answer]:
-        """Yield the model's text as it is generated, then the final `Answer` (always the last item)."""
-        return self._run(input, config, streaming=True)
+        self,
+        input: str | Mapping[str, Any],
+        config: RunnableConfig | None = None,
+        *,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Retrieval | str | Answer]:
+        """Yield the `Retrieval` (when there is a retriever), the model's text as it is generated, then the final
+        `Answer` (always the last item). A set `cancel` (the chat's Stop) ends the model's call early, even while
+        it reads the prompt (LLM.stream); what it wrote so far is then answered from like any output."""
+        return self._run(input, config, streaming=True, cancel=cancel)
 
     def _run(
-        self, input: str | Mapping[str, Any], config: RunnableConfig | None, *, streaming: bool
-    ) -> Iterator[str | Answer]:
+        self,
+        input: str | Mapping[str, Any],
+        config: RunnableConfig | None,
+        *,
+        streaming: bool,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[Retrieval | str | Answer]:
         start = time.monotonic()
         raw_query = input.get("query", "") if isinstance(input, Mapping) else input
         query = clean_query(raw_query)  # EmptyQueryError: bad input, the one case that raises
@@ -190,7 +214,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             "configuration": configuration,
             "configuration_hash": configuration_hash(configuration),
         }
-
+        if streaming and self.retriever is not None:
+            yield Retrieval(retrieved, base["evidence"])
         if self.evidence_only:
             yield self._from_evidence(base, query, retrieved, evidence, choices, start)
             return
@@ -201,7 +226,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             llm_start = time.monotonic()
             if streaming:
                 pieces: list[str] = []
-                for piece in self.llm.stream(messages, json_schema=schema, **self._sampling()):
+                for piece in self.llm.stream(messages, json_schema=schema, cancel=cancel, **self._sampling()):
                     pieces.append(piece)
                     yield piece
                 elapsed = time.monotonic() - llm_start

@@ -25,6 +25,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "second_stage": ([], []),
     "answer": ([], ["--backends", "embedded", "--model", "smollm2", "--queries", "1", "--max-tokens", "16"]),
     "ask_latency": (["--threads", "2"], ["--model", "smollm2", "--queries", "1"]),
+    "ask_vs_chat": (["--threads", "2"], ["--model", "smollm2", "--load", "1"]),
     "coldstart": ([], ["--skip-ask", "--repeats", "1"]),
     "concurrency": ([], ["--cases", "4", "--workers", "2"]),
 }

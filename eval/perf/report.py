@@ -258,6 +258,31 @@ def concurrency(section: dict[str, Any], targets: list[str]) -> list[str]:
     return lines
 
 
+def ask_vs_chat(section: dict[str, Any], targets: list[str]) -> list[str]:
+    """`assistant ask` (a new process per question) beside a running chat, the same questions, quiet and loaded."""
+    lines = [
+        f"## `assistant ask` beside the chat ({section['queries']} held-out findings, {section['model']}, "
+        f"`--prompt {section['prompt']}`)",
+        "",
+        _stamp(section),
+        "",
+        "Medians; seconds from the question to the reports shown, to the first diagnosis text and to the end. The "
+        f"loaded rows ran beside {section['load_processes']} busy processes.",
+        "",
+    ]
+    rows = []
+    for condition, figures in section["conditions"].items():
+        for side in ("ask", "chat"):
+            rows.append([condition, side, *(figures[f"{side}_{key}"] for key in ("reports_s", "ttft_s", "total_s"))])
+        ask_ttft, chat_ttft = figures["ask_ttft_s"], figures["chat_ttft_s"]
+        targets.append(
+            f"| `ask` time to first token no worse than the chat's ({condition}) | {ask_ttft} s vs {chat_ttft} s | "
+            f"{_verdict(ask_ttft <= chat_ttft)} |"
+        )
+    lines += _table(["condition", "side", "reports s", "first token s", "total s"], rows)
+    return lines
+
+
 def second_stage(section: dict[str, Any], targets: list[str]) -> list[str]:
     """The time each second stage adds to one search (the same hits for both, interleaved)."""
     lines = [f"## Second stage: re-scoring a search's top {section['hits_per_query']} hits", "", _stamp(section), "",
@@ -272,7 +297,7 @@ def second_stage(section: dict[str, Any], targets: list[str]) -> list[str]:
 
 SECTIONS = {"embedding": embedding, "fusions": fusions, "search": search, "second_stage": second_stage,
             "answer": answer, "ask_latency": ask_latency, "ask_latency_llm": ask_latency, "llama_build": llama_build,
-            "coldstart": coldstart,
+            "ask_vs_chat": ask_vs_chat, "coldstart": coldstart,
             "concurrency": concurrency}  # fmt: skip
 
 

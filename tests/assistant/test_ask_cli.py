@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 from fault_server import FaultServer, fault_server
 from llm_fixtures import build_index, require_embedded_smollm2
 
-from assistant.rag.answer import Answer, RetrievedReport
+from assistant.rag.answer import RetrievedReport
 
 pytestmark = pytest.mark.models  # real CLI processes or a real model: not the fast tier
 
@@ -223,32 +224,51 @@ def test_a_trickling_server_exits_4_at_the_timeout(server: FaultServer, index_di
     assert answer["timings"]["total"] - answer["timings"]["retrieval"] < 3.0
 
 
-def test_printed_reports_mark_the_one_that_contradicts_the_query() -> None:
-    """Issue 17: as in `assistant search`, a YES under "contradicts" and a note saying what it means."""
+def _printed(reports: list[RetrievedReport], query: str = "pneumothorax") -> str:
+    """What `ask` prints for these reports (before any answer), as plain text."""
     from rich.console import Console
 
-    from assistant.commands.ask_cmd import _print
+    from assistant.commands.ask_output import print_retrieval
+    from assistant.rag.pipeline import Retrieval
 
+    out = Console(record=True, width=200, color_system=None)
+    print_retrieval(Retrieval(reports, {}), query, out)
+    return out.export_text()
+
+
+def test_printed_reports_mark_the_one_that_contradicts_the_query() -> None:
+    """Issue 17: as in `assistant search`, a YES under "contradicts" and a note saying what it means."""
     reports = [
         RetrievedReport("r-1", 1, 0.9, "impression", "Left pneumothorax."),
         RetrievedReport("r-2", 2, 0.8, "impression", "No pneumothorax.", contradicts=True),
     ]
-    answer = Answer("pneumothorax", "Pneumothorax", [], "", ["r-1"], reports, "m", "p")
-    out = Console(record=True, width=200)
-    _print(answer, out)
-    text = out.export_text()
+    text = _printed(reports)
     rows = {r.report_id: line for line in text.splitlines() for r in reports if f" {r.report_id} " in line}
     assert "contradicts" in text and "YES" in rows["r-2"] and "YES" not in rows["r-1"]
     assert "say the opposite of the query" in " ".join(text.split())
     assert "partly" not in text  # no mixed report: no partly note
 
     mixed = RetrievedReport("r-3", 1, 0.9, "impression", "No left effusion. Left effusion.", partly_contradicts=True)
-    out = Console(record=True, width=200)
-    _print(Answer("left effusion", "Effusion", [], "", [], [mixed], "m", "p"), out)
-    text = out.export_text()
+    text = _printed([mixed], "left effusion")
     assert any("partly" in line for line in text.splitlines() if " r-3 " in line)
     assert "read them before taking them as support" in " ".join(text.split())
     assert "say the opposite of the query" not in " ".join(text.split())
+
+
+def test_printed_reports_show_the_matching_sentence_marked_a_strength_and_the_modality_in_words() -> None:
+    """Issue 41: the sentence that matched, not the report's first 200 characters; query words marked, a negated one
+    marked so; a strength word beside the raw score; "MR" as MRI."""
+    opening = "Postoperative changes of the cervical spine with hardware in expected position. " * 4
+    reports = [
+        RetrievedReport("r-1", 1, 0.9, "findings", "Imp.", findings=opening + "A small joint effusion.", modality="MR"),
+        RetrievedReport("r-2", 2, 0.1, "findings", "Imp.", findings=opening + "No joint effusion.", modality="OT"),
+    ]
+    text = _printed(reports, "knee joint effusion")
+    rows = {r.report_id: line for line in text.splitlines() for r in reports if f" {r.report_id} " in line}
+    assert "A small «joint» «effusion»." in rows["r-1"] and "strong" in rows["r-1"] and "MRI" in rows["r-1"]
+    assert "No «joint (negated)» «effusion (negated)»." in rows["r-2"]
+    assert "weak" in rows["r-2"] and "other" in rows["r-2"]
+    assert "0.900" in rows["r-1"] and "assistant show ID" in text
 
 
 def test_ask_names_an_index_tokenized_under_older_negation_rules(index_dir: Path, tmp_path: Path) -> None:
@@ -273,3 +293,59 @@ def test_ask_names_an_index_tokenized_under_older_negation_rules(index_dir: Path
     )
     assert run.returncode == 3, run.stderr
     assert f"assistant update --index {old} --retokenize" in " ".join(run.stderr.split())
+
+
+# ------------------------------------------------------------------------- streaming to the terminal (issue 41)
+def _read_timed(process: subprocess.Popen[bytes]) -> list[tuple[float, bytes]]:
+    """Everything the process writes to stdout, each chunk with the moment it was read."""
+    chunks: list[tuple[float, bytes]] = []
+    assert process.stdout is not None
+    while chunk := os.read(process.stdout.fileno(), 4096):
+        chunks.append((time.monotonic(), chunk))
+    return chunks
+
+
+def _first_seen(chunks: list[tuple[float, bytes]], text: str) -> float:
+    """When `text` had been printed in full."""
+    seen = b""
+    for moment, chunk in chunks:
+        seen += chunk
+        if text.encode() in seen:
+            return moment
+    raise AssertionError(f"{text!r} never printed in {seen.decode()!r}")
+
+
+def test_ask_prints_the_reports_then_streams_the_answer_as_it_is_written(server: FaultServer, index_dir: Path) -> None:
+    """A server writing one piece a second: the reports are printed before the first piece, and the diagnosis is on
+    the terminal before the server has sent its last piece."""
+    server.behaviour, server.trickle_s = "slow_stream", 1.0
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_LLM_")}
+    environment |= {"RADSEARCH_LLM_BASE_URL": server.url, "RADSEARCH_LLM_CONTEXT": "2048", "COLUMNS": "160"}
+    args = ["Meniscus sign at the right costophrenic angle", "--index", str(index_dir), "--field", "findings"]
+    args += ["--backend", "openai", "--model", "m", "--prompt", "diagnosis_evidence"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assistant.cli", "ask", *args],
+        cwd=REPO,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    chunks = _read_timed(process)
+    assert process.wait(timeout=60) == 0
+    assert len(server.sent_at) == len(server.stream_pieces) and server.requests[0]["stream"] is True
+    reports = _first_seen(chunks, "cxr-001")
+    draft = _first_seen(chunks, "diagnosis: pleural")
+    assert reports < server.sent_at[0] < draft < server.sent_at[-1]
+    output = b"".join(chunk for _, chunk in chunks).decode()
+    assert "Most likely diagnosis:" in output and output.index("cxr-001") < output.index("Most likely diagnosis:")
+
+
+def test_ask_markdown_is_the_answer_with_its_reports_and_configuration(index_dir: Path) -> None:
+    """Issue 41: the answer exported as Markdown (the chat's Export), from the default answer (no model)."""
+    run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--prompt", "evidence", "--markdown")
+    assert run.returncode == 0, run.stderr
+    document = run.stdout
+    assert document.startswith("# RadSearch Assistant answer\n") and "**Most likely diagnosis:**" in document
+    assert "## Similar reports" in document and "### #1 cxr-004 (" in document and "## Configuration " in document
+    both = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--markdown", "--json")
+    assert both.returncode == 2 and "choose one" in both.stderr

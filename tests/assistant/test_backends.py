@@ -109,6 +109,25 @@ def test_embedded_timeout_is_typed_and_the_model_stays_usable(smollm2: LLM) -> N
 
 
 @pytest.mark.models
+def test_a_cancelled_embedded_call_abandons_the_prompt_and_frees_the_model(smollm2: LLM) -> None:
+    """Issue 41 (the chat's Stop): a set `cancel` ends the stream while the prompt is read (llama.cpp's abort
+    callback), with no error and no piece; a cancel set after the first piece ends it there; the next call answers."""
+    import threading
+
+    cancelled = threading.Event()
+    cancelled.set()
+    long_prompt = [{"role": "user", "content": "Small left pleural effusion. " * 150}]
+    assert list(smollm2.stream(long_prompt, max_tokens=64, cancel=cancelled)) == []
+    later = threading.Event()
+    pieces = []
+    for piece in smollm2.stream(MESSAGES, max_tokens=64, cancel=later):
+        pieces.append(piece)
+        later.set()
+    assert len(pieces) == 1
+    assert smollm2.complete(MESSAGES, max_tokens=8).text  # the model's lock was released
+
+
+@pytest.mark.models
 def test_embedded_prompt_over_the_context_is_rejected(smollm2: LLM) -> None:
     with pytest.raises(BackendRejected):
         smollm2.complete([{"role": "user", "content": "effusion " * 3000}], max_tokens=8)

@@ -20,7 +20,7 @@ from assistant.chat.catalog import IndexCatalog
 from assistant.chat.service import MODE_ANSWER, MODE_SEARCH, ChatConfig, ChatService, Request
 from assistant.commands.chat_cmd import parse_auth
 from assistant.llm.base import LLM, LLMResult, Message
-from assistant.rag.answer import RetrievedReport
+from assistant.rag.answer import Answer, RetrievedReport
 from assistant.settings import LLMSettings, Settings
 from models.paths import DataPaths
 
@@ -110,6 +110,56 @@ def test_report_cards_escape_markup_and_show_impression_first() -> None:
     assert "similarity 0.710" in html and "cited" in html and "matched on findings" in html
 
 
+def test_cards_number_each_report_once_with_a_strength_word_the_modality_in_words_and_the_whole_report() -> None:
+    """Issue 41: one numbering (the rank), one relevance scale (a word; the raw score under Details), modality codes
+    as words, the matching sentence with the query's words marked (negated ones so) and the whole report folded."""
+    reports = [
+        RetrievedReport(
+            "r-1", 1, 0.93, "findings", "Effusion.", findings="Small right pleural effusion.", modality="MR"
+        ),
+        RetrievedReport("r-2", 2, 0.12, "findings", "Normal.", findings="No pleural effusion.", modality="OT"),
+    ]
+    whole = {"r-1": "INDICATION: cough.\nFINDINGS: Small right pleural effusion.\nIMPRESSION: Effusion."}
+    cards = render.report_cards_html(reports, method="bm25", query="pleural effusion", whole=whole)
+    first, second = cards.split('<article class="rs-card')[1:]
+    assert '<span class="rs-rank">#1</span>' in first and "strong match" in first and ">MRI<" in first
+    assert '<span class="rs-rank">#2</span>' in second and "weak match" in second and ">other<" in second
+    assert ">OT<" not in cards and "#3" not in cards
+    assert "<summary>Details</summary>" in first and "bm25 score 0.930" in first.split("<summary>Details")[1]
+    assert "Small right <mark>pleural</mark> <mark>effusion</mark>." in first
+    assert '<mark class="rs-negated" title="negated in this report"><s>effusion</s> (negated)</mark>' in second
+    full = first.split("<summary>Full report</summary>")[1]
+    assert "INDICATION: cough." in full  # beyond findings and impression
+    assert "No pleural effusion." in second.split("<summary>Full report</summary>")[1]  # without it: the sections
+
+
+def test_export_is_markdown_with_the_answer_its_reports_and_configuration() -> None:
+    from assistant.chat.export import EXPORT_ID, answer_document, export_html
+
+    reports = [RetrievedReport("r-1", 1, 0.9, "impression", "Small <b>left</b> effusion.", modality="XR")]
+    evidence = {"read": 1, "candidates": [{"diagnosis": "effusion", "count": 1, "report_ids": ["r-1"]}]}
+    answer = Answer(
+        "left effusion",
+        "effusion",
+        [],
+        "why",
+        ["r-1"],
+        reports,
+        None,
+        "evidence",
+        evidence=evidence,
+        configuration={"prompt": "evidence", "retrieval": {"k": 1}},
+        configuration_hash="abc123",
+    )
+    document = answer_document(answer)
+    assert document.startswith("# RadSearch Assistant answer") and "**Most likely diagnosis:** effusion" in document
+    assert "### #1 r-1 (strong match, X-ray, score 0.900)" in document and "&lt;b&gt;left&lt;/b&gt;" in document
+    assert "## Configuration abc123" in document and '"k": 1' in document and "not a diagnosis" in document
+    assert "1. effusion: 1 of 1 (r-1)" in document
+    page = export_html(answer)
+    assert page.startswith(f'<textarea id="{EXPORT_ID}" hidden readonly>') and "<b>" not in page
+
+
 def test_reports_that_contradict_the_query_are_marked_in_words() -> None:
     """Issue 17: a card and a message line say so, in text (not colour alone); the other reports carry no mark."""
     agrees = RetrievedReport("r-1", 1, 0.9, "impression", "Left pneumothorax.")
@@ -119,8 +169,7 @@ def test_reports_that_contradict_the_query_are_marked_in_words() -> None:
     assert 'data-contradicts="false"' in first and render.CONTRADICTS_LABEL not in first
     assert 'data-contradicts="true"' in second and render.CONTRADICTS_LABEL in second
     assert "says the opposite of your query" in second
-    lines = render.retrieval_lines([agrees, opposite])
-    assert render.CONTRADICTS_LABEL not in lines[0] and render.CONTRADICTS_LABEL in lines[1]
+    assert render.reports_pointer([agrees, opposite]).endswith(f"**⚠ {render.CONTRADICTS_LABEL}:** #2.")
 
 
 def test_mixed_reports_are_marked_apart_from_contradicting_ones() -> None:
@@ -133,8 +182,8 @@ def test_mixed_reports_are_marked_apart_from_contradicting_ones() -> None:
     assert 'data-partly-contradicts="true"' in card and 'data-contradicts="false"' in card
     assert render.PARTLY_LABEL in card and "read it before taking it as support" in card
     assert render.CONTRADICTS_LABEL not in card
-    (line,) = render.retrieval_lines([mixed])
-    assert render.PARTLY_LABEL in line and render.CONTRADICTS_LABEL not in line
+    line = render.reports_pointer([mixed])
+    assert f"{render.PARTLY_LABEL}:** #1" in line and render.CONTRADICTS_LABEL not in line
 
 
 def test_markdown_messages_escape_model_and_report_text() -> None:
@@ -197,8 +246,9 @@ def test_search_only_marks_the_report_that_rules_out_the_finding(index_dir: Path
     markup_id = "xr-markup-&lt;b&gt;007&lt;/b&gt;"
     assert 'data-contradicts="true"' in _card_of(cards, markup_id)
     assert cards.count('data-contradicts="true"') == 1 and cards.count(render.CONTRADICTS_LABEL) == 1
-    marked = [line for line in _text(chat).splitlines() if render.CONTRADICTS_LABEL in line]
-    assert len(marked) == 1 and "seventh rib fracture" in marked[0]
+    rank = _card_of(cards, markup_id).split('class="rs-rank">')[1].split("<")[0]
+    assert _text(chat).endswith(f"**⚠ {render.CONTRADICTS_LABEL}:** {rank}.")  # the card's number, not a new list
+    assert "seventh rib fracture" not in _text(chat)  # each report is shown once: on its card
 
 
 def test_retrieval_only_answer_marks_the_report_that_rules_out_the_finding(index_dir: Path) -> None:
@@ -229,8 +279,8 @@ def test_backend_down_shows_the_retrieval_only_result(index_dir: Path) -> None:
     request = Request(mode=MODE_ANSWER, field="findings", index=str(index_dir))
     chat, cards, notice, case, _box = _last(service, EFFUSION_QUERY, request)
     assert "No LLM answer" in notice and "retrieval-only result is shown" in notice and "rs-warning" in notice
-    assert "No LLM answer" in _text(chat) and "Small right pleural effusion" in _text(chat)
-    assert 'data-report-id="cxr-001"' in cards
+    assert "No LLM answer" in _text(chat) and "listed under *Retrieved reports*" in _text(chat)
+    assert 'data-report-id="cxr-001"' in cards and "Small right pleural effusion" in cards
     assert case[-1]["role"] == "assistant" and "Small right pleural effusion" not in case[-1]["content"]
 
 
@@ -355,3 +405,28 @@ def test_the_page_opens_answering_from_the_evidence_without_the_model(index_dir:
     chat, cards, _notice, _case, _box = _last(service, EFFUSION_QUERY, Request(field="findings", index=str(index_dir)))
     assert "Most likely diagnosis" in _text(chat) and "no language model was asked" in _text(chat)
     assert 'aria-label="evidence"' in cards and "similar reports" in cards
+
+
+def test_stop_ends_the_answer_and_the_backend_stream(index_dir: Path) -> None:
+    """Issue 41: Stop (ChatService.stop) ends a running answer within a poll, and the model's call with it: the
+    server, writing one piece every 0.5 s, sees the client hang up long before its last piece."""
+    import threading
+
+    from fault_server import fault_server
+
+    with fault_server() as server:
+        server.behaviour, server.trickle_s = "slow_stream", 0.5
+        server.stream_pieces = ('{"diagnosis": "', *["effusion "] * 40, '"}')
+        llm = LLMSettings(backend="openai", base_url=server.url, model="m", timeout_s=60, max_retries=0)
+        service = ChatService(ChatConfig(Settings(llm=llm)))
+        request = Request(mode=MODE_ANSWER, field="findings", k=2, index=str(index_dir))
+        request.stop = service.stop_signal("session-1")
+        updates = []
+        for update in service.respond(EFFUSION_QUERY, [], [], request):
+            updates.append(update)
+            if "Most likely diagnosis" in _text(update[0]) and not request.stop.is_set():
+                threading.Timer(0.2, service.stop, ["session-1"]).start()  # the button, from another request
+        assert _text(updates[-1][0]).endswith(render.STOPPED_MARKDOWN) and updates[-1][3] == []  # not in the case
+        assert server.client_left.wait(5) and len(server.sent_at) < len(server.stream_pieces)
+        service.release("session-1", request.stop)
+        assert service.stop("session-1") is False  # nothing running any more

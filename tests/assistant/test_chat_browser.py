@@ -1,7 +1,11 @@
 """The chat in a real browser: Debian's Chromium driven by Playwright against the app on 127.0.0.1.
 
 Real MiniLM index (fixture reports) and the real embedded SmolLM2. A resident types a finding, the answer and
-the report cards appear; search only, markup in a report, empty input and "New case" are checked on the page.
+the report cards appear; search only, markup in a report, empty input and "New case" are checked on the page; and
+what issue 41 asked of a chat residents keep using: Enter sends, Stop ends a running answer (against a fake server
+that writes one piece a second: timing injection) and the next question is answered, the conversation survives a
+reload, input and Ask on screen without horizontal scroll at 1280x800 and 390x844, each report once with one
+numbering and a full-report view, and the Markdown export.
 The screenshot is saved under the test's output folder; docs/chat.png (the README's picture) is written
 only when it is missing or RADSEARCH_UPDATE_SCREENSHOT=1, so test runs do not keep changing a committed file.
 
@@ -19,12 +23,13 @@ from pathlib import Path
 
 import pytest
 from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, build_chat_index, served
+from fault_server import FaultServer, fault_server
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
 from assistant.chat.render import score_label
 from assistant.chat.service import ChatConfig
 from assistant.rag import answer_defaults
-from assistant.settings import Settings
+from assistant.settings import LLMSettings, Settings
 from models.paths import DataPaths
 from retriever.search.methods import DEFAULT_METHOD
 
@@ -108,7 +113,8 @@ def test_resident_types_a_finding_and_sees_answer_and_reports(page, tmp_path: Pa
     first = cards.first
     text = first.inner_text().lower()  # the label is upper-cased by CSS
     label = score_label(DEFAULT_METHOD)  # the chat searches with the product's default method
-    assert "impression" in text and label in text and "small right pleural effusion" in text
+    assert "impression" in text and "match" in first.locator(".rs-strength").inner_text()
+    assert "small right pleural effusion" in text and label in first.locator(".rs-details").text_content()
     assert first.get_attribute("data-report-id")
     findings = first.locator("details.rs-findings")
     assert not findings.evaluate("d => d.open")
@@ -147,3 +153,140 @@ def test_empty_input_and_new_case_give_clear_page_states(page) -> None:
     page.click("#rs-new-case")
     page.wait_for_selector("#rs-reports .rs-cards-empty")
     assert EFFUSION_QUERY not in page.inner_text(CHAT)
+
+
+# ------------------------------------------------------------------------ a chat a resident keeps using (issue 41)
+def _messages(page) -> list[str]:
+    return page.locator(f"{CHAT} .message").all_inner_texts()
+
+
+def test_enter_sends_and_shift_enter_adds_a_line(page) -> None:
+    box = page.locator("#rs-input textarea")
+    box.fill("Cardiomegaly")
+    box.press("Shift+Enter")
+    box.type("with cephalization")
+    assert box.input_value() == "Cardiomegaly\nwith cephalization" and EFFUSION_QUERY not in page.inner_text(CHAT)
+    box.press("Enter")
+    _answer_finished(page)
+    assert "with cephalization" in page.inner_text(CHAT) and box.input_value() == ""
+
+
+def test_the_conversation_survives_a_reload(page) -> None:
+    _ask(page, EFFUSION_QUERY)
+    _answer_finished(page)
+    answer = page.inner_text(CHAT)
+    page.wait_for_timeout(500)  # the browser stores the conversation after the answer
+    page.reload()
+    page.wait_for_selector("#rs-reports .rs-card", timeout=30_000)
+    assert EFFUSION_QUERY in page.inner_text(CHAT) and "Most likely diagnosis" in page.inner_text(CHAT)
+    assert page.inner_text(CHAT).count("Most likely diagnosis") == answer.count("Most likely diagnosis")
+    stored = page.evaluate("() => Object.keys(localStorage)")
+    assert "radsearch-conversation" in stored  # in the browser; the server keeps no conversation
+    page.click("#rs-new-case")
+    page.wait_for_selector("#rs-reports .rs-cards-empty")
+    page.reload()
+    page.wait_for_selector("#rs-input textarea")
+    page.wait_for_timeout(500)
+    assert EFFUSION_QUERY not in page.inner_text(CHAT)
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
+def test_input_and_ask_are_on_screen_without_horizontal_scroll(browser, app_url: str, size: tuple[int, int]) -> None:
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        page.goto(app_url)
+        page.wait_for_selector("#rs-input textarea")
+        for moment in ("opened", "answered"):
+            for selector in ("#rs-input textarea", "#rs-ask", "#rs-stop"):
+                box = page.locator(selector).bounding_box()
+                assert box and box["y"] >= 0 and box["y"] + box["height"] <= height, (moment, selector, box)
+                assert box["x"] >= 0 and box["x"] + box["width"] <= width, (moment, selector, box)
+            scroll = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+            assert scroll[0] <= scroll[1], (moment, scroll)
+            if moment == "opened":
+                _ask(page, EFFUSION_QUERY)
+                _answer_finished(page)
+                page.evaluate("() => window.scrollTo(0, 0)")
+        page.screenshot(path=str(Path(os.environ.get("TMPDIR", "/tmp")) / f"chat-{width}x{height}.png"))
+    finally:
+        context.close()
+
+
+def test_each_report_is_shown_once_with_one_numbering_and_a_full_report_view(page) -> None:
+    _ask(page, EFFUSION_QUERY)
+    _answer_finished(page)
+    cards = page.locator("#rs-reports .rs-card")
+    ids = [cards.nth(i).get_attribute("data-report-id") for i in range(cards.count())]
+    assert len(ids) == len(set(ids)) == min(answer_defaults.K, len(CHAT_REPORTS))
+    ranks = page.locator("#rs-reports .rs-rank").all_inner_texts()
+    assert ranks == [f"#{n}" for n in range(1, len(ids) + 1)]
+    chat = page.inner_text(CHAT)
+    assert "Small right pleural effusion." not in chat  # the message points to the cards, it does not list reports
+    links = page.locator("#rs-reports .rs-evidence a").all_inner_texts()
+    assert links and set(links) <= set(ranks)  # the evidence names reports by the cards' numbers
+    first = cards.first
+    assert (
+        first.locator(".rs-strength").inner_text().endswith("match")
+        and "0." not in first.locator(".rs-strength").inner_text()
+    )
+    assert first.locator(".rs-match mark").count() >= 1
+    full = first.locator("details.rs-full")
+    full.locator("summary").click()
+    assert full.evaluate("d => d.open") and "pleural effusion" in full.locator("pre").inner_text().lower()
+
+
+def test_export_saves_the_answer_with_its_reports_and_configuration(page) -> None:
+    _ask(page, EFFUSION_QUERY)
+    _answer_finished(page)
+    with page.expect_download() as download:
+        page.click("#rs-export")
+    saved = Path(download.value.path()).read_text(encoding="utf-8")
+    assert download.value.suggested_filename == "radsearch-answer.md"
+    assert saved.startswith("# RadSearch Assistant answer") and "**Most likely diagnosis:**" in saved
+    assert "### #1 " in saved and "## Configuration " in saved and '"retrieval"' in saved
+
+
+@pytest.fixture(scope="module")
+def slow_server() -> Iterator[FaultServer]:
+    with fault_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def slow_app_url(tmp_path_factory: pytest.TempPathFactory, minilm, slow_server: FaultServer) -> Iterator[str]:
+    """The chat answering through an OpenAI-compatible server that writes one piece a second."""
+    index = build_chat_index(tmp_path_factory.mktemp("chat-slow") / "fixture-index", minilm)
+    llm = LLMSettings(backend="openai", base_url=slow_server.url, model="m", timeout_s=120, max_retries=0)
+    settings = Settings(paths=DataPaths(home=tmp_path_factory.mktemp("chat-slow-home")), llm=llm)
+    with served(ChatConfig(settings, indexes=(index,))) as url:
+        yield url
+
+
+def test_stop_ends_a_running_answer_and_the_next_question_is_answered(browser, slow_app_url, slow_server) -> None:
+    slow_server.behaviour, slow_server.trickle_s = "slow_stream", 1.0
+    slow_server.stream_pieces = ('{"diagnosis": "', *["pleural effusion "] * 60, '"}')
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(slow_app_url)
+        page.get_by_label("Answer (LLM + reports)").check()
+        _ask(page, EFFUSION_QUERY)
+        page.wait_for_function(
+            f"() => document.querySelector('{CHAT}').innerText.includes('▍')", timeout=ANSWER_TIMEOUT_MS
+        )  # the model is writing
+        page.click("#rs-stop")
+        page.wait_for_function(f"() => document.querySelector('{CHAT}').innerText.includes('Stopped')")
+        assert slow_server.client_left.wait(10), "the backend call went on after Stop"
+        sent = len(slow_server.sent_at)
+        assert sent < len(slow_server.stream_pieces)
+        slow_server.trickle_s, slow_server.stream_pieces = 0.05, ('{"diagnosis": "', "cardiomegaly", '"}')
+        _ask(page, "Enlarged cardiac silhouette")
+        page.wait_for_function(
+            f"() => document.querySelector('{CHAT}').innerText.includes('Most likely diagnosis')",
+            timeout=ANSWER_TIMEOUT_MS,
+        )
+        assert "cardiomegaly" in page.inner_text(CHAT).lower()
+    finally:
+        context.close()

@@ -61,9 +61,21 @@ def test_search_prints_report_text_literally(markup_index: Path) -> None:
     run = _run("search", "fluid [LLL] :pill:", "--index", str(markup_index), "-k", "2", "--field", "findings")
     _no_traceback(run)
     assert run.returncode == 0
-    for piece in [*MARKUP_PIECES, "scan-[1]", "site[2]/XR"]:
-        assert piece in run.stdout, piece
-    assert "\N{PILL}" not in run.stdout
+    shown = run.stdout.replace("«", "").replace("»", "")  # the query's words are marked in the matching sentence
+    for piece in [*MARKUP_PIECES, "scan-[1]", "site[2], X-ray"]:
+        assert piece in shown, piece
+    assert "«Fluid»" in run.stdout and "\N{PILL}" not in run.stdout
+
+
+def test_search_json_gives_the_matching_sentence_and_its_marked_words(markup_index: Path) -> None:
+    """Issue 41: the sentence that matched and where the query's words are in it (negated ones flagged)."""
+    run = _run("search", "enlarged cardiac silhouette", "--index", str(markup_index), "--field", "findings", "--json")
+    assert run.returncode == 0, run.stderr
+    hit = next(h for h in json.loads(run.stdout)["hits"] if h["id"] == "scan-2")
+    sentence = hit["matching_sentence"]
+    marked = [sentence["text"][m["start"] : m["end"]] for m in sentence["marks"]]
+    assert sentence["text"] == "Enlarged cardiac silhouette." and marked == ["Enlarged", "cardiac", "silhouette"]
+    assert not any(m["negated"] for m in sentence["marks"])
 
 
 def test_ask_prints_report_text_literally_in_the_retrieval_only_result(markup_index: Path) -> None:

@@ -17,7 +17,7 @@ from llm_fixtures import INJECTION, REPORTS, build_index, require_embedded_smoll
 from assistant.llm.base import BackendMalformed, BackendTimeout, BackendUnavailable, LLMResult, Message
 from assistant.rag.answer import Answer
 from assistant.rag.lc_retriever import ReportRetriever
-from assistant.rag.pipeline import RagPipeline
+from assistant.rag.pipeline import RagPipeline, Retrieval
 from retriever.search.query import EmptyQueryError
 
 
@@ -62,7 +62,8 @@ def test_it_is_a_langchain_runnable_that_composes_and_batches(llm, index) -> Non
 
 def test_streaming_yields_text_then_the_answer(llm, index) -> None:
     items = list(_pipeline(llm, index, k=1).iter_answer("Wedge-shaped filling defect in a pulmonary artery"))
-    *pieces, answer = items
+    retrieval, *pieces, answer = items
+    assert isinstance(retrieval, Retrieval) and retrieval.retrieved == answer.retrieved  # shown before the model writes
     assert pieces and all(isinstance(p, str) for p in pieces)
     assert isinstance(answer, Answer) and answer.raw_output == "".join(pieces) and answer.diagnosis
 

@@ -17,7 +17,7 @@ from assistant.llm.openai_backend import OpenAIBackend
 from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer
 from assistant.rag.lc_retriever import ReportRetriever
-from assistant.rag.pipeline import RagPipeline
+from assistant.rag.pipeline import RagPipeline, Retrieval
 from eval.perf.vllm_server import SERVED_NAME, ServerUnavailable, missing, vllm_server
 
 pytestmark = pytest.mark.slow
@@ -66,6 +66,7 @@ def test_pipeline_answer_through_vllm(vllm_url: str, retriever: ReportRetriever,
 def test_streaming_through_vllm(vllm_url: str, retriever: ReportRetriever) -> None:
     backend = OpenAIBackend(vllm_url, SERVED_NAME, structured="vllm", timeout_s=120)
     pipeline = RagPipeline(backend, retriever, rag_prompt=answer_defaults.LLM_PROMPT, max_tokens=200)
-    *pieces, answer = pipeline.iter_answer("Blunting of the right costophrenic angle with a meniscus sign")
-    assert pieces and isinstance(answer, Answer)
+    retrieval, *pieces, answer = pipeline.iter_answer("Blunting of the right costophrenic angle with a meniscus sign")
+    assert isinstance(retrieval, Retrieval) and pieces and all(isinstance(p, str) for p in pieces)
+    assert isinstance(answer, Answer)
     _check(answer)

@@ -1,0 +1,155 @@
+"""What `assistant ask` prints, in the order it becomes known: the retrieved reports and what they affirm (in about a
+second), the model's answer as it is written (a CPU model can take minutes), then the checked answer.
+
+The checked answer is printed apart from the draft because it can differ: the pipeline replaces a diagnosis the
+findings or its own reports rule out (assistant/rag/grounding.py). Model and report text go in as `Text`, so rich
+shows it as written (see assistant.commands.output).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from assistant.commands.output import literal, marked, print_note
+from assistant.commands.search_cmd import contradiction_marks
+from assistant.excerpt import matching_excerpt, searched_text
+from assistant.rag.answer import UnparseableOutput, parse_output
+from assistant.readable import modality_word, strengths
+from assistant.text import shorten
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from assistant.rag.answer import Answer, RetrievedReport
+    from assistant.rag.pipeline import Retrieval
+
+SHOW_HINT = "whole report: assistant show ID"
+IMPRESSION_CHARS = 200
+
+
+def print_retrieval(retrieval: Retrieval, query: str, out: Console) -> None:
+    """The retrieved reports (rank, strength, the sentence that matched with the query's words marked), the notes on
+    contradicting ones, then the evidence differential."""
+    reports = retrieval.retrieved
+    if reports:
+        marks, notes = contradiction_marks([(r.contradicts, r.partly_contradicts) for r in reports])
+        columns = ["#", "match", "report", "modality", "matching sentence", "score"]
+        if marks:
+            columns.insert(4, "contradicts")
+        table = Table(title=f"{len(reports)} similar reports ({SHOW_HINT})", show_lines=True)
+        for column in columns:
+            table.add_column(column, overflow="fold", style="bold red" if column == "contradicts" else "")
+        for n, (r, strength) in enumerate(zip(reports, strengths([r.score for r in reports]), strict=True)):
+            cells: list[str | Text] = [
+                str(r.rank),
+                strength.removesuffix(" match"),
+                literal(r.report_id),
+                literal(modality_word(r.modality)),
+                _sentence_cell(r, query, out),
+                f"{r.score:.3f}",
+            ]
+            if marks:
+                cells.insert(4, marks[n])
+            table.add_row(*cells)
+        out.print(table)
+        for note in notes:
+            print_note(out, note)
+    if retrieval.evidence.get("candidates"):
+        print_evidence(retrieval.evidence, out)
+
+
+def _sentence_cell(report: RetrievedReport, query: str, out: Console) -> Text:
+    """The sentence that matched, marked; below it the impression when another part of the report matched (the
+    conclusion is what the evidence differential reads)."""
+    cell = marked(matching_excerpt(searched_text(report.field, report.findings, report.impression), query), out)
+    if report.field != "impression" and report.impression.strip():
+        cell.append("\nimpression: " + shorten(" ".join(report.impression.split()), IMPRESSION_CHARS), style="dim")
+    return cell
+
+
+def print_evidence(evidence: dict, out: Console, chosen: str | None = None) -> None:
+    """The evidence differential (assistant/rag/evidence.py): each diagnosis the similar reports affirm, how many of
+    them do, and which."""
+    table = Table(title=f"what the {evidence['read']} most similar reports affirm", show_lines=False)
+    for column in ("#", "diagnosis", "reports", "report ids"):
+        table.add_column(column, overflow="fold")
+    for n, candidate in enumerate(evidence["candidates"], start=1):
+        table.add_row(
+            str(n),
+            literal(candidate["diagnosis"], style="bold" if candidate["diagnosis"] == chosen else ""),
+            f"{candidate['count']} of {evidence['read']}",
+            literal(", ".join(candidate["report_ids"][:6])),
+        )
+    out.print(table)
+
+
+def draft_text(generated: str) -> str:
+    """The model's (possibly unfinished) JSON answer as plain lines, "" until a diagnosis can be read from it."""
+    try:
+        parsed = parse_output(generated)
+    except UnparseableOutput:
+        return ""
+    lines = [f"diagnosis: {parsed.diagnosis}"]
+    if parsed.differential:
+        lines.append("differential: " + "; ".join(parsed.differential))
+    if parsed.rationale and parsed.mode != "plain_text":
+        lines.append(f"rationale: {parsed.rationale}")
+    return "\n".join(lines)
+
+
+class DraftPrinter:
+    """Prints the model's answer while it is generated: each piece extends what is shown. The JSON the model writes
+    is shown as plain lines (`draft_text`); when a new piece rewrites an earlier line instead of extending it (a
+    repaired partial object read otherwise), nothing is printed until the text extends what is shown again."""
+
+    def __init__(self, out: Console, model: str) -> None:
+        self.out = out
+        self.model = model
+        self.generated = ""
+        self.shown = ""
+
+    def feed(self, piece: str) -> None:
+        if not self.generated:
+            self.out.print(literal(f"{self.model} is writing (checked below):", style="dim"))
+        self.generated += piece
+        text = draft_text(self.generated)
+        if text.startswith(self.shown) and len(text) > len(self.shown):
+            self.out.print(literal(text[len(self.shown) :]), end="", soft_wrap=True)
+            self.shown = text
+
+    def close(self) -> None:
+        """End the draft's last line (when anything was printed)."""
+        if self.generated:
+            self.out.print()
+
+
+def print_answer(answer: Answer, out: Console) -> None:
+    """The checked answer (or why there is none), the reports it cites, notes and provenance."""
+    if answer.degraded and answer.degraded_kind in ("no_evidence", "ruled_out"):
+        body = Text.assemble(("No diagnosis", "bold"), f": {answer.degraded_reason or ''}")
+        out.print(Panel(body, title="no diagnosis", border_style="yellow"))
+    elif answer.degraded:
+        body = Text.assemble(
+            ("No LLM answer", "bold"),
+            f" ({answer.degraded_kind}): {answer.degraded_reason or ''}\n",
+            "Retrieval-only result: the most similar reports are above.",
+        )
+        out.print(Panel(body, title="degraded", border_style="red"))
+    else:
+        lines = [Text.assemble(("Most likely diagnosis: ", "bold"), answer.diagnosis or "")]
+        if answer.differential:
+            lines.append(Text.assemble(("Differential: ", "bold"), "; ".join(answer.differential)))
+        if answer.rationale:
+            lines.append(Text.assemble(("Rationale: ", "bold"), answer.rationale))
+        if answer.cited_report_ids:
+            lines.append(Text.assemble(("Cites: ", "bold"), ", ".join(answer.cited_report_ids)))
+        out.print(Panel(Text("\n").join(lines), title="answer", border_style="green"))
+    for note in answer.notes:
+        print_note(out, note)
+    timing = ", ".join(f"{name} {value:.2f}" for name, value in answer.timings.items())
+    out.print(literal(f"model {answer.model_id or '-'} · prompt {answer.prompt_id} · {timing}", style="dim"))
+    out.print("[dim]Decision support and teaching aid, not a diagnosis.[/dim]")

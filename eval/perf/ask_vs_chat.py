@@ -1,0 +1,137 @@
+"""`assistant ask` beside the chat: time to the first answer text for the same questions, quiet and under load.
+
+    python -m eval.perf.ask_vs_chat --threads 2                 # 4 questions, quiet then with 2 busy processes
+    python -m eval.perf.ask_vs_chat --threads 2 --queries 2 --load 2 --model qwen1.5b
+
+Issue 41 saw `ask` far slower than the chat on a busy machine. Here both answer the same held-out findings through
+the model (`--prompt diagnosis_evidence`, the chat's *Answer (LLM + reports)*), from the same index, with the same
+thread count, alternating which goes first. `ask` is what a resident runs: a new process each time (start-up, model
+load, the saved system-prompt state, then the answer streamed to the terminal); the chat is a running server (here
+its `ChatService` in this process, the model loaded once beforehand, as `assistant chat` warms it up). Time to first
+answer text: until the first characters of the diagnosis are shown (`ask`: "diagnosis: " on stdout; the chat: "Most
+likely diagnosis" in the message). The load is `--load` processes spinning on a core each, at the same priority.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from eval.perf import results
+from eval.perf.answer import EMBEDDED_MODEL
+from eval.perf.data import held_out_findings
+
+PROMPT = "diagnosis_evidence"
+SPIN = "while True:\n    pass\n"
+
+
+def ask_run(query: str, index: Path, env: dict[str, str]) -> dict[str, float]:
+    """One `assistant ask` process: seconds to the reports on stdout, to the first diagnosis text and to its exit."""
+    command = [sys.executable, "-m", "assistant.cli", "ask", query, "--index", str(index), "--prompt", PROMPT]
+    start = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    assert process.stdout is not None
+    seen, reports, first = b"", None, None
+    while chunk := os.read(process.stdout.fileno(), 4096):
+        seen += chunk
+        if reports is None and b"similar reports" in seen:
+            reports = time.perf_counter() - start
+        if first is None and b"diagnosis: " in seen:
+            first = time.perf_counter() - start
+    process.wait()
+    total = time.perf_counter() - start
+    return {
+        "reports_s": reports if reports is not None else total,
+        "ttft_s": first if first is not None else total,
+        "total_s": total,
+        "exit": float(process.returncode),
+    }
+
+
+def chat_run(service: Any, query: str, index: Path) -> dict[str, float]:
+    """One chat answer through the chat's own request handler: seconds to the report cards, to the first diagnosis
+    text in the message and to the finished answer."""
+    from assistant.chat.service import MODE_ANSWER, Request
+
+    start = time.perf_counter()
+    reports, first = None, None
+    for chat, cards, *_ in service.respond(query, [], [], Request(mode=MODE_ANSWER, index=str(index))):
+        if reports is None and isinstance(cards, str) and '<article class="rs-card' in cards:
+            reports = time.perf_counter() - start
+        if first is None and chat and "Most likely diagnosis" in chat[-1]["content"]:
+            first = time.perf_counter() - start
+    total = time.perf_counter() - start
+    return {
+        "reports_s": reports if reports is not None else total,
+        "ttft_s": first if first is not None else total,
+        "total_s": total,
+    }
+
+
+def measure(queries: list[str], index: Path, model: str, threads: int, load: int) -> dict[str, Any]:
+    """Both sides per question, alternating which goes first; quiet, then under `load` spinning processes."""
+    from assistant.chat.service import ChatConfig, ChatService
+    from assistant.settings import Settings
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_LLM_")}
+    env |= {"RADSEARCH_LLM_GGUF": model, "RADSEARCH_LLM_THREADS": str(threads)}
+    settings = Settings.from_env(env)
+    service = ChatService(ChatConfig(settings, indexes=(index,)))
+    service.warm_up()
+    warm_up, *queries = queries  # a question of its own: a measured one asked before would be read from the cache
+    chat_run(service, warm_up, index)  # the running server has read the system prompt once
+    ask_run(warm_up, index, env)  # the saved system-prompt state exists, as after any earlier ask
+    conditions: dict[str, Any] = {}
+    for condition, spinners in (("quiet", 0), (f"load_{load}", load)):
+        busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(spinners)]
+        try:
+            runs: dict[str, list[dict[str, float]]] = {"ask": [], "chat": []}
+            for n, query in enumerate(queries):
+                for side in ("ask", "chat") if n % 2 == 0 else ("chat", "ask"):
+                    run = ask_run(query, index, env) if side == "ask" else chat_run(service, query, index)
+                    runs[side].append({k: round(v, 3) for k, v in run.items()})
+                    print(condition, side, runs[side][-1], flush=True)
+        finally:
+            for process in busy:
+                process.kill()
+                process.wait()
+        conditions[condition] = {
+            **{
+                f"{side}_{key}": round(statistics.median(r[key] for r in rows), 3)
+                for side, rows in runs.items()
+                for key in ("reports_s", "ttft_s", "total_s")
+            },
+            "runs": runs,
+        }
+    return {"prompt": PROMPT, "model": model, "load_processes": load, "conditions": conditions}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = results.parser(__doc__, threads_help="llama.cpp threads for both sides (RADSEARCH_LLM_THREADS)")
+    parser.add_argument("--queries", type=int, default=4, help="held-out findings, each asked once per side and load")
+    parser.add_argument("--model", default=EMBEDDED_MODEL, help="embedded GGUF: qwen1.5b, qwen0.5b or smollm2")
+    parser.add_argument("--load", type=int, default=2, help="busy processes for the loaded condition")
+    parser.add_argument("--index", type=Path, help="index folder (default: the default index, as ask uses)")
+    args = results.parse_args(parser, argv)
+    queries = held_out_findings(1 + (2 if args.quick else args.queries))  # the first warms both sides up
+    if queries is None:
+        return 0
+    from assistant.settings import Settings
+
+    index = args.index or Settings.from_env(os.environ).paths.default_index
+    if not (index / "manifest.json").is_file():
+        print(f"ask_vs_chat: no index at {index} (make demo builds one): not measured")
+        return 0
+    measured = measure(queries, index, args.model, args.threads, args.load)
+    data = {"queries": len(queries) - 1, "index": str(index)} | measured
+    results.store_run("ask_vs_chat", data, args, "eval.perf.ask_vs_chat", argv)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
