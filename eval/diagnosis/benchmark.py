@@ -4,12 +4,14 @@
     python -m eval.diagnosis.benchmark --conditions none,mpnet,radsearch-minilm
     python -m eval.diagnosis.benchmark --cases my_cases.jsonl --corpus my_reports.csv --conditions none,bm25,minilm \\
         --backend openai --workers 8 --name my_site          # your own data against a vLLM server
+    python -m eval.diagnosis.benchmark --ray HOST:PORT ...   # the model calls on every node of a Ray cluster
 
 Each prediction goes through the product's own pipeline (`assistant.rag.pipeline.RagPipeline`, prompts from `prompts/`)
 and is cached by (case, condition, model, prompt version), so an interrupted run resumes and a rerun only grades.
 The retrieval corpus never holds a case's own report: reports whose id is a case id are removed before indexing.
 Server backends are queried from a thread pool; the embedded model answers one case at a time (it is one
-llama.cpp context, and two would only share the same cores).
+llama.cpp context, and two would only share the same cores). With `--ray ADDRESS` every CPU or GPU of a Ray cluster
+answers at once (eval/diagnosis/ray_llm.py); retrieval and the cache stay here, so the rows are the same.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -372,6 +374,13 @@ def main(argv: list[str] | None = None) -> int:
         "such processes on one cache (e.g. two 1-thread llama.cpp processes on 2 cores), then once without --shard "
         "to write the results from the cache",
     )
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="ask the model on a Ray cluster (local, auto or the head's HOST:PORT): one worker per CPU or GPU, each "
+        "loading the backend the RADSEARCH_LLM_* settings name on its node (needs pip install '.[ray]')",
+    )
     parser.add_argument("--cache", type=Path, default=eval_home() / "predictions.jsonl")
     add_out_option(parser, RESULTS)
     parser.add_argument("--name", default="diagnosis", help="stem of the result files in --out")
@@ -404,7 +413,19 @@ def run(args: argparse.Namespace, command: str) -> int:
     settings = LLMSettings.from_env(os.environ).with_flags(backend=args.backend, model=args.model)
     config = RunConfig(cases, conditions, corpus, args.max_tokens, args.workers, args.cache, shard=args.shard)
     started = time.monotonic()
-    rows = predict(config, make_llm(settings, DataPaths.from_env(os.environ)), concurrent=settings.backend == "openai")
+    if args.ray:
+        from eval.diagnosis.ray_llm import cluster_llm
+        from retriever.encoders.cluster.connection import ClusterError
+
+        try:
+            with cluster_llm(args.ray, settings) as llm:
+                rows = predict(replace(config, workers=llm.workers), llm, concurrent=True)
+        except ClusterError as exc:
+            print(f"--ray {args.ray}: {exc}", file=sys.stderr)
+            return 3
+    else:
+        llm = make_llm(settings, DataPaths.from_env(os.environ))
+        rows = predict(config, llm, concurrent=settings.backend == "openai")
     if args.shard[1] > 1:
         print(f"shard {args.shard[0]}/{args.shard[1]} answered; results are written by a run without --shard")
         return 0
@@ -419,7 +440,8 @@ def run(args: argparse.Namespace, command: str) -> int:
         "corpus_reports": len(corpus),
         "backend": settings.backend,
         "structured_output": settings.structured,
-        "llm_threads": settings.n_threads,
+        "llm_threads": 1 if args.ray and settings.backend == "embedded" else settings.n_threads,
+        "ray": args.ray,
         "encoders": config.encoders,
         "max_tokens": args.max_tokens,
         "field": args.field,
