@@ -40,12 +40,12 @@ from retriever.index.vectors import (
     write_vector_index,
 )
 from retriever.negation.tokens import STOPWORDS, TOKENIZER_FINGERPRINT
-from retriever.reports.record import FIELDS, Report
+from retriever.reports.record import FIELDS, Field, Report
 from retriever.reports.sources.base import normalize_modality
 from retriever.search.abbreviations import QueryExpander, default_expander
 from retriever.search.contradiction import candidate_depth, contradicting_last
 from retriever.search.fusion import FUSION_DEPTH, fuse_dense_and_bm25
-from retriever.search.methods import DEFAULT_METHOD, METHODS
+from retriever.search.methods import DEFAULT_METHOD, METHODS, Method
 from retriever.search.query import PreparedQuery, clean_query
 from retriever.search.rerank import SecondStage
 
@@ -81,9 +81,9 @@ class Hit:
 
     rank: int
     score: float
-    field: str
+    field: Field
     report: Report
-    method: str = "dense"
+    method: Method = "dense"
     #: The hit's text rules out what the query asserts, or the reverse (retriever/search/contradiction.py): ranked after
     #: every hit that does not, and shown marked.
     contradicts: bool = False
@@ -357,10 +357,10 @@ class ReportIndex:
     def search(
         self,
         query: str,
-        field: str = "impression",
+        field: Field = "impression",
         k: int = 5,
         filters: SearchFilters | None = None,
-        method: str = DEFAULT_METHOD,
+        method: Method = DEFAULT_METHOD,
     ) -> list[Hit]:
         """Top-k reports for `query` matched against one field."""
         if field not in self.manifest.fields:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
-#: Searchable fields of a report, in the order the CLI lists them.
-FIELDS: tuple[str, ...] = ("findings", "impression", "report")
+#: A searchable field of a report; FIELDS in the order the CLI lists them.
+Field = Literal["findings", "impression", "report"]
+FIELDS: tuple[Field, ...] = get_args(Field)
 
 
 @dataclass(frozen=True)

@@ -8,18 +8,21 @@ eval.retrieval.benchmark`), as the preset records it (models/preset.py).
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from models.preset import PRESET
 
+#: A search method; METHODS in the order the CLI lists them.
+Method = Literal["dense", "bm25", "hybrid", "hybrid-weighted"]
+METHODS: tuple[Method, ...] = get_args(Method)
 #: Methods that fuse BM25 with a dense encoder; benchmark specs name them as a prefix ("hybrid:radsearch-minilm").
-FUSED_METHODS: tuple[str, ...] = ("hybrid", "hybrid-weighted")
-METHODS: tuple[str, ...] = ("dense", "bm25", *FUSED_METHODS)
+FUSED_METHODS: tuple[Method, ...] = ("hybrid", "hybrid-weighted")
 DEFAULT_METHOD = PRESET.default_search.method
 #: The second stage search, ask and chat re-score the top hits with unless told otherwise (`--reranker`,
 #: RADSEARCH_RERANKER; `off` for none): the model-free support check (retriever/search/support.py; it re-scores
-#: impression searches only), adopted by the rule of `python -m eval.robustness.rerank_benchmark --reranker support` on
-#: the dev
-#: split (eval/results/support_fusion_dev.md), written to the preset (models/preset.json) and kept equal to it by
-#: tests/retriever/test_support.py.
+#: impression searches only), adopted by the rule of `python -m eval.robustness.rerank_benchmark --reranker support`
+#: on the dev split (eval/results/support_fusion_dev.md), written to the preset (models/preset.json) and kept equal to
+#: it by tests/retriever/test_support.py.
 DEFAULT_SECOND_STAGE: str | None = PRESET.default_search.second_stage
 
 
