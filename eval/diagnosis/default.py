@@ -20,10 +20,9 @@ Before, the configuration was chosen from the screening run below by the rule of
 free-text configuration was picked):
 
 The screening run that writes it (the 44 dev cases `python -m eval.diagnosis.build_cases` marks; resumable, its
-prediction
-cache is committed; query abbreviation expansion, added to the product after the screen started, stays off so
-every condition searched alike; `$D[report,$P]`, the top report's impression alone, was added later as the
-cheapest prompt, whose short question would meet the time-to-first-token target):
+prediction cache is committed; query abbreviation expansion, added to the product after the screen started, stays off so
+every condition searched alike; `$D[report,$P]`, the top report's impression alone, was added later as the cheapest
+prompt, whose short question would meet the time-to-first-token target):
 
     D=hybrid-weighted:radsearch-minilm-hardneg-2ep P=prompt=diagnosis_candidates
     RADSEARCH_ABBREVIATION_EXPANSION=off RADSEARCH_LLM_THREADS=1 RADSEARCH_LLM_STRUCTURED=off \
@@ -39,9 +38,8 @@ whole reports as references, then matching on the impression, the product's defa
 many reports the model is shown (k), the field the finding is matched against and the prompt; tests keep
 assistant/rag/answer_defaults.py equal to it, as the search method follows eval/results/retrieval.json. The held-out
 confirmation run (eval.diagnosis.benchmark on the 306 held-out cases) then measures the chosen configuration once,
-against no
-retrieval, BM25 and mpnet (the generalist stand-in), with the product's default encoder; resumable, its cache is
-committed:
+against no retrieval, BM25 and mpnet (the generalist stand-in), with the product's default encoder; resumable, its cache
+is committed:
 
     O="[report]"   # the chosen configuration's options (python -m eval.diagnosis.default --condition)
     H=hybrid-weighted:radsearch-minilm-labelneg-2ep-256-avg2

@@ -5,9 +5,8 @@ findings they answer or by every report they cite that mentions it (assistant/ra
         --condition "hybrid-weighted:radsearch-minilm-labelneg-2ep-256-avg2[report]"
 
 Why apart from eval.diagnosis.benchmark: the diagnosis benchmark counts them for every condition it runs (the "Run"
-table),
-but an earlier default's answers can only be re-read, not re-run, once the encoder that retrieved them is gone; their
-cache holds the diagnosis and the cited report ids, and the shared data holds the findings and the impressions.
+table), but an earlier default's answers can only be re-read, not re-run, once the encoder that retrieved them is gone;
+their cache holds the diagnosis and the cited report ids, and the shared data holds the findings and the impressions.
 Writes eval/results/self_contradicted.{json,md}.
 """
 

@@ -11,10 +11,9 @@ Datasets (../shared/data; the command skips cleanly when it is absent):
   accuracy;
 - (b) NegBio's Open-i labels: for each report and each of the 14 findings, the finding's terms
   (eval.negation.finding_mentions) are looked up in findings + impression; a finding mentioned at least once not negated
-  is
-  "affirmed", mentioned only negated is "negated-only", and both are compared with NegBio's positive (1) / negative
-  (0) label. NegBio is itself a rule system (with a dependency parser), so (b) is agreement with a strong reference,
-  not truth.
+  is "affirmed", mentioned only negated is "negated-only", and both are compared with NegBio's positive (1) / negative
+  (0) label. NegBio is itself a rule system (with a dependency parser), so (b) is agreement with a strong reference, not
+  truth.
 - (c) hand-labelled real report sentences (eval.negation.sentences, eval.negation.labelled): precision, recall and
   F1 of "ruled out" over all rows (the acceptance figure), per split (train + dev, where the rules were developed;
   test, scored once), source and kind, and the rules' train + dev errors. Skipped, and said so, when the labelled

@@ -5,21 +5,18 @@
 
 For a query that asserts a finding, negated-hit rate@k = share of the top-k hits whose text mentions the finding
 only negated (eval.negation.finding_mentions: a hit that does not mention it, or affirms it anywhere, is not negated).
-For a
-resident that is the most dangerous hit there is: a report saying the opposite of the question. Queries:
+For a resident that is the most dangerous hit there is: a report saying the opposite of the question. Queries:
 - label: each NegBio (Open-i) and CT-RATE label in words ("pleural effusion", "lung nodule") over the whole shared
   corpus; its source is the label set's;
 - findings: the findings of each shared test-split Open-i / CT-RATE report, once per labelled finding its findings
   affirm; the report itself is left out of its hits; its source is the report's.
 Search runs through the product's own `ReportIndex` (cached under the data home by
 eval.diagnosis.conditions.load_or_build_index) with every method of retriever.search.methods, and the default method
-once more
-with the product's second stage (`hybrid-weighted+rerank=support`, the default as searched), matched on one field
-(default: the product's default, impression) and judged on that field's text. BM25 is the same whichever encoder's
-index hosts it, so it is run once. Negation is judged by each detector of eval.negation.detection asked for
-(default: `either`, best on Open-i reports there, then the project's `rules` for comparison). Encoders that are
-not available (a fine-tuned model not trained on this machine yet) are skipped with a note. Writes
-eval/results/negated_hits.{json,md}.
+once more with the product's second stage (`hybrid-weighted+rerank=support`, the default as searched), matched on one
+field (default: the product's default, impression) and judged on that field's text. BM25 is the same whichever encoder's
+index hosts it, so it is run once. Negation is judged by each detector of eval.negation.detection asked for (default:
+`either`, best on Open-i reports there, then the project's `rules` for comparison). Encoders that are not available (a
+fine-tuned model not trained on this machine yet) are skipped with a note. Writes eval/results/negated_hits.{json,md}.
 """
 
 from __future__ import annotations

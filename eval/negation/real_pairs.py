@@ -8,9 +8,8 @@ report that rules it out.
 
 Δcos is defined as in eval.negation.encoder_pairs: Δcos = cos(query, affirmed sentence) - cos(query, negated sentence),
 the query being the finding as a resident types it (`Finding.query` of eval.negation.finding_mentions: "pleural
-effusion",
-"lung nodule"). Reported per encoder: the mean over pairs with a 95% confidence interval (t distribution over the
-pairs; pairs of one finding are not independent, so the interval is if anything too narrow), and the share of pairs
+effusion", "lung nodule"). Reported per encoder: the mean over pairs with a 95% confidence interval (t distribution over
+the pairs; pairs of one finding are not independent, so the interval is if anything too narrow), and the share of pairs
 whose affirmed sentence is the nearer. Target for the default encoder: Δcos >= 0.45 (published: 0.42 for a
 negation-trained SBERT).
 

@@ -3,10 +3,9 @@
     python -m eval.perf.concurrency                   # vLLM CPU server (SmolLM2), 12 cases, 1 vs 4 workers
 
 Runs the benchmark's own prediction loop (eval.diagnosis.benchmark.predict, which sends a server backend's requests from
-a
-thread pool) twice on the same held-out cases with an empty prediction cache each time: once one request at a
-time, once with N workers. Condition `none` (the LLM alone) keeps retrieval out of the measurement: this is about
-how well the server's continuous batching absorbs parallel requests.
+a thread pool) twice on the same held-out cases with an empty prediction cache each time: once one request at a time,
+once with N workers. Condition `none` (the LLM alone) keeps retrieval out of the measurement: this is about how well the
+server's continuous batching absorbs parallel requests.
 """
 
 from __future__ import annotations

@@ -8,8 +8,7 @@ For each encoder and backend (torch = `SentenceTransformer.encode` with its defa
 see retriever/encoders/onnx/encoder.py) in one process, on the same texts: reports/s over full report texts (each
 backend encodes the whole list per call, in interleaved rounds, so they share the machine's load alike), cosine of each
 vector to torch's, and findings -> impression match@5 on the held-out test split (eval.retrieval.findings_impression). A
-fast backend
-counts as equal quality when its match@5 is within QUALITY_TOLERANCE of torch's.
+fast backend counts as equal quality when its match@5 is within QUALITY_TOLERANCE of torch's.
 
 Throughput is measured at 1 thread and at --threads (default: every core, which is what sentence-transformers'
 default encode uses, since torch takes all cores): the backends scale differently with threads (on 2 cores torch's

@@ -12,9 +12,8 @@ Metrics (see eval.retrieval.findings_impression, eval.retrieval.label_metrics, e
 - free-text query P@10 / nDCG@10 / MRR@10 from a BEIR folder (default: the project's label queries over the
   shared data's held-out Open-i and CT-RATE reports).
 Every ranker searches through the product's `ReportIndex` (eval.retrieval.findings_impression.IndexRanker), with the
-encoder backend
-users' indexes are built with unless `--encoder-backend` says otherwise. Writes <name>.json (the records of
-eval.retrieval.results), <name>.md and <name>_match_at_k.png to eval/results/.
+encoder backend users' indexes are built with unless `--encoder-backend` says otherwise. Writes <name>.json (the records
+of eval.retrieval.results), <name>.md and <name>_match_at_k.png to eval/results/.
 """
 
 from __future__ import annotations

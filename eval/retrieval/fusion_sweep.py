@@ -11,12 +11,11 @@ and finding-label P@10 on the sources that have labels. The weight with the best
 source counts the same, as the targets ask for every source) is the one to put into
 retriever.search.fusion.DENSE_WEIGHT. Every setting ranks through a ReportIndex as the retrieval benchmark does
 (eval.retrieval.findings_impression.IndexRanker), the weighted ones with the index's dense weight set to theirs, and
-each with the second
-stage search uses by default (retriever.search.methods.DEFAULT_SECOND_STAGE, `--reranker off` for none): the stage
-re-scores the fused hits, so the weight that is best without it need not be best with it, and users search with it
-(label P@10 searches whole reports, which the support check leaves alone; `--stage-on-every-field` lets it re-score them
-too, which is how its field scope was measured, retriever/search/support.py).
-Writes eval/results/NAME.json and .md (`--name`, default fusion_sweep). Skips cleanly when the shared data is absent.
+each with the second stage search uses by default (retriever.search.methods.DEFAULT_SECOND_STAGE, `--reranker off` for
+none): the stage re-scores the fused hits, so the weight that is best without it need not be best with it, and users
+search with it (label P@10 searches whole reports, which the support check leaves alone; `--stage-on-every-field` lets
+it re-score them too, which is how its field scope was measured, retriever/search/support.py). Writes
+eval/results/NAME.json and .md (`--name`, default fusion_sweep). Skips cleanly when the shared data is absent.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Query robustness: findings -> impression match@k of the shared test split, each query clean and in every variant.
 
 The task is `eval.retrieval.findings_impression.findings_to_impression`'s (query = a report's findings, corpus = the
-split's unique
-impressions, a hit when the report's own impression comes back), searched through the product's index. For each
-variant: match@1/5/10 and MRR@10, its drop from the clean query, how many queries the variant changed, and McNemar's
-p for hit@5 clean vs variant on the same queries. Abbreviated-query match@1 stands beside LLM2VEC4CXR's acronym
-top-1 (0.611), a different corpus and task: a reference point, not a replication.
+split's unique impressions, a hit when the report's own impression comes back), searched through the product's index.
+For each variant: match@1/5/10 and MRR@10, its drop from the clean query, how many queries the variant changed, and
+McNemar's p for hit@5 clean vs variant on the same queries. Abbreviated-query match@1 stands beside LLM2VEC4CXR's
+acronym top-1 (0.611), a different corpus and task: a reference point, not a replication.
 """
 
 from __future__ import annotations

@@ -16,13 +16,11 @@ negatives of four kinds) from the product's default encoder if it is not in the 
 training resumes from its checkpoints. Then scores the product default ranker without the re-ranker and with it at each
 weight (its share of the score, the first stage's the rest: retriever/search/rerank.py) on one split:
 findings -> impression match@k per source and pooled (eval.retrieval.findings_impression, as eval/results/retrieval.md),
-and the
-robustness parts (eval/robustness: ICD-10-CM rephrasings, query variants, error discrimination) with query expansion
-on, as the product searches. Each (query, candidate) pair is scored once whatever the number of weights
+and the robustness parts (eval/robustness: ICD-10-CM rephrasings, query variants, error discrimination) with query
+expansion on, as the product searches. Each (query, candidate) pair is scored once whatever the number of weights
 (eval.retrieval.findings_impression.MemoReranker). Weights are compared on dev; the test split is for the one chosen,
-once. Writes
-eval/results/rerank_<split>.{json,md} (`support_<split>` for the support check). Skips cleanly when the shared data
-is absent.
+once. Writes eval/results/rerank_<split>.{json,md} (`support_<split>` for the support check). Skips cleanly when the
+shared data is absent.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 state something abnormal.
 
 Why here: the diagnosis benchmark makes its reference diagnoses from them (eval/diagnosis/build_cases.py) and the
-answer's
-evidence differential reads retrieved reports' conclusions the same way (assistant/rag/evidence.py), so a case's
-reference and a similar report's evidence are cut from their impressions alike.
+answer's evidence differential reads retrieved reports' conclusions the same way (assistant/rag/evidence.py), so a
+case's reference and a similar report's evidence are cut from their impressions alike.
 """
 
 from __future__ import annotations

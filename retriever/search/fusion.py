@@ -17,10 +17,9 @@ RRF_K = 60
 #: Candidates each retriever contributes to a BM25 + dense fusion.
 FUSION_DEPTH = 100
 #: The dense share of the weighted mix: the weight `python -m eval.retrieval.fusion_sweep` picks on the dev split for
-#: the
-#: default model with the default second stage (eval/results/fusion_sweep.md: the best mean of per-source
-#: findings -> impression match@5 and label P@10), as the preset records it (models/preset.json), kept equal to it
-#: by tests/retriever/test_fusion.py.
+#: the default model with the default second stage (eval/results/fusion_sweep.md: the best mean of per-source findings
+#: -> impression match@5 and label P@10), as the preset records it (models/preset.json), kept equal to it by
+#: tests/retriever/test_fusion.py.
 DENSE_WEIGHT = PRESET.default_search.dense_weight
 
 

@@ -26,8 +26,7 @@ not right ones. On whole-report search (label P@10: findings query -> reports sh
 fusion_sweep_all_fields.md), and diagnoses from whole reports did not change with it (39.5% vs 38.2% without, 306
 held-out cases, p 0.54, eval/results/diagnosis_native_pairs.md). Measured against not doing it by
 `python -m eval.robustness.rerank_benchmark --reranker support` (eval/results/support_fusion_dev.md;
-support_pairs_dev.md at
-the even fusion mix).
+support_pairs_dev.md at the even fusion mix).
 """
 
 from __future__ import annotations

@@ -83,9 +83,8 @@ def test_hits_that_contradict_the_query_are_ranked_last(minilm, method: str) -> 
 
 def test_the_sweeps_dense_weight_reaches_the_index_fusion(minilm) -> None:
     """eval.retrieval.fusion_sweep's weight replaces the product's in the index's own weighted mix: at the product's
-    weight it
-    ranks as the product; at 1 the BM25 side weighs nothing, so it ranks as dense search; at 0 the reports BM25
-    found come first, in BM25's order."""
+    weight it ranks as the product; at 1 the BM25 side weighs nothing, so it ranks as dense search; at 0 the reports
+    BM25 found come first, in BM25's order."""
     queries = [*QUERIES, "no pleural effusion", "left lung nodule"]
     product = IndexRanker("p", method="hybrid-weighted", encoder=minilm).rank(queries, CORPUS, 5)
     assert IndexRanker("s", "hybrid-weighted", minilm, dense_weight=DENSE_WEIGHT).rank(queries, CORPUS, 5) == product

@@ -2,9 +2,8 @@
 the same top five, hence the same match@5, for every test-split query.
 
 The benchmark ranks with `eval.retrieval.findings_impression.make_ranker(shipped_default())`; a user runs `assistant
-index` with no
-`--encoder` and `assistant search` with no flags. Both are compared on the MTSamples test split (24 queries) of the
-shared data, and a few queries also through the real `assistant search` process.
+index` with no `--encoder` and `assistant search` with no flags. Both are compared on the MTSamples test split (24
+queries) of the shared data, and a few queries also through the real `assistant search` process.
 """
 
 from __future__ import annotations
