@@ -108,7 +108,8 @@ def update(
         mapping = _built_with(target, mapping)
     try:
         removals = _read_ids(remove) if remove else []
-        check_outputs([Path(s) for s in corpus if s not in DEMO_NAMES], target, rejects)
+        inputs = [Path(s) for s in corpus if s not in DEMO_NAMES] + ([remove] if remove else [])
+        check_outputs(inputs, target, rejects)  # the ids file is an input too: --rejects never writes over it
     except (OSError, UnicodeDecodeError, UnsafeOutput) as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -116,7 +117,7 @@ def update(
     result = IngestResult()
     if corpus:
         with console.status("reading reports"):
-            result = ingest(corpus, rules, mapping)
+            result = ingest(corpus, rules, mapping, _held_sources(target))
         print_ingestion(console, result)
         if rejects and mostly_rejected(result, max_rejected):  # the log the refusal points to
             write_rejects(console, rejects, result.rejections)
@@ -195,7 +196,27 @@ def _built_with(target: Path, fallback: ColumnMap) -> ColumnMap:
     return type(fallback)(recorded) if recorded else fallback
 
 
+def _held_sources(target: Path) -> frozenset[str]:
+    """The sources the index at `target` holds (none when there is no index yet: update_index says so), so the
+    next day's `site.csv` gives the ids of the indexed `site` reports wherever its folder is. An unreadable store
+    holds none here: update_index refuses that index with the reason."""
+    import sqlite3
+
+    from retriever.index.report_index import STORE_FILE
+    from retriever.index.store import ReportStore
+
+    try:
+        store = ReportStore(target / STORE_FILE)
+    except sqlite3.Error:
+        return frozenset()
+    try:
+        return frozenset(store.values("source"))
+    finally:
+        store.close()
+
+
 def _read_ids(path: Path) -> list[str]:
-    """Report ids from a file: one per line, surrounding space, blank lines and # comments ignored."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    """Report ids from a file: one per line, surrounding space, blank lines and # comments ignored; a byte order
+    mark (Windows editors write one) is not part of the first id."""
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
