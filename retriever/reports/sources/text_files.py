@@ -16,9 +16,10 @@ MAX_REPORT_CHARS = 50_000
 def load_text_file(path: Path, source: str, report_id: str) -> Outcome:
     """One report from one text file, or a Rejection (binary, empty)."""
     try:
-        text, encoding = read_text(path)
+        decoded = read_text(path)
     except UnreadableFile as exc:
         return Rejection(source, str(path), str(exc))
+    text, encoding = decoded.text, decoded.encoding
     if not text.strip():
         return Rejection(source, str(path), "empty file")
     if len(text) > MAX_REPORT_CHARS:
