@@ -330,3 +330,11 @@ def test_rows_without_an_id_never_take_a_real_id_of_the_file(tmp_path: Path) -> 
     result = ingest([str(path)], KEEP_ALL)
     assert not result.rejections
     assert sorted(r.id for r in result.reports) == ["noid:noid-2", "noid:noid-2-2"]
+
+
+def test_a_table_cell_longer_than_any_report_is_rejected_like_a_text_file(tmp_path: Path) -> None:
+    """Issue 39: a 5 MB CSV cell was indexed whole, where a text file over 50,000 characters is rejected."""
+    long = "Effusion. " * 6_000  # 60,000 characters
+    path = write_csv(tmp_path / "big.csv", ["id", "findings", "impression"], [["1", long, "Effusion."]])
+    result = ingest([str(path)], KEEP_ALL)
+    assert not result.reports and result.rejections[0].reason == "report too long (> 50000 characters)"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from retriever.reports.record import Report
 from retriever.reports.sections import clean_text, parse_sections
-from retriever.reports.sources.base import Outcome, Rejection, normalize_modality
+from retriever.reports.sources.base import MAX_REPORT_CHARS, Outcome, Rejection, normalize_modality
 from retriever.reports.sources.files import Decoded, RowError, UnreadableFile, iter_csv_rows, iter_jsonl, read_text
 
 #: Target field -> column names tried in order when not mapped explicitly, compared as `column_key` makes them.
@@ -144,6 +144,8 @@ def report_from_row(
         return "empty record (no findings, impression or report text)"
     if _UNNAMEABLE.search(get("id")):
         return "id with a line break or control character"
+    if len(findings) + len(impression) + len(text) > MAX_REPORT_CHARS:
+        return f"report too long (> {MAX_REPORT_CHARS} characters)"
     parsed = parse_sections(text) if text.strip() else None
     if parsed is not None:
         findings = findings or parsed.findings
