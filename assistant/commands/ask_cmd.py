@@ -114,26 +114,26 @@ def _print(answer: Answer, out: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from assistant.commands.output import literal, print_note
+    from assistant.commands.output import literal, print_note, visible
     from assistant.commands.search_cmd import contradiction_marks
     from assistant.text import shorten
 
     if answer.degraded and answer.degraded_kind in ("no_evidence", "ruled_out"):
-        body = Text.assemble(("No diagnosis", "bold"), f": {answer.degraded_reason or ''}")
+        body = Text.assemble(("No diagnosis", "bold"), visible(f": {answer.degraded_reason or ''}"))
         out.print(Panel(body, title="no diagnosis", border_style="yellow"))
     elif answer.degraded:
         body = Text.assemble(
             ("No LLM answer", "bold"),
-            f" ({answer.degraded_kind}): {answer.degraded_reason or ''}\n",
+            visible(f" ({answer.degraded_kind}): {answer.degraded_reason or ''}\n"),
             "Retrieval-only result: the impressions of the most similar reports are below.",
         )
         out.print(Panel(body, title="degraded", border_style="red"))
     else:
-        lines = [Text.assemble(("Most likely diagnosis: ", "bold"), answer.diagnosis or "")]
+        lines = [Text.assemble(("Most likely diagnosis: ", "bold"), visible(answer.diagnosis or ""))]
         if answer.differential:
-            lines.append(Text.assemble(("Differential: ", "bold"), "; ".join(answer.differential)))
+            lines.append(Text.assemble(("Differential: ", "bold"), visible("; ".join(answer.differential))))
         if answer.rationale:
-            lines.append(Text.assemble(("Rationale: ", "bold"), answer.rationale))
+            lines.append(Text.assemble(("Rationale: ", "bold"), visible(answer.rationale)))
         out.print(Panel(Text("\n").join(lines), title="answer", border_style="green"))
     if answer.evidence.get("candidates"):
         _print_evidence(answer, out)
