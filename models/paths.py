@@ -22,6 +22,15 @@ def _xdg_home(env: Mapping[str, str]) -> Path:
     return base / "radsearch"
 
 
+def blocking_file(path: Path) -> Path | None:
+    """The file that `path` or one of its ancestors is, where a folder has to be (nothing can be created under a
+    file); None when every existing part of the path is a folder."""
+    for part in (path, *path.parents):
+        if part.exists():
+            return None if part.is_dir() else part
+    return None
+
+
 @dataclass(frozen=True)
 class DataPaths:
     """The data folders. `index`: the index used when a command gets no `--index` (None: `indexes/demo`)."""
@@ -34,6 +43,8 @@ class DataPaths:
         """`$RADSEARCH_HOME`, else `$XDG_DATA_HOME/radsearch`, else `~/.local/share/radsearch`; `$RADSEARCH_INDEX`."""
         explicit = env.get("RADSEARCH_HOME")
         index = env.get("RADSEARCH_INDEX")
+        if explicit and (file := blocking_file(Path(explicit).expanduser())) is not None:
+            raise ValueError(f"RADSEARCH_HOME={explicit}: {file} is a file, not a folder; point it at a folder")
         return cls(
             home=Path(explicit).expanduser() if explicit else _xdg_home(env),
             index=Path(index).expanduser() if index else None,

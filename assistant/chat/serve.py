@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 
     from assistant.chat.service import ChatConfig
 
+#: Gradio's /upload answers any signed-in user; the chat takes no files, so only small ones pass (issue 39).
+MAX_UPLOAD = "1mb"
+
 
 def launch_app(
     app: gr.Blocks,
@@ -47,6 +50,7 @@ def launch_app(
         show_error=False,
         quiet=not block,
         max_threads=max(40, config.concurrency * 4),
+        max_file_size=MAX_UPLOAD,
         footer_links=["api", "settings"],
         run_history=False,
         enable_monitoring=False,

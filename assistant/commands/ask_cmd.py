@@ -69,6 +69,7 @@ def ask(
     from assistant.rag.lc_retriever import ReportRetriever
     from assistant.rag.pipeline import RagPipeline
     from models.resolve import ModelNotAvailable
+    from retriever.index.output_paths import named_path
     from retriever.index.report_index import IndexLoadError, ReportIndex
     from retriever.search.query import EmptyQueryError, clean_query
 
@@ -82,7 +83,7 @@ def ask(
         llm_settings = settings.llm.with_flags(backend=backend, model=model)
         retriever = None
         if not no_retrieval:
-            folder = index or settings.paths.default_index
+            folder = named_path(index or settings.paths.default_index)
             idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
             for note in idx.notices(folder, method):
                 print_note(err, note)

@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from assistant.commands.output import literal, marked, print_note
+from assistant.commands.output import literal, marked, print_note, visible
 from assistant.commands.search_cmd import contradiction_marks
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import UnparseableOutput, parse_output
@@ -130,23 +130,23 @@ class DraftPrinter:
 def print_answer(answer: Answer, out: Console) -> None:
     """The checked answer (or why there is none), the reports it cites, notes and provenance."""
     if answer.degraded and answer.degraded_kind in ("no_evidence", "ruled_out"):
-        body = Text.assemble(("No diagnosis", "bold"), f": {answer.degraded_reason or ''}")
+        body = Text.assemble(("No diagnosis", "bold"), visible(f": {answer.degraded_reason or ''}"))
         out.print(Panel(body, title="no diagnosis", border_style="yellow"))
     elif answer.degraded:
         body = Text.assemble(
             ("No LLM answer", "bold"),
-            f" ({answer.degraded_kind}): {answer.degraded_reason or ''}\n",
+            visible(f" ({answer.degraded_kind}): {answer.degraded_reason or ''}\n"),
             "Retrieval-only result: the most similar reports are above.",
         )
         out.print(Panel(body, title="degraded", border_style="red"))
     else:
-        lines = [Text.assemble(("Most likely diagnosis: ", "bold"), answer.diagnosis or "")]
+        lines = [Text.assemble(("Most likely diagnosis: ", "bold"), visible(answer.diagnosis or ""))]
         if answer.differential:
-            lines.append(Text.assemble(("Differential: ", "bold"), "; ".join(answer.differential)))
+            lines.append(Text.assemble(("Differential: ", "bold"), visible("; ".join(answer.differential))))
         if answer.rationale:
-            lines.append(Text.assemble(("Rationale: ", "bold"), answer.rationale))
+            lines.append(Text.assemble(("Rationale: ", "bold"), visible(answer.rationale)))
         if answer.cited_report_ids:
-            lines.append(Text.assemble(("Cites: ", "bold"), ", ".join(answer.cited_report_ids)))
+            lines.append(Text.assemble(("Cites: ", "bold"), visible(", ".join(answer.cited_report_ids))))
         out.print(Panel(Text("\n").join(lines), title="answer", border_style="green"))
     for note in answer.notes:
         print_note(out, note)

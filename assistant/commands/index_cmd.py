@@ -15,9 +15,10 @@ cluster cannot encode (Ray not installed, unreachable, no free CPU or GPU, a nod
 
 from __future__ import annotations
 
+import sqlite3
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -77,13 +78,14 @@ def index(
     from assistant.commands.ingest_summary import exclusions
     from assistant.commands.output import print_error
     from assistant.commands.shared import checked_corpus, read_settings
-    from retriever.index.output_paths import UnsafeOutput, check_outputs
+    from retriever.index.output_paths import UnsafeOutput, check_outputs, named_path
     from retriever.index.swap import IndexBusy, one_writer
     from retriever.reports.sources import DEMO_NAMES
 
     console = Console(stderr=True)
     settings = read_settings(console)
-    target = out or settings.paths.default_index
+    target = named_path(out or settings.paths.default_index)
+    rejects = named_path(rejects) if rejects else None
     if ray is not None and (shard is not None or merge_shards):
         print_error(console, "--ray encodes the whole corpus on the cluster: give it without --shard or --merge-shards")
         raise typer.Exit(EXIT_BAD_INPUT)
@@ -214,8 +216,11 @@ def _build(
 
     if work_folder(target).is_dir():
         console.print(literal(f"resuming the build left in {work_folder(target)} (encoded chunks are reused)"))
-    with console.status("reading reports"):
-        result = read_reports(corpus, target, rules, mapping)
+    try:
+        with console.status("reading reports"):
+            result = read_reports(corpus, target, rules, mapping)
+    except (OSError, sqlite3.Error) as exc:  # the reports are read into a store in the build folder
+        _write_failed(console, target, exc)
     print_ingestion(console, result)
     if rejects:
         write_rejects(console, rejects, result.rejections)
@@ -236,6 +241,19 @@ def _build(
     except UnsafeOutput as exc:  # the folder changed while encoding
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    except OSError as exc:  # a full disk or a read-only folder: the previous index is kept (index_swap.replacing)
-        print_error(console, f"could not write the index to {target}: {exc}; the previous index, if any, is unchanged")
-        raise typer.Exit(1) from exc
+    except (OSError, sqlite3.Error) as exc:  # a full disk: the previous index is kept (index_swap.replacing)
+        _write_failed(console, target, exc)
+
+
+def _write_failed(console: Console, target: Path, exc: Exception) -> NoReturn:
+    """A full disk (OSError, or SQLite's "database or disk is full") while writing: exit 1, the previous index
+    kept; the build folder is kept too, so the same command resumes once there is room."""
+    from assistant.commands.output import print_error
+    from retriever.index.streaming_build import work_folder
+
+    print_error(
+        console,
+        f"could not write the index to {target}: {exc}; the previous index, if any, is unchanged (free some space "
+        f"and run the command again to resume, or delete {work_folder(target)})",
+    )
+    raise typer.Exit(1) from exc

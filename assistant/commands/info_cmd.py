@@ -44,10 +44,11 @@ def info(
     from rich.table import Table
 
     from assistant.commands.output import literal
+    from retriever.index.output_paths import named_path
 
     err = Console(stderr=True)
     settings = read_settings(err)
-    rows = defaults(settings, index or settings.paths.default_index)
+    rows = defaults(settings, named_path(index or settings.paths.default_index))
     versions = installed_versions()
     if as_json:
         payload = {

@@ -4,10 +4,13 @@ error messages as markup.
 Rich parses every plain string it prints: `[LLL]` in a report vanishes as an unknown style, `[/bold]` raises
 MarkupError (a traceback instead of the results) and `:pill:` turns into an emoji. A `Text` is printed as it is,
 so everything that comes from outside the program is wrapped in one; only the program's own labels carry style.
+Control characters in it (ESC sequences that clear the screen or set the window title, BEL, C1 codes) are shown
+as visible escapes (`\\x1b`): a report or an answer must not drive the terminal (issue 39).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -16,20 +19,28 @@ from rich.text import Text
 if TYPE_CHECKING:
     from assistant.excerpt import Excerpt
 
+#: C0 and C1 control characters except tab and line break, and DEL.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(value: object) -> str:
+    """`value` as text with every control character written as an escape (`\\x1b`), so none reaches the terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+
 
 def literal(value: object, style: str = "") -> Text:
-    """`value` as it is: no markup, no emoji codes."""
-    return Text(str(value), style=style)
+    """`value` as it is: no markup, no emoji codes, no control characters."""
+    return Text(visible(value), style=style)
 
 
 def print_error(console: Console, message: object) -> None:
     """`error: MESSAGE`, the label in red and the message (often naming a path or a value) as it is."""
-    console.print(Text.assemble(("error: ", "red"), str(message)))
+    console.print(Text.assemble(("error: ", "red"), visible(message)))
 
 
 def print_note(console: Console, message: object) -> None:
     """`note: MESSAGE` in yellow: something the user should know that did not stop the command."""
-    console.print(Text.assemble(("note: ", "yellow"), str(message)))
+    console.print(Text.assemble(("note: ", "yellow"), visible(message)))
 
 
 def marked(excerpt: Excerpt, console: Console) -> Text:
@@ -40,12 +51,12 @@ def marked(excerpt: Excerpt, console: Console) -> Text:
     text = Text()
     at = 0
     for mark in excerpt.marks:
-        text.append(excerpt.text[at : mark.start])
-        word = excerpt.text[mark.start : mark.end]
+        text.append(visible(excerpt.text[at : mark.start]))
+        word = visible(excerpt.text[mark.start : mark.end])
         if plain:
             text.append(f"«{word} (negated)»" if mark.negated else f"«{word}»")
         else:
             text.append(word, style="bold red strike" if mark.negated else "bold yellow")
         at = mark.end
-    text.append(excerpt.text[at:])
+    text.append(visible(excerpt.text[at:]))
     return text

@@ -87,6 +87,7 @@ def search(
     from assistant.readable import modality_word, strengths
     from assistant.text import shorten
     from models.resolve import ModelNotAvailable
+    from retriever.index.output_paths import named_path
     from retriever.index.report_index import IndexLoadError, ReportIndex, SearchFilters
     from retriever.search.abbreviations import default_expander
     from retriever.search.query import EmptyQueryError, clean_query
@@ -98,7 +99,7 @@ def search(
         if expand is not None:  # the flag wins over RADSEARCH_ABBREVIATION_EXPANSION
             expander = replace(settings.search, expand_abbreviations=expand).expander()
         searched_as = expander.expand(clean_query(query))
-        folder = index or settings.paths.default_index
+        folder = named_path(index or settings.paths.default_index)
         idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
         idx.query_expander = expander
         idx.reranker = settings.search.load_reranker(reranker)

@@ -29,11 +29,12 @@ def show(
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import read_settings
     from retriever.index.manifest import Manifest
+    from retriever.index.output_paths import named_path
     from retriever.index.report_index import STORE_FILE
     from retriever.index.store import ReportStore
 
     err = Console(stderr=True)
-    folder = index or read_settings(err).paths.default_index
+    folder = named_path(index or read_settings(err).paths.default_index)
     try:
         Manifest.read(folder)
     except ValueError as exc:

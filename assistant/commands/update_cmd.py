@@ -15,6 +15,7 @@ the folder running), 3 the --ray cluster cannot encode (Ray not installed, unrea
 
 from __future__ import annotations
 
+import sqlite3
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -87,7 +88,7 @@ def update(
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import checked_corpus, read_settings
     from models.resolve import ModelNotAvailable
-    from retriever.index.output_paths import UnsafeOutput, check_outputs
+    from retriever.index.output_paths import UnsafeOutput, check_outputs, named_path
     from retriever.index.report_index import IndexLoadError
     from retriever.index.swap import IndexBusy
     from retriever.index.update import update_index
@@ -103,12 +104,14 @@ def update(
         )
         raise typer.Exit(EXIT_BAD_INPUT)
     mapping = checked_corpus(console, corpus, column_map)
-    target = index or settings.paths.default_index
+    target = named_path(index or settings.paths.default_index)
+    rejects = named_path(rejects) if rejects else None
     if column_map is None:  # the next day's export is read as the index's own was
         mapping = _built_with(target, mapping)
     try:
         removals = _read_ids(remove) if remove else []
-        check_outputs([Path(s) for s in corpus if s not in DEMO_NAMES], target, rejects)
+        inputs = [Path(s) for s in corpus if s not in DEMO_NAMES] + ([remove] if remove else [])
+        check_outputs(inputs, target, rejects)  # the ids file is an input too: --rejects never writes over it
     except (OSError, UnicodeDecodeError, UnsafeOutput) as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -116,7 +119,7 @@ def update(
     result = IngestResult()
     if corpus:
         with console.status("reading reports"):
-            result = ingest(corpus, rules, mapping)
+            result = ingest(corpus, rules, mapping, _held_sources(target))
         print_ingestion(console, result)
         if rejects and mostly_rejected(result, max_rejected):  # the log the refusal points to
             write_rejects(console, rejects, result.rejections)
@@ -141,7 +144,7 @@ def update(
     except ModelNotAvailable as exc:
         print_error(console, exc)
         raise typer.Exit(1) from exc
-    except OSError as exc:  # a full disk or a read-only folder: the previous index is kept (index_swap.replacing)
+    except (OSError, sqlite3.Error) as exc:  # a full disk: the previous index is kept (index_swap.replacing)
         print_error(console, f"could not write the index to {target}: {exc}; the previous index is unchanged")
         raise typer.Exit(1) from exc
     for rejection in summary.rejections:
@@ -195,7 +198,26 @@ def _built_with(target: Path, fallback: ColumnMap) -> ColumnMap:
     return type(fallback)(recorded) if recorded else fallback
 
 
+def _held_sources(target: Path) -> frozenset[str]:
+    """The sources the index at `target` holds (none when there is no index yet: update_index says so), so the
+    next day's `site.csv` gives the ids of the indexed `site` reports wherever its folder is. An unreadable store
+    holds none here: update_index refuses that index with the reason."""
+
+    from retriever.index.report_index import STORE_FILE
+    from retriever.index.store import ReportStore
+
+    try:
+        store = ReportStore(target / STORE_FILE)
+    except sqlite3.Error:
+        return frozenset()
+    try:
+        return frozenset(store.values("source"))
+    finally:
+        store.close()
+
+
 def _read_ids(path: Path) -> list[str]:
-    """Report ids from a file: one per line, surrounding space, blank lines and # comments ignored."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    """Report ids from a file: one per line, surrounding space, blank lines and # comments ignored; a byte order
+    mark (Windows editors write one) is not part of the first id."""
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]

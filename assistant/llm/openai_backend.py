@@ -39,6 +39,8 @@ T = TypeVar("T")
 
 DEFAULT_CONTEXT = 4096
 EXCERPT_CHARS = 200  # of a malformed answer, in the error message
+#: Far above any answer (512 tokens of JSON are a few KB): a larger reply is refused, not held in memory whole.
+MAX_REPLY_BYTES = 8 * 1024 * 1024
 PROBE_TIMEOUT_S = 10.0  # the /v1/models probe for the context size: a missing answer only costs a default
 _RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.ConflictError)
 
@@ -119,13 +121,15 @@ class OpenAIBackend:
                 if deadline.passed:
                     raise self._timed_out(deadline)
                 body += piece
+                if len(body) > MAX_REPLY_BYTES:
+                    raise self._malformed(f"a reply larger than {MAX_REPLY_BYTES // 2**20} MB, more than any answer")
         except httpx2.TimeoutException as exc:  # the client's transport: its errors reach a body read directly
             raise self._timed_out(deadline) from exc
         except httpx2.HTTPError as exc:
             raise BackendUnavailable(f"lost the connection to {self.base_url}: {exc}") from exc
         try:
             return json.loads(body)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested deeper than the decoder goes
             text = bytes(body[:EXCERPT_CHARS]).decode("utf-8", "replace")
             raise self._malformed(f"{exc} in {text!r}") from exc
 
@@ -246,11 +250,15 @@ class OpenAIBackend:
             content_type = chunks.response.headers.get("content-type", "")
             if not content_type.startswith("text/event-stream"):
                 raise self._malformed(f"a {content_type or 'untyped'} body instead of an event stream")
+            received = 0
             try:
                 for chunk in chunks:
                     piece = _choice_text(chunk, "delta")
                     if piece is None:
                         raise self._malformed(_excerpt(chunk))
+                    received += len(piece)
+                    if received > MAX_REPLY_BYTES:
+                        raise self._malformed(f"a stream of over {MAX_REPLY_BYTES} characters, more than any answer")
                     if piece:
                         yield piece
             except openai.APITimeoutError as exc:

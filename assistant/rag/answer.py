@@ -186,6 +186,15 @@ def _from_mapping(data: Mapping[str, Any], mode: ParseMode) -> ParsedOutput | No
     )
 
 
+def loads_or_none(text: str) -> Any:
+    """`text` decoded as JSON, or None when it is not JSON or is nested too deep for the decoder (a model's reply
+    of 100,000 brackets raised RecursionError)."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
 def _repair_truncated(text: str) -> Any:
     """Close a JSON object cut off mid-way (token limit): finish an open string, then close brackets; if that
     fails, fall back to the last complete member before a comma. Returns the decoded value or None."""
@@ -213,12 +222,7 @@ def _repair_truncated(text: str) -> Any:
     closers = "".join(reversed(stack))
     attempts = [text + ('"' if in_string else "") + closers]
     attempts += [text[:pos] + needed for pos, needed in reversed(cuts)]
-    for attempt in attempts:
-        try:
-            return json.loads(attempt)
-        except json.JSONDecodeError:
-            continue
-    return None
+    return next((data for attempt in attempts if (data := loads_or_none(attempt)) is not None), None)
 
 
 def _plain_text(text: str) -> ParsedOutput | None:
@@ -256,10 +260,7 @@ def parse_output(text: str) -> ParsedOutput:
     if start != -1 and end > start:
         candidates.append((stripped[start : end + 1], "embedded_json"))
     for candidate, mode in candidates:
-        try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
+        data = loads_or_none(candidate)
         if isinstance(data, dict) and (parsed := _from_mapping(data, mode)):
             return parsed
     if start != -1:

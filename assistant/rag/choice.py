@@ -10,13 +10,12 @@ which is most of an answer's time on a CPU.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.rag.answer import MAX_DIAGNOSIS_CHARS, UnparseableOutput, parse_output
+from assistant.rag.answer import MAX_DIAGNOSIS_CHARS, UnparseableOutput, loads_or_none, parse_output
 from assistant.rag.evidence import EvidenceDifferential
 from assistant.text import shorten
 
@@ -74,10 +73,7 @@ def render_choices(evidence: EvidenceDifferential, names: list[str]) -> str:
 def parse_choice(text: str, names: list[str]) -> Choice:
     """The model's choice; a server that ignored the schema is read leniently (a name of its own when it is not a
     candidate). Raises UnparseableOutput when there is nothing to read."""
-    try:
-        data = json.loads(text.strip())
-    except json.JSONDecodeError:
-        data = None
+    data = loads_or_none(text.strip())
     if isinstance(data, dict):
         chosen = str(data.get("diagnosis", "")).strip()
         own = shorten(" ".join(str(data.get(OWN_FIELD, "")).split()), MAX_DIAGNOSIS_CHARS)

@@ -3,20 +3,48 @@
 Why: the index folder is replaced as a whole and the rejects file is rewritten, so a mistyped `--out` or
 `--rejects` used to delete report files (`assistant index reports/ --out reports/` removed the corpus). Paths are
 compared after resolving symlinks, so a link to the corpus is the corpus; an input is never written over, even with
-`--overwrite`, which only allows replacing a folder that holds something other than an index.
+`--overwrite`, which only allows replacing a folder that holds something other than an index. A place where
+nothing can be written (under a file, a read-only mount, `/proc`) is refused before any work too, so a mistyped
+path leaves no build folder behind.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from models.paths import blocking_file
 from retriever.index.manifest import Manifest, written_by_radsearch
 
 
 class UnsafeOutput(ValueError):
-    """Writing this output could destroy data the user did not ask to replace; the message says what to do."""
+    """Writing this output could destroy data the user did not ask to replace, or cannot be written at all; the
+    message says what to do."""
+
+
+def named_path(path: Path) -> Path:
+    """The path an `--out`, `--index` or `--rejects` names: `~` expanded (a quoted `'~'` too), absolute (so `.`
+    has a name for the build folder and lock beside it), a symlink followed (what it leads to is replaced, the link
+    kept)."""
+    absolute = Path(os.path.abspath(path.expanduser()))
+    return absolute.resolve() if absolute.is_symlink() else absolute
+
+
+def _check_writable(output: Path, what: str) -> None:
+    """Raise UnsafeOutput unless a file can be created where `output` goes (probed with a temporary file in its
+    nearest existing folder: permissions alone do not tell a read-only mount or /proc)."""
+    if (file := blocking_file(output.parent)) is not None:
+        raise UnsafeOutput(f"cannot write the {what} {output}: {file} is a file, not a folder; choose another path")
+    folder = next(p for p in output.parents if p.exists())
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".radsearch-probe-"):
+            pass
+    except OSError as exc:
+        raise UnsafeOutput(f"cannot write the {what} {output}: {exc.strerror or exc} ({folder})") from exc
+    if output.is_file() and not os.access(output, os.W_OK):
+        raise UnsafeOutput(f"cannot write the {what} {output}: it exists and cannot be replaced")
 
 
 def check_outputs(inputs: Iterable[Path], out: Path, rejects: Path | None = None, *, overwrite: bool = False) -> None:
@@ -28,8 +56,10 @@ def check_outputs(inputs: Iterable[Path], out: Path, rejects: Path | None = None
     """
     roots = _input_roots(inputs)
     _check_apart(out, "index folder", roots)
+    _check_writable(out, "index folder")
     if rejects is not None:
         _check_apart(rejects, "rejects file", roots)
+        _check_writable(rejects, "rejects file")
         if relation := _relation(rejects.resolve(), out.resolve()):
             raise UnsafeOutput(
                 f"refusing to write the rejects file {rejects}: it {relation} the index folder {out}, which is "

@@ -28,7 +28,7 @@ from models.preset import PRESET, SearchPreset
 from models.resolve import ModelNotAvailable
 from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.bm25 import BM25Field
-from retriever.index.manifest import EncoderInfo, FileInfo, Manifest, listed_files
+from retriever.index.manifest import MANIFEST, EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.index.output_paths import check_replaceable
 from retriever.index.store import ReportStore, write_store
 from retriever.index.swap import replacing, restore_interrupted
@@ -172,6 +172,11 @@ def open_parts(folder: Path) -> tuple[Manifest, dict[str, faiss.Index], dict[str
         raise IndexLoadError(
             f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}` "
             "(or `make demo` for the demo index)"
+        )
+    if not any((folder / name).exists() for name in (MANIFEST, STORE_FILE)) and any(folder.iterdir()):  # reports?
+        raise IndexLoadError(
+            f"{folder} is not an index (no {MANIFEST}; it holds other files): to search the reports in it, build an "
+            f"index from them with `assistant index {folder} --out INDEX_FOLDER` and give INDEX_FOLDER"
         )
     try:
         manifest = Manifest.read(folder)

@@ -31,7 +31,15 @@ from tqdm import tqdm
 
 from retriever.index.manifest import EncoderInfo, Manifest
 from retriever.index.report_index import STORE_FILE
-from retriever.index.shards import FORMAT, REJECTS_FILE, SHARD_FILE, ShardError, read_rejections, shard_of
+from retriever.index.shards import (
+    FORMAT,
+    REJECTS_FILE,
+    SHARD_FILE,
+    ShardError,
+    corpus_entry,
+    read_rejections,
+    shard_of,
+)
 from retriever.index.store import ReportStore, StoreWriter
 from retriever.index.streaming_build import (
     CHUNK,
@@ -163,7 +171,7 @@ def merge_shards(
     try:
         for folder, record, store in zip(shards.folders, shards.records, stores, strict=True):
             _check_chunks(shards, folder, record, store)
-        _merge_stores(stores, work / STORE_FILE, shards.records[0]["corpus"]["reports"])
+        _merge_stores(stores, work / STORE_FILE, shards.records[0]["corpus"])
     finally:
         for store in stores:
             store.close()
@@ -190,16 +198,24 @@ def _check_chunks(shards: ShardSet, folder: Path, record: dict, store: ReportSto
         raise ShardError(f"{folder} holds {len(chunks)} chunks of reports, its record {record['chunks']}")
 
 
-def _merge_stores(stores: list[ReportStore], path: Path, total: int) -> None:
-    """One store of every shard's reports, in row id order; the row ids must be exactly 0..total-1."""
+def _merge_stores(stores: list[ReportStore], path: Path, corpus: dict) -> None:
+    """One store of every shard's reports, in row id order; the row ids must be exactly 0..N-1 and the reports
+    (ids, texts, modality, source, meta) the corpus the shards recorded."""
+    digest = hashlib.sha256()
     with StoreWriter(path) as writer:
         merged = heapq.merge(*(store.iter_reports() for store in stores), key=lambda row: row[0])
         for expected, (rowid, report) in enumerate(merged):
             if rowid != expected:
                 raise ShardError(f"the shards' row ids skip or repeat {expected}: they are not shards of one corpus")
             writer.add(report, rowid)
-    if writer.count != total:
-        raise ShardError(f"the shards hold {writer.count} reports, their corpus {total}")
+            digest.update(corpus_entry(rowid, report))
+    if writer.count != corpus["reports"]:
+        raise ShardError(f"the shards hold {writer.count} reports, their corpus {corpus['reports']}")
+    if digest.hexdigest() != corpus["sha256"]:
+        raise ShardError(
+            "a shard's reports.sqlite was changed after the shard was encoded (its reports differ from the corpus "
+            "the shards recorded): encode the shards again"
+        )
 
 
 def _recut(shards: ShardSet, merged: ReportStore, work: Path, chunk_size: int, progress: bool) -> None:

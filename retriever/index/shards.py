@@ -33,7 +33,7 @@ from retriever.index.report_index import STORE_FILE, encoder_info, now
 from retriever.index.store import ReportStore, StoreWriter
 from retriever.index.streaming_build import CHUNK, encode_chunks
 from retriever.reports.ingest import Exclusions, IngestResult, iter_ingest
-from retriever.reports.record import FIELDS
+from retriever.reports.record import FIELDS, Report
 from retriever.reports.sources import ColumnMap, Rejection
 
 SHARD_FILE = "shard.json"
@@ -105,6 +105,12 @@ def prepare_folder(folder: Path, *, overwrite: bool) -> None:
         shutil.rmtree(folder)
 
 
+def corpus_entry(rowid: int, report: Report) -> bytes:
+    """What the corpus digest of `shard.json` takes from one kept report: its row id and every field, so a merge
+    can tell a store edited after the shard was written (the chunk digests cover only ids and texts)."""
+    return json.dumps([rowid, asdict(report)], ensure_ascii=False, sort_keys=True).encode()
+
+
 def read_shard(
     corpora: Iterable[str],
     folder: Path,
@@ -123,7 +129,7 @@ def read_shard(
     with StoreWriter(folder / STORE_FILE) as writer:
         for rowid, report in enumerate(iter_ingest(corpora, exclusions or Exclusions(), mapping, result.rejections)):
             result.streamed[report.source] += 1
-            corpus.update(json.dumps([rowid, asdict(report)], ensure_ascii=False, sort_keys=True).encode())
+            corpus.update(corpus_entry(rowid, report))
             if shard_of(report.id, shard.count) == shard.index:
                 writer.add(report, rowid)
                 mine += 1

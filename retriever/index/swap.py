@@ -4,6 +4,9 @@ A new index is written to `.NAME.tmp-*` next to NAME. The swap moves NAME to `.N
 NAME, then deletes `.NAME.old`. Between the two renames NAME does not exist, so:
 - an error there (disk full, permissions) moves `.NAME.old` back before the error is raised;
 - a process killed there leaves `.NAME.old`; `restore_interrupted` moves it back, which loading and saving do first.
+  A reader that finds NAME missing while a writer of another process holds the folder's lock is between the renames
+  of a live swap: it waits for the second rename instead (moving `.NAME.old` back made that rename, and the update,
+  fail).
   The old index, not the finished temp folder, is restored: the build that was killed never reported success, and
   a temp folder may belong to a build still running, which will rename it itself.
 Temp folders of killed runs are removed by the next `stage` beside them: each records its owner (host and pid), and
@@ -29,6 +32,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 log = logging.getLogger(__name__)
+
+#: How long a reader waits for a live swap's second rename (it follows the first at once).
+SWAP_WAIT_S = 10.0
+#: The index folders whose writer's lock this process holds (a lock of our own is not another writer's).
+_WRITING: set[Path] = set()
 
 OWNER_FILE = ".owner.json"
 #: Age after which a temp folder is stale whoever owns it: writing an index takes minutes at most (encoding is
@@ -56,12 +64,37 @@ def one_writer(target: Path) -> Iterator[None]:
     would drop the earlier's changes and both would share a resumable build's work folder. The lock is the kernel's
     (flock on `.NAME.lock`), so a killed process never leaves it held."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.with_name(f".{target.name}.lock"), "w") as lock:
+    with open(_lock_path(target), "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
             raise IndexBusy(f"another build or update of {target} is running; try again when it has finished") from exc
-        yield
+        _WRITING.add(target.absolute())
+        try:
+            yield
+        finally:
+            _WRITING.discard(target.absolute())
+
+
+def _lock_path(target: Path) -> Path:
+    return target.with_name(f".{target.name}.lock")
+
+
+def _another_writer(target: Path) -> bool:
+    """Whether another process holds `target`'s writer lock (a build or update is running on it)."""
+    if target.absolute() in _WRITING:
+        return False
+    try:
+        fd = os.open(_lock_path(target), os.O_RDONLY)
+    except OSError:  # no lock file: no writer has run here
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # releases the shared lock if it was taken
+    return False
 
 
 @contextmanager
@@ -103,6 +136,13 @@ def restore_interrupted(target: Path) -> bool:
     Raises OSError, saying which command repairs it, if the rename fails (e.g. a read-only location)."""
     old = _backup(target)
     if os.path.lexists(target) or not os.path.lexists(old):
+        return False
+    deadline = time.monotonic() + SWAP_WAIT_S
+    while _another_writer(target) and time.monotonic() < deadline:  # a live swap: its second rename is due
+        if os.path.lexists(target):
+            return False
+        time.sleep(0.02)
+    if os.path.lexists(target):
         return False
     try:
         os.replace(old, target)

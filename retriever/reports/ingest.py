@@ -3,6 +3,9 @@
 Applies the RadSearch exclusions (reports missing findings or impression; duplicate findings) as options, and
 always drops duplicate ids. Invariant, checked by tests: records in = kept + rejected, per source. One
 `SourceNames` serves all corpus arguments, so two files never share report ids (and the same file read twice does).
+An update's files are read against the sources its index holds (`held_sources`): files of one held name are that
+source's exports, and a later record of an id replaces the earlier one (a correction), which is counted as
+rejected ("superseded by a later record").
 """
 
 from __future__ import annotations
@@ -63,42 +66,71 @@ def findings_key(text: str) -> str:
 
 
 def ingest(
-    corpora: Iterable[str], exclusions: Exclusions = Exclusions(), mapping: ColumnMap | None = None
+    corpora: Iterable[str],
+    exclusions: Exclusions = Exclusions(),
+    mapping: ColumnMap | None = None,
+    held_sources: frozenset[str] | None = None,
 ) -> IngestResult:
-    """Read every corpus argument, apply exclusions, and log each rejection with its reason."""
+    """Read every corpus argument, apply exclusions, and log each rejection with its reason. With `held_sources`
+    (an update: the sources the index holds) a later record of an id replaces the earlier one."""
     result = IngestResult()
-    result.reports = list(iter_ingest(corpora, exclusions, mapping, result.rejections))
+    reports = iter_ingest(corpora, exclusions, mapping, result.rejections, held_sources)
+    if held_sources is None:
+        result.reports = list(reports)
+        return result
+    latest: dict[str, Report] = {}
+    for report in reports:
+        if (earlier := latest.pop(report.id, None)) is not None:
+            detail = "a later record has the same id and replaces this one"
+            result.rejections.append(Rejection(earlier.source, earlier.id, SUPERSEDED, detail, row=_row(earlier)))
+        latest[report.id] = report
+    result.reports = list(latest.values())
     return result
 
 
+#: The reason an update's record is not used: a later record of the same id (a correction) replaces it.
+SUPERSEDED = "superseded by a later record"
+
+
 def iter_ingest(
-    corpora: Iterable[str], exclusions: Exclusions, mapping: ColumnMap | None, rejections: list[Rejection]
+    corpora: Iterable[str],
+    exclusions: Exclusions,
+    mapping: ColumnMap | None,
+    rejections: list[Rejection],
+    held_sources: frozenset[str] | None = None,
 ) -> Iterator[Report]:
     """The kept reports one at a time, each rejection appended to `rejections` and logged as it is found. Why a
-    generator: a build of millions of reports holds only the exclusions' keys (ids, findings), not the reports."""
+    generator: a build of millions of reports holds only the exclusions' keys (ids, findings), not the reports.
+    With `held_sources` (an update) a repeated id is yielded again, for `ingest` to replace the earlier record."""
     seen_ids: set[str] = set()
     seen_findings: dict[str, str] = {}
-    names = SourceNames()
+    names = SourceNames(held_sources or frozenset())
     for spec in corpora:
         for outcome in iter_corpus(spec, mapping, names):
             if isinstance(outcome, Report):
-                excluded = _exclusion(outcome, exclusions, seen_ids, seen_findings)
+                repeated = held_sources is not None and outcome.id in seen_ids
+                excluded = _exclusion(outcome, exclusions, set() if repeated else seen_ids, seen_findings)
                 if excluded is None:
                     seen_ids.add(outcome.id)
                     if outcome.findings:
                         seen_findings.setdefault(findings_key(outcome.findings), outcome.id)
                     yield outcome
                     continue
-                kept = {
-                    "id": outcome.id,
-                    "findings": outcome.findings,
-                    "impression": outcome.impression,
-                    "text": outcome.full_text,
-                    "modality": outcome.modality,
-                }
-                outcome = Rejection(outcome.source, outcome.id, *excluded, row={k: v for k, v in kept.items() if v})
+                outcome = Rejection(outcome.source, outcome.id, *excluded, row=_row(outcome))
             log.info("rejected %s (%s): %s %s", outcome.ref, outcome.source, outcome.reason, outcome.detail)
             rejections.append(outcome)
+
+
+def _row(report: Report) -> dict[str, str]:
+    """A report's non-empty fields as the rejects log shows them."""
+    kept = {
+        "id": report.id,
+        "findings": report.findings,
+        "impression": report.impression,
+        "text": report.full_text,
+        "modality": report.modality,
+    }
+    return {k: v for k, v in kept.items() if v}
 
 
 def _exclusion(
@@ -115,6 +147,6 @@ def _exclusion(
         return "missing impression", ""
     if exclusions.drop_duplicate_findings and report.findings:
         first = seen_findings.get(findings_key(report.findings))
-        if first is not None:
+        if first is not None and first != report.id:  # an update's correction may repeat its own findings
             return "duplicate findings", f"same findings as {first}"
     return None

@@ -38,6 +38,9 @@ def average_encoders(
     root = models_root or models_dir()
     target = output_path(root, out_name, overwrite)
     encoders = [load_encoder(part) for part in parts]
+    for part, encoder in zip(parts, encoders, strict=True):
+        if Path(encoder.location).resolve() == target.resolve():
+            raise TrainingError(f"--out {out_name} is one of the parts ({part}): name the average something else")
     cards = [_card(Path(encoder.location)) for encoder in encoders]
     models = [encoder.model for encoder in encoders]
     states = [model.state_dict() for model in models]

@@ -93,3 +93,9 @@ def test_a_rationale_looping_on_a_sentence_keeps_it_once() -> None:
     plain = parse_output("Diagnosis: Lobar pneumonia\nRationale: Air bronchograms. " + loop + "The reference")
     assert plain.rationale == "Air bronchograms. The reference report suggests monitoring."  # the cut-off start too
     assert parse_output("Diagnosis: Effusion\nRationale: Meniscus sign. Small").rationale == "Meniscus sign. Small"
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"diagnosis": ' + "[" * 100_000])
+def test_json_nested_too_deep_is_unparseable_not_a_recursion_error(text: str) -> None:
+    with pytest.raises(UnparseableOutput):
+        parse_output(text)

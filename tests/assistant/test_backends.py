@@ -209,6 +209,11 @@ NOT_A_COMPLETION = {
     "json array": ("application/json", b"[1, 2]"),
     "json null": ("application/json", b"null"),
     "truncated json": ("application/json", _COMPLETION_BYTES[: len(_COMPLETION_BYTES) // 2]),
+    "json nested too deep": ("application/json", b"[" * 100_000 + b"]" * 100_000),  # was a RecursionError
+    "larger than any answer": (  # a valid completion of 9 MB: read whole, a 300 MB one took 1.2 GB
+        "application/json",
+        json.dumps({**COMPLETION, "padding": "x" * 9_000_000}).encode(),
+    ),
 }
 NOT_A_STREAM = {
     "html": ("text/html", b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
@@ -216,6 +221,7 @@ NOT_A_STREAM = {
     "other json": ("text/event-stream", b'data: {"result": "ok"}\n\ndata: [DONE]\n\n'),
     "delta not an object": ("text/event-stream", b'data: {"choices": [{"delta": 5}]}\n\ndata: [DONE]\n\n'),
     "truncated event": ("text/event-stream", stream_event("Pleural")[:40] + b"\n\ndata: [DONE]\n\n"),
+    "longer than any answer": ("text/event-stream", stream_event("x" * 1_000_000) * 9 + b"data: [DONE]\n\n"),
 }
 
 

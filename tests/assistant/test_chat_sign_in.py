@@ -95,3 +95,14 @@ def test_failures_leave_the_window() -> None:
     assert failures.try_attempt("10.0.0.1") == 0, "the first failure is older than the window"
     failures.succeeded("10.0.0.1")
     assert failures.try_attempt("10.0.0.1") == failures.try_attempt("10.0.0.1") == 0
+
+
+def test_uploads_are_capped_for_a_signed_in_user(login_url: str) -> None:
+    """Issue 39: a signed-in user could upload files of any size (the chat takes no files at all)."""
+    base = login_url.removesuffix("/login")
+    with httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.9"), trust_env=False, timeout=60) as client:
+        assert client.post(login_url, data={"username": USER, "password": PASSWORD}).status_code == 200
+        small = client.post(f"{base}/gradio_api/upload", files={"files": ("a.txt", b"x" * 1000)})
+        large = client.post(f"{base}/gradio_api/upload", files={"files": ("b.txt", b"x" * 3_000_000)})
+    assert small.status_code == 200, small.text
+    assert large.status_code == 413, large.text

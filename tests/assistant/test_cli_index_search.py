@@ -166,6 +166,26 @@ def test_index_prints_file_names_and_paths_as_text_not_markup(tmp_path: Path, mi
     assert "[bold]site[:pill:]" in result.stderr and f"-> {out}" in result.stderr.replace("\n", "")
 
 
+def test_terminal_escape_sequences_in_reports_never_reach_the_terminal(tmp_path: Path) -> None:
+    """Issue 39: a report holding ESC sequences (clear the screen, set the window title) had them printed raw by
+    `search` and `show`; they are shown as visible escapes instead."""
+    reports = tmp_path / "esc.csv"
+    reports.write_text(
+        "id,findings,impression\n1,Left effusion \x1b[2J\x1b]0;owned\x07 large.,Effusion \x1b[31mred \x9b1m.\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "index"
+    assert run("index", str(reports), "--out", str(out)).returncode == 0
+    for args in (["search", "left effusion", "--index", str(out)], ["show", "esc:1", "--index", str(out)]):
+        result = run(*args)
+        assert result.returncode == 0, result.stderr
+        printed = result.stdout + result.stderr
+        assert not any(ch in printed for ch in "\x1b\x07\x9b"), printed
+        shown = printed.replace("\n", "").replace(" ", "")
+        # search shows the impression's matching sentence, show the whole report: each escape written out
+        assert "\\x1b[31m" in shown and ("\\x1b[2J" in shown or args[0] == "search")
+
+
 def test_a_failed_write_is_a_clear_error_not_a_traceback(tmp_path: Path, minilm, monkeypatch) -> None:
     from typer.testing import CliRunner
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from cli_fixtures import run
 
-from retriever.index.report_index import ReportIndex
+from retriever.index.report_index import STORE_FILE, ReportIndex
+from retriever.index.store import ReportStore
 
 pytestmark = pytest.mark.models  # real CLI processes or a real model: not the fast tier
 
@@ -100,3 +101,37 @@ def test_an_index_from_an_older_program_is_flagged_by_search_and_retokenized(tmp
     assert ReportIndex.load(out).manifest.current_lexical_rules
     fixed = run("search", "pleural effusion", "--index", str(out), "-k", "1")
     assert fixed.returncode == 0 and "older negation rules" not in fixed.stderr
+
+
+def test_two_days_of_the_same_export_correct_the_indexed_reports(tmp_path: Path) -> None:
+    """Issue 39: `update monday/site.jsonl tuesday/site.jsonl` (or their folder) kept Monday's uncorrected reports and
+    took Tuesday's as another source. Files of one name are one source's exports; the later record of an id wins."""
+    out = tmp_path / "index"
+    days = tmp_path / "days"
+    days.mkdir()
+    monday, tuesday = _write(days / "monday", YESTERDAY), _write(days / "tuesday", TODAY)
+    assert run("index", str(monday), "--out", str(out)).returncode == 0
+
+    result = run("update", str(monday), str(tuesday), "--index", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "added 1, replaced 1, unchanged 2 (skipped), removed 0" in result.stderr
+    store = ReportStore(out / STORE_FILE)
+    assert sorted(report.id for _, report in store.iter_reports()) == ["site:1", "site:2", "site:3", "site:4"]
+    store.close()
+    assert ReportIndex.load(out).search("right lower lobe pneumonia", k=1)[0].report.id == "site:2"
+
+    folder = run("update", str(days), "--index", str(out))  # the folder of days: the same outcome
+    assert folder.returncode == 0 and "added 0, replaced 0, unchanged 4 (skipped)" in folder.stderr, folder.stderr
+
+
+def test_an_ids_file_with_a_byte_order_mark_removes_its_first_id(tmp_path: Path) -> None:
+    out = tmp_path / "index"
+    assert run("index", str(_write(tmp_path / "monday", YESTERDAY)), "--out", str(out)).returncode == 0
+    ids = tmp_path / "ids.txt"
+    ids.write_bytes("site:1\r\nsite:2\r\n".encode("utf-8-sig"))  # as Windows Notepad saves it
+    result = run("update", "--remove", str(ids), "--index", str(out))
+    assert result.returncode == 0 and "removed 2" in result.stderr, result.stderr
+
+    same = run("update", "--remove", str(ids), "--rejects", str(ids), "--index", str(out))
+    assert same.returncode == 2 and "ids.txt" in same.stderr, same.stderr
+    assert ids.read_bytes() == "site:1\r\nsite:2\r\n".encode("utf-8-sig")  # the list is never written over

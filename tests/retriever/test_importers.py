@@ -289,3 +289,52 @@ def test_dicom_modality_codes_are_normalised_and_the_original_kept(tmp_path: Pat
     assert [r.meta.get("modality_original") for r in reports] == ["CR", "DX", "dr", "PT", "RF", "XA", None]
     assert normalize_modality("CT w/contrast (IV)") == "CT" and normalize_modality("Xray Chest PA") == "XR"
     assert SearchFilters(modality="CR").modality == SearchFilters(modality="X-ray").modality == "XR"
+
+
+def test_a_column_named_twice_keeps_the_text_of_both(tmp_path: Path) -> None:
+    """Issue 39: `id,findings,impression,findings` let the last column win, so a report with findings in the first
+    was rejected for having none."""
+    path = write_csv(
+        tmp_path / "dup.csv",
+        ["id", "findings", "impression", "findings"],
+        [["1", "Left effusion.", "Effusion.", ""], ["2", "Right consolidation.", "Pneumonia.", "Air bronchograms."]],
+    )
+    reports = {r.id: r for r in iter_corpus(str(path)) if isinstance(r, Report)}
+    assert reports["dup:1"].findings == "Left effusion."
+    assert reports["dup:2"].findings == "Right consolidation. Air bronchograms."
+
+
+def test_one_windows_1252_row_in_a_utf8_csv_is_decoded_alone_and_recorded(tmp_path: Path) -> None:
+    """Issue 39: one cp1252 byte turned the whole UTF-8 file into mojibake (`CafÃ©`), and nothing said so."""
+    path = tmp_path / "mixed.csv"
+    utf8 = "id,findings,impression\n1,Café-au-lait spot; small effusion.,Effusion.\n".encode()
+    path.write_bytes(utf8 + "2,Kein Erguss, belüftet.,Normal.\n".replace(", b", " b").encode("cp1252"))
+    reports = {r.id: r for r in iter_corpus(str(path)) if isinstance(r, Report)}
+    assert reports["mixed:1"].findings.startswith("Café-au-lait") and "encoding" not in reports["mixed:1"].meta
+    assert reports["mixed:2"].findings == "Kein Erguss belüftet." and reports["mixed:2"].meta["encoding"] == "cp1252"
+
+
+def test_an_id_with_a_line_break_is_rejected_with_the_reason(tmp_path: Path) -> None:
+    """Issue 39: such an id was indexed and could never be removed (`--remove` reads one id a line)."""
+    path = write_csv(tmp_path / "ids.csv", ["id", "findings", "impression"], [["x\ny", "Effusion.", "Effusion."]])
+    result = ingest([str(path)], KEEP_ALL)
+    assert not result.reports and result.rejections[0].reason == "id with a line break or control character"
+
+
+def test_rows_without_an_id_never_take_a_real_id_of_the_file(tmp_path: Path) -> None:
+    """Issue 39: a row without an id got `STEM-LINE`, which a real id of the same file could be, so one of the two
+    was rejected as a duplicate."""
+    path = write_csv(
+        tmp_path / "noid.csv", ["id", "findings", "impression"], [["", "Alpha.", "A."], ["noid-2", "Beta.", "B."]]
+    )
+    result = ingest([str(path)], KEEP_ALL)
+    assert not result.rejections
+    assert sorted(r.id for r in result.reports) == ["noid:noid-2", "noid:noid-2-2"]
+
+
+def test_a_table_cell_longer_than_any_report_is_rejected_like_a_text_file(tmp_path: Path) -> None:
+    """Issue 39: a 5 MB CSV cell was indexed whole, where a text file over 50,000 characters is rejected."""
+    long = "Effusion. " * 6_000  # 60,000 characters
+    path = write_csv(tmp_path / "big.csv", ["id", "findings", "impression"], [["1", long, "Effusion."]])
+    result = ingest([str(path)], KEEP_ALL)
+    assert not result.reports and result.rejections[0].reason == "report too long (> 50000 characters)"

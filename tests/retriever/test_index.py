@@ -321,3 +321,13 @@ def test_is_current_tells_make_when_to_rebuild_the_demo_index(tmp_path: Path) ->
     assert not is_current(current, "demo-enc")
     assert main(["demo-enc", str(tmp_path / "missing")]) == 1
     assert main([]) == 2
+
+
+def test_a_folder_of_reports_is_not_advised_as_the_out_of_a_rebuild(tmp_path: Path) -> None:
+    """Issue 39: `RADSEARCH_INDEX` (or --index) at a report folder advised `assistant index ... --out` onto it."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "site.csv").write_text("id,findings,impression\n1,Effusion.,Effusion.\n", encoding="utf-8")
+    with pytest.raises(IndexLoadError, match="not an index") as raised:
+        ReportIndex.load(reports)
+    assert f"--out {reports}`" not in str(raised.value) and f"assistant index {reports} --out" in str(raised.value)

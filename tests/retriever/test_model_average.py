@@ -78,6 +78,11 @@ def test_what_cannot_be_averaged_is_refused_with_the_reason(models: Path) -> Non
     with pytest.raises(TrainingError, match="already exists"):
         average_encoders(["seed1", "seed2"], "seed1", models_root=models)
     assert not (models / "x").exists()
+    before = _weights(models / "seed1")
+    for part in ("seed1", str(models / "seed1")):  # issue 39: --overwrite replaced a part with an average of itself
+        with pytest.raises(TrainingError, match="is one of the parts"):
+            average_encoders([part, "seed2"], "seed1", models_root=models, overwrite=True)
+    assert all((w == before[k]).all() for k, w in _weights(models / "seed1").items())
 
 
 def test_average_command_writes_the_model_and_refuses_a_bad_part(models: Path) -> None:

@@ -207,3 +207,17 @@ def test_a_killed_write_s_leftover_keeps_the_folder_a_shard_folder_but_a_strange
     (folder / "notes.txt").write_text("mine")
     with pytest.raises(UnsafeOutput, match="notes.txt"):
         prepare_folder(folder, overwrite=False)
+
+
+@pytest.mark.parametrize(("column", "value"), [("id", "t:99"), ("modality", "MR"), ("source", "elsewhere")])
+def test_a_shard_whose_stored_reports_were_edited_is_refused(minilm, tmp_path: Path, column: str, value: str) -> None:
+    """Issue 39: the chunk digests cover row ids and texts only, so an edited id, modality or source in a shard's
+    store was merged into the index; the merged store must equal the corpus every shard recorded."""
+    import sqlite3
+
+    folders = _shards(_corpus(tmp_path / "corpus"), tmp_path, minilm)
+    with sqlite3.connect(folders[1] / "reports.sqlite") as db:
+        db.execute(f"UPDATE reports SET {column} = ? WHERE rowid = (SELECT min(rowid) FROM reports)", (value,))
+    with pytest.raises(ShardError, match="changed after"):
+        merge_shards(open_shards(folders), tmp_path / "merged")
+    assert not (tmp_path / "merged").exists()

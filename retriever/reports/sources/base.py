@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 
 from retriever.reports.record import Report
 
+#: Longer than any radiology report: such a text is a document collection or a log, not one report (a text file or
+#: a table's row; a 5 MB cell was indexed whole).
+MAX_REPORT_CHARS = 50_000
+
 
 @dataclass(frozen=True)
 class Rejection:

@@ -1,8 +1,10 @@
 """Robust reading of report files: encodings, binary files, CSV quirks, JSON Lines.
 
 Exported reports are often Windows-1252 rather than UTF-8, and folders contain stray binaries; both must be
-handled without losing the other records. Decoding falls back to cp1252 (then latin-1, which cannot fail) and the
-encoding used is recorded; a file with NUL bytes is treated as binary and rejected as a whole.
+handled without losing the other records. A file that is not UTF-8 is decoded line by line: each line that is not
+UTF-8 falls back to cp1252 (then latin-1, which cannot fail), so one stray byte costs nothing to the other lines,
+and the lines decoded otherwise are recorded; a file with NUL bytes is treated as binary and rejected as a whole.
+A column named twice in a CSV header keeps the text of both (joined by a line break).
 
 A row that cannot be read as it was meant is never guessed at: it comes back as a `RowError` (reason and line),
 the rows around it are read as usual, and every row read is one record, kept or rejected.
@@ -14,8 +16,8 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
@@ -33,20 +35,47 @@ class RowError:
     detail: str = ""
 
 
-def read_text(path: Path) -> tuple[str, str]:
-    """Return (text, encoding). Raises `UnreadableFile` for binary or unreadable files."""
+@dataclass(frozen=True)
+class Decoded:
+    """A file's text; `encoding` is "utf-8" or the fallback most of its other lines took, `fallback_lines` the line
+    numbers (from 1) that were not UTF-8 and the encoding each was read with."""
+
+    text: str
+    encoding: str = "utf-8"
+    fallback_lines: Mapping[int, str] = field(default_factory=dict)
+
+
+def _decode_line(line: bytes) -> tuple[str, str]:
+    for encoding in ("utf-8", "cp1252", "latin-1"):
+        try:
+            return line.decode(encoding), encoding
+        except UnicodeDecodeError:
+            continue
+    raise AssertionError("latin-1 decoding cannot fail")  # pragma: no cover
+
+
+def read_text(path: Path) -> Decoded:
+    """The file's text, decoded line by line where it is not UTF-8. Raises `UnreadableFile` for binary or
+    unreadable files."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise UnreadableFile(f"cannot read file: {exc.strerror or exc}") from exc
     if b"\x00" in data[:65536]:
         raise UnreadableFile("binary file (contains NUL bytes), not a text report")
-    for encoding in ("utf-8-sig", "cp1252", "latin-1"):
-        try:
-            return data.decode(encoding), encoding.replace("-sig", "")
-        except UnicodeDecodeError:
-            continue
-    raise AssertionError("latin-1 decoding cannot fail")  # pragma: no cover
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return Decoded(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        pass
+    pieces, fallback = [], {}
+    for number, line in enumerate(data.splitlines(keepends=True), start=1):  # \n, \r\n, \r: the csv module's lines
+        text, encoding = _decode_line(line)
+        pieces.append(text)
+        if encoding != "utf-8":
+            fallback[number] = encoding
+    most = max(set(fallback.values()), key=list(fallback.values()).count)
+    return Decoded("".join(pieces), most, fallback)
 
 
 def _csv_records(text: str) -> Iterator[tuple[int, list[str] | RowError]]:
@@ -83,19 +112,30 @@ def _csv_records(text: str) -> Iterator[tuple[int, list[str] | RowError]]:
 
 def read_csv_header(path: Path) -> list[str]:
     """Column names of a CSV file (empty list when the file is empty or its header row is broken)."""
-    text, _ = read_text(path)
+    text = read_text(path).text
     header = next((cells for _, cells in _csv_records(text) if cells), [])
     return [] if isinstance(header, RowError) else [c.strip() for c in header]
 
 
-def iter_csv_rows(path: Path) -> Iterator[tuple[int, dict[str, str] | RowError]]:
+def _join_repeated(names: list[str], cells: list[str]) -> dict[str, str]:
+    """Cells by column name, stripped; a name the header repeats keeps each distinct non-empty cell, in order."""
+    row: dict[str, list[str]] = {}
+    for name, value in zip(names, cells, strict=True):
+        kept = row.setdefault(name, [])
+        if value.strip() and value.strip() not in kept:
+            kept.append(value.strip())
+    return {name: "\n".join(values) for name, values in row.items()}
+
+
+def iter_csv_rows(path: Path, decoded: Decoded | None = None) -> Iterator[tuple[int, dict[str, str] | RowError]]:
     """Yield (line the record starts on, row) with stripped values, or a `RowError`; quoted newlines stay in fields.
 
     A row whose cell count differs from the header's is an error, not padded or cut: an unquoted comma adds a
     cell and shifts every field after it, and a missing cell cannot be placed, so either would put text in the
-    wrong field. Raises `UnreadableFile` for a file with no header, a broken header or no rows.
+    wrong field. Raises `UnreadableFile` for a file with no header, a broken header or no rows. `decoded`: the
+    file as `read_text` gave it, when the caller has read it already.
     """
-    text, _ = read_text(path)
+    text = (decoded or read_text(path)).text
     if not text.strip():
         raise UnreadableFile("empty file")
     records = (record for record in _csv_records(text) if record[1] != [])
@@ -113,18 +153,18 @@ def iter_csv_rows(path: Path) -> Iterator[tuple[int, dict[str, str] | RowError]]
             detail = f"{len(cells)} cells, header has {len(names)}"
             yield number, RowError(f"row has {relation} cells than the header", detail)
         else:
-            yield number, {name: value.strip() for name, value in zip(names, cells, strict=True)}
+            yield number, _join_repeated(names, cells)
     if not rows:
         raise UnreadableFile("header only, no records")
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, object] | RowError]]:
+def iter_jsonl(path: Path, decoded: Decoded | None = None) -> Iterator[tuple[int, dict[str, object] | RowError]]:
     """Yield (line number, object), or a `RowError` for a line that is not a JSON object.
 
     Lines end at \\n only (JSON Lines): other Unicode line breaks may appear raw inside JSON strings. Raises
     `UnreadableFile` for a file without any non-blank line.
     """
-    text, _ = read_text(path)
+    text = (decoded or read_text(path)).text
     lines = 0
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():

@@ -6,6 +6,10 @@ When a different file or folder already holds that name in the run (`2023/report
 arguments), parent folders are added until the name is free: `2024/reports`. The same file read twice keeps its
 name, so its records are caught as duplicates. A name depends only on the path and on what was read before it,
 so the same corpus arguments always give the same ids.
+
+An update reads files against the sources its index holds (`held`): a file whose path ends in a held name takes
+that name (the shortest that fits), even when another file of the run took it, so `monday/site.csv` and
+`tuesday/site.csv` (or a folder of such days) are both `site`, the exports of one source, and give its ids.
 """
 
 from __future__ import annotations
@@ -16,9 +20,10 @@ from pathlib import Path
 class SourceNames:
     """Hands out source names; one instance per ingestion run (all its corpus arguments)."""
 
-    def __init__(self) -> None:
+    def __init__(self, held: frozenset[str] = frozenset()) -> None:
         self._by_owner: dict[Path, str] = {}
         self._taken: set[str] = set()
+        self._held = held
 
     def claim(self, owner: Path, name: str, base: Path) -> str:
         """The source name of `owner` (a file, or a folder of text reports): `name` (its path from `base`) if free,
@@ -27,6 +32,13 @@ class SourceNames:
         if key in self._by_owner:
             return self._by_owner[key]
         folders = base.absolute().parts[1:]
+        if self._held:
+            path = (*folders, *name.split("/"))
+            endings = ("/".join(path[len(path) - n :]) for n in range(1, len(path) + 1))
+            if (known := next((e for e in endings if e in self._held), None)) is not None:
+                self._by_owner[key] = known
+                self._taken.add(known)
+                return known
         candidates = ["/".join((*folders[len(folders) - n :], name)) for n in range(len(folders) + 1)]
         chosen = next((c for c in candidates if c not in self._taken), owner.absolute().as_posix())
         self._by_owner[key] = chosen

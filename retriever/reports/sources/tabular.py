@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from retriever.reports.record import Report
 from retriever.reports.sections import clean_text, parse_sections
-from retriever.reports.sources.base import Outcome, Rejection, normalize_modality
-from retriever.reports.sources.files import RowError, UnreadableFile, iter_csv_rows, iter_jsonl
+from retriever.reports.sources.base import MAX_REPORT_CHARS, Outcome, Rejection, normalize_modality
+from retriever.reports.sources.files import Decoded, RowError, UnreadableFile, iter_csv_rows, iter_jsonl, read_text
 
 #: Target field -> column names tried in order when not mapped explicitly, compared as `column_key` makes them.
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -126,6 +127,10 @@ def compose_full_text(sections: Mapping[str, str]) -> str:
     return "\n".join(f"{name.upper()}: {text}" for name, text in sections.items() if text)
 
 
+#: An id holding one of these could never be named again: `--remove` reads one id a line, a terminal shows them not.
+_UNNAMEABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def report_from_row(
     row: Mapping[str, str], columns: Mapping[str, str], *, source: str, default_id: str
 ) -> Report | str:
@@ -137,6 +142,10 @@ def report_from_row(
     findings, impression, text = clean_text(get("findings")), clean_text(get("impression")), get("text")
     if not (findings or impression or text.strip()):
         return "empty record (no findings, impression or report text)"
+    if _UNNAMEABLE.search(get("id")):
+        return "id with a line break or control character"
+    if len(findings) + len(impression) + len(text) > MAX_REPORT_CHARS:
+        return f"report too long (> {MAX_REPORT_CHARS} characters)"
     parsed = parse_sections(text) if text.strip() else None
     if parsed is not None:
         findings = findings or parsed.findings
@@ -194,16 +203,45 @@ def longest_column(rows: list[tuple[int, object]], header: list[str]) -> str:
     return max(header, key=lambda name: sum(len(str(row.get(name) or "")) for row in sample))
 
 
+def _line_ids(path: Path, rows: list[tuple[int, object]], columns: Mapping[str, str]) -> dict[int, str]:
+    """Ids for the rows without one, by line: `STEM-LINE`, with `-2`, `-3`... added while a row of the file has that
+    id itself, so a line's id never takes a real one."""
+    column = columns.get("id", "")
+    real = {str(row.get(column) or "").strip() for _, row in rows if isinstance(row, dict)}
+    ids: dict[int, str] = {}
+    for number, _ in rows:
+        candidate, suffix = f"{path.stem}-{number}", 1
+        while candidate in real:
+            suffix += 1
+            candidate = f"{path.stem}-{number}-{suffix}"
+        ids[number] = candidate
+    return ids
+
+
+def _encoding_of(decoded: Decoded, starts: list[int], number: int) -> str | None:
+    """The fallback encoding of any line of the record starting on line `number` (it ends where the next starts)."""
+    following = bisect_right(starts, number)
+    end = starts[following] if following < len(starts) else None
+    return next(
+        (enc for line, enc in decoded.fallback_lines.items() if number <= line and (end is None or line < end)), None
+    )
+
+
 def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None = None) -> Iterator[Outcome]:
-    """Import a .csv or .jsonl file of reports; every unusable row becomes a Rejection."""
+    """Import a .csv or .jsonl file of reports; every unusable row becomes a Rejection. A row with a line that was
+    not UTF-8 records the encoding it was read with in its meta."""
     source = source or path.stem
     try:
-        rows = list(iter_jsonl(path) if path.suffix.lower() == ".jsonl" else iter_csv_rows(path))
+        decoded = read_text(path)
+        read = iter_jsonl if path.suffix.lower() == ".jsonl" else iter_csv_rows
+        rows = list(read(path, decoded))
     except UnreadableFile as exc:
         yield Rejection(source, str(path), str(exc))
         return
     header = list(dict.fromkeys(k for _, r in rows if isinstance(r, dict) for k in r))
     columns = _columns(mapping or ColumnMap({}), header, rows)
+    line_ids = _line_ids(path, rows, columns if isinstance(columns, dict) else {})
+    starts = [number for number, _ in rows]
     for number, row in rows:
         ref = f"{path}:{number}"
         raw = {str(k): "" if v is None else str(v) for k, v in row.items()} if isinstance(row, dict) else None
@@ -211,5 +249,10 @@ def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None 
             error = row if isinstance(row, RowError) else columns
             yield Rejection(source, ref, error.reason, error.detail, raw)
             continue
-        made = report_from_row(_cells(row, columns), columns, source=source, default_id=f"{path.stem}-{number}")
-        yield made if isinstance(made, Report) else Rejection(source, ref, made, row=raw)
+        made = report_from_row(_cells(row, columns), columns, source=source, default_id=line_ids[number])
+        if isinstance(made, str):
+            yield Rejection(source, ref, made, row=raw)
+        elif decoded.fallback_lines and (encoding := _encoding_of(decoded, starts, number)) is not None:
+            yield replace(made, meta={**made.meta, "encoding": encoding})
+        else:
+            yield made

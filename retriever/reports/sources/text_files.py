@@ -6,19 +6,17 @@ from pathlib import Path
 
 from retriever.reports.record import Report
 from retriever.reports.sections import parse_sections
-from retriever.reports.sources.base import Outcome, Rejection
+from retriever.reports.sources.base import MAX_REPORT_CHARS, Outcome, Rejection
 from retriever.reports.sources.files import UnreadableFile, read_text
-
-#: Longer than any radiology report: such a file is a document collection or a log, not one report.
-MAX_REPORT_CHARS = 50_000
 
 
 def load_text_file(path: Path, source: str, report_id: str) -> Outcome:
     """One report from one text file, or a Rejection (binary, empty)."""
     try:
-        text, encoding = read_text(path)
+        decoded = read_text(path)
     except UnreadableFile as exc:
         return Rejection(source, str(path), str(exc))
+    text, encoding = decoded.text, decoded.encoding
     if not text.strip():
         return Rejection(source, str(path), "empty file")
     if len(text) > MAX_REPORT_CHARS:
