@@ -44,7 +44,7 @@ from assistant.rag.answer import (
 from assistant.rag.choice import Choice, choice_name, choice_schema, parse_choice, render_choices
 from assistant.rag.configuration import configuration_hash
 from assistant.rag.evidence import EvidenceDifferential, evidence_differential
-from assistant.rag.grounding import contradiction
+from assistant.rag.grounding import contradiction, echoes_an_instruction
 from assistant.rag.lc_retriever import document_to_report
 from retriever.search.query import clean_query, visible_text
 
@@ -370,6 +370,10 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         (`diagnosis`; absent when there is none)."""
         impressions = {r.report_id: r.impression for r in retrieved}
         reason = contradiction(parsed.diagnosis, query, [impressions[c] for c in cited if c in impressions])
+        if reason is None and echoes_an_instruction(
+            parsed.diagnosis, [f"{r.findings}\n{r.impression}" for r in retrieved]
+        ):
+            reason = "it repeats an instruction written in a retrieved report"
         if reason is None:
             return {}
         for candidate, name in zip(evidence.candidates, choices, strict=True):
