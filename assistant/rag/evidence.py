@@ -13,7 +13,7 @@ list and linking words ("with", "and", "consistent with"), and each part is stri
 and measurements ("Small left pleural effusion" -> "pleural effusion"). Parts are compared by their content words
 (shorthand expanded, plurals folded), so "pleural effusions" and "effusion, pleural" meet; a part whose words are all
 found in a longer one ("pneumonia" in "right lower lobe pneumonia") also counts the longer one's reports. Each report
-counts once per candidate, weighed by its rank (`weight`), and candidates are ranked by the summed weight.
+counts once per candidate, weighed by its rank (`rank_weights`), and candidates are ranked by the summed weight.
 """
 
 from __future__ import annotations
@@ -21,16 +21,35 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 from models.preset import PRESET
 from retriever.negation.rules import is_negated
 from retriever.reports.impression import positive_items
 from retriever.search.shorthand import RADIOLOGY
 
-Weighting = Literal["uniform", "rank"]
-#: How a report counts by its rank: "rank" (1/rank) or "uniform" (models/preset.json).
-WEIGHTING: Weighting = "rank" if PRESET.answer.evidence_weighting == "rank" else "uniform"
+Weighting = Literal["uniform", "rank", "sqrt"]
+WEIGHTINGS: tuple[Weighting, ...] = get_args(Weighting)
+
+
+def weighting_named(name: str) -> Weighting:
+    """`name` as a Weighting (ValueError listing the known ones)."""
+    if name not in WEIGHTINGS:
+        raise ValueError(f"unknown evidence weighting {name!r}: use one of {', '.join(WEIGHTINGS)}")
+    return name  # type: ignore[return-value]
+
+
+#: How a report counts by its rank: "rank" (1/rank), "sqrt" (1/sqrt(rank): the 40th report still counts a sixth of
+#: the first) or "uniform" (models/preset.json).
+WEIGHTING: Weighting = weighting_named(PRESET.answer.evidence_weighting)
+
+
+def rank_weights(n: int, weighting: Weighting) -> list[float]:
+    """How much each of `n` reports, best-ranked first, counts."""
+    exponent = {"uniform": 0.0, "sqrt": 0.5, "rank": 1.0}[weighting]
+    return [1.0 / rank**exponent for rank in range(1, n + 1)]
+
+
 #: Most candidates an answer lists.
 MAX_CANDIDATES = 8
 
@@ -226,7 +245,7 @@ def evidence_differential(
     reports: Sequence[tuple[str, str]], *, weighting: Weighting = WEIGHTING, limit: int = MAX_CANDIDATES
 ) -> EvidenceDifferential:
     """The differential of `reports`, (report id, impression) pairs best-ranked first."""
-    weights = [1.0 if weighting == "uniform" else 1.0 / rank for rank in range(1, len(reports) + 1)]
+    weights = rank_weights(len(reports), weighting)
     groups: dict[frozenset[str], _Group] = {}
     affirmed: dict[str, tuple[str, ...]] = {}
     for (report_id, impression), weight in zip(reports, weights, strict=True):

@@ -22,7 +22,6 @@ import threading
 import time
 import unicodedata
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.documents import Document
@@ -36,14 +35,14 @@ from assistant.rag.answer import (
     Answer,
     DegradedKind,
     ParsedOutput,
-    RetrievedReport,
+    Retrieval,
     UnparseableOutput,
     answer_schema,
     parse_output,
 )
 from assistant.rag.choice import Choice, choice_name, choice_schema, parse_choice, render_choices
 from assistant.rag.configuration import configuration_hash
-from assistant.rag.evidence import EvidenceDifferential, evidence_differential
+from assistant.rag.evidence import WEIGHTING, EvidenceDifferential, Weighting, evidence_differential
 from assistant.rag.grounding import contradiction, echoes_an_instruction
 from assistant.rag.lc_retriever import document_to_report
 from retriever.search.query import clean_query, visible_text
@@ -76,15 +75,6 @@ CANDIDATE_TOKENS = 48
 #: Candidates of the evidence differential listed after the chosen one, and supporting reports cited for it.
 MAX_CHOICE_DIFFERENTIAL = 4
 MAX_CITED = 5
-
-
-@dataclass(frozen=True)
-class Retrieval:
-    """What an answer will rest on, streamed before the model is asked (it can take minutes on a CPU): the
-    retrieved reports and the evidence differential read from them (`Answer.evidence`'s shape)."""
-
-    retrieved: list[RetrievedReport]
-    evidence: dict[str, Any]
 
 
 def neutralise_tags(text: str) -> str:
@@ -146,12 +136,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         seed: int = 0,
         rag_prompt: str = answer_defaults.PROMPT,
         norag_prompt: str = answer_defaults.NORAG_PROMPT,
+        evidence_weighting: Weighting = WEIGHTING,
     ) -> None:
         self.llm = llm
         self.retriever = retriever
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.seed = seed
+        #: How the evidence differential counts a report by its rank (assistant/rag/evidence.py).
+        self.evidence_weighting = evidence_weighting
         #: No model is asked: the evidence differential answers (EVIDENCE_ONLY).
         self.evidence_only = retriever is not None and rag_prompt == EVIDENCE_ONLY
         self.prompt = prompts.load(rag_prompt if retriever is not None and not self.evidence_only else norag_prompt)
@@ -201,7 +194,9 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             docs = self.retriever.invoke(query, config)
             timings["retrieval"] = time.monotonic() - start
         retrieved = [document_to_report(doc, rank) for rank, doc in enumerate(docs, start=1)]
-        evidence = evidence_differential([(r.report_id, r.impression) for r in retrieved])
+        evidence = evidence_differential(
+            [(r.report_id, r.impression) for r in retrieved], weighting=self.evidence_weighting
+        )
         choices = [choice_name(neutralise_tags(c.diagnosis)) for c in evidence.candidates]
         configuration = self.configuration()
         base = {
@@ -395,6 +390,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         describe = getattr(self.retriever, "configuration", None)
         return {
             "retrieval": describe() if describe is not None else None,
+            "evidence_weighting": self.evidence_weighting if self.retriever is not None else None,
             "prompt": self.prompt_id,
             "llm": None if self.evidence_only else self.llm.identity() | self._sampling(),
         }

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from assistant.rag.answer_defaults import NORAG_PROMPT
+from assistant.rag.answer_defaults import MAX_K, NORAG_PROMPT
 from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline
 from eval.common.prediction_cache import LEGACY_MAX_TOKENS, PredictionCache, cache_key
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home
@@ -139,11 +139,12 @@ def _top_hit_prediction(case: Case, condition: Condition, retriever: Any) -> dic
     }
 
 
-def _retrieved_the_same(row: dict[str, Any], case: Case, retriever: Any) -> bool:
+def _retrieved_the_same(row: dict[str, Any], case: Case, pipeline: RagPipeline) -> bool:
     """Whether a cached answer was given the reports the retriever returns now, and the same evidence differential
     (changed negation rules read the same reports otherwise). The cache key names the encoder, not its weights: a
     model retrained from the same recipe on another CPU retrieves a few cases differently, and those answers are
     asked again rather than graded as if they had seen today's reports."""
+    retriever = pipeline.retriever
     if retriever is None:
         return True
     from retriever.search.query import clean_query
@@ -157,9 +158,15 @@ def _retrieved_the_same(row: dict[str, Any], case: Case, retriever: Any) -> bool
     from assistant.rag.evidence import evidence_differential  # the same reports, read under today's rules?
 
     evidence = evidence_differential(
-        [(i, str(d.metadata.get("impression", ""))) for i, d in zip(now, docs, strict=True)]
+        [(i, str(d.metadata.get("impression", ""))) for i, d in zip(now, docs, strict=True)],
+        weighting=pipeline.evidence_weighting,
     )
     return [c.diagnosis for c in evidence.candidates] == [c["diagnosis"] for c in row["evidence"]["candidates"]]
+
+
+def _weighting(condition: Condition) -> dict[str, Any]:
+    """The condition's evidence weighting as a RagPipeline argument (none: the product's default)."""
+    return {"evidence_weighting": condition.weighting} if condition.weighting else {}
 
 
 def _cached(
@@ -194,7 +201,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     for condition in (c for c in config.conditions if not c.uses_llm):
         retriever = _retriever(condition, config, corpus)
         if condition.spec.startswith(EVIDENCE):  # the product's answer without a model, as `ask` gives it
-            evidence = RagPipeline(llm, retriever, rag_prompt=EVIDENCE_ONLY)
+            evidence = RagPipeline(llm, retriever, rag_prompt=EVIDENCE_ONLY, **_weighting(condition))
             rows |= {
                 (case.id, condition.name): _prediction(case, condition, NO_MODEL, evidence.invoke(case.findings))
                 for case in config.cases
@@ -210,6 +217,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
             max_tokens=c.max_tokens or config.max_tokens,
             rag_prompt=c.answer_prompt,
             norag_prompt=c.answer_prompt,
+            **_weighting(c),
         )
         for c in config.conditions
         if c.uses_llm
@@ -224,7 +232,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
                     continue
                 pipeline = pipelines[condition.name]
                 row = _cached(cache, case, condition, model_id, pipeline.prompt_id, pipeline.max_tokens)
-                if row is not None and _retrieved_the_same(row, case, pipeline.retriever):
+                if row is not None and _retrieved_the_same(row, case, pipeline):
                     rows[(case.id, condition.name)] = row
                 else:
                     stale += row is not None
@@ -347,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder (default corpus)")
     parser.add_argument("--conditions", default=DEFAULT_CONDITIONS, help="comma-separated: none, bm25, encoders")
     parser.add_argument("--field", default="impression", help="field retrieved reports are matched on")
-    parser.add_argument("-k", type=_within(1, 20), default=1, help="reports given to the LLM (1 = the paper)")
+    parser.add_argument("-k", type=_within(1, MAX_K), default=1, help="reports given to the LLM (1 = the paper)")
     parser.add_argument(
         "--prompt",
         default=DEFAULT_PROMPT,

@@ -10,7 +10,7 @@ from llm_fixtures import INJECTION, require_embedded_smollm2, smollm2_llm
 
 from assistant.llm.base import LLMResult, Message
 from assistant.rag.choice import OTHER, choice_schema, parse_choice
-from assistant.rag.evidence import affirmed_diagnoses, evidence_differential
+from assistant.rag.evidence import affirmed_diagnoses, evidence_differential, rank_weights, weighting_named
 from assistant.rag.grounding import contradiction, echoes_an_instruction, ruled_out_in
 from assistant.rag.lc_retriever import ReportRetriever
 from assistant.rag.pipeline import RagPipeline
@@ -59,6 +59,21 @@ def test_only_affirmed_reports_count() -> None:
 )
 def test_affirmed_diagnoses_of_an_impression(impression: str, expected: list[str]) -> None:
     assert [phrase for phrase, _ in affirmed_diagnoses(impression)] == expected
+
+
+def test_a_weighting_sets_how_much_a_lower_ranked_report_counts() -> None:
+    assert rank_weights(4, "rank") == [1.0, 0.5, 1 / 3, 0.25]
+    assert rank_weights(4, "sqrt") == [1.0, 1 / 2**0.5, 1 / 3**0.5, 0.5]
+    assert rank_weights(3, "uniform") == [1.0, 1.0, 1.0]
+    # r7 (ranked last) affirms the effusion with r1 and r2: under 1/rank the two pneumothorax reports' weight is
+    # near it, under uniform weighting the three count fully
+    ranked = _impressions(["r4", "r1", "r3", "r5", "r6", "r2", "r7"])
+    by_rank = {c.diagnosis: c.score for c in evidence_differential(ranked, weighting="rank").candidates}
+    uniform = {c.diagnosis: c.score for c in evidence_differential(ranked, weighting="uniform").candidates}
+    assert uniform["pleural effusion"] == pytest.approx(3 / 7)
+    assert by_rank["pleural effusion"] == pytest.approx((1 / 2 + 1 / 6 + 1 / 7) / sum(rank_weights(7, "rank")))
+    with pytest.raises(ValueError, match="unknown evidence weighting 'log'"):
+        weighting_named("log")
 
 
 def test_a_possibility_is_half_the_evidence_of_a_statement() -> None:
