@@ -16,6 +16,7 @@ from assistant.commands import (
     index_cmd,
     info_cmd,
     search_cmd,
+    serve_cmd,
     show_cmd,
     train_cmd,
     train_reranker_cmd,
@@ -48,6 +49,7 @@ app.command("train-reranker")(train_reranker_cmd.train_reranker)
 app.command("average")(average_cmd.average)
 app.command("chat")(chat_cmd.chat)
 app.command("ask")(ask_cmd.ask)
+app.command("serve")(serve_cmd.serve)
 app.command("bench", context_settings=bench_cmd.CONTEXT_SETTINGS)(bench_cmd.bench)
 app.command("info")(info_cmd.info)
 

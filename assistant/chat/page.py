@@ -36,7 +36,7 @@ from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
 
 FIELD_CHOICES = [("Similar findings", "findings"), ("Likely impressions", "impression"), ("Full reports", "report")]
-MAX_K = 20
+MAX_K = answer_defaults.MAX_K
 #: The conversation's height: the input and the buttons below it stay on screen at 1280x800 and on a phone.
 CHAT_HEIGHT = "max(240px, calc(100vh - 420px))"
 #: Where the browser keeps the conversation (gr.BrowserState's localStorage key).

@@ -16,6 +16,7 @@ from typing import Literal
 
 from assistant.excerpt import Excerpt, matching_excerpt, searched_text
 from assistant.rag.answer import Answer, RetrievedReport, UnparseableOutput, parse_output
+from assistant.rag.answer_defaults import SHOWN_REPORTS
 from assistant.readable import modality_word, strengths
 from assistant.text import shorten
 
@@ -105,7 +106,8 @@ def report_cards_html(
     """The retrieved reports as cards, the only place the page lists them (one numbering: the rank): rank and a
     strength word (the method's raw score under *Details*), the sentence that matched `query` with its words marked,
     the impression, findings and the whole report (`whole`, by id) folded, modality in words and source; the
-    reports the answer cites marked, and those that contradict the query marked with a badge and a sentence."""
+    reports the answer cites marked, and those that contradict the query marked with a badge and a sentence. Past
+    the first SHOWN_REPORTS the cards are folded under "more reports": the evidence reads them all."""
     if not reports:
         return f'<div class="rs-cards-empty">{_e(empty_message)}</div>'
     cited_ids = set(cited)
@@ -116,7 +118,14 @@ def report_cards_html(
     ]
     field = FIELD_LABELS.get(reports[0].field, reports[0].field)
     head = f'<div class="rs-cards-head">{len(reports)} similar report(s), matched on {_e(field)}</div>'
-    return f'<div class="rs-cards">{head}{"".join(cards)}</div>'
+    shown, more = cards[:SHOWN_REPORTS], cards[SHOWN_REPORTS:]
+    folded = (
+        f'<details class="rs-more"><summary>{len(more)} more report(s), read by the evidence</summary>'
+        f'<div class="rs-cards">{"".join(more)}</div></details>'
+        if more
+        else ""
+    )
+    return f'<div class="rs-cards">{head}{"".join(shown)}{folded}</div>'
 
 
 def marked_html(excerpt: Excerpt) -> str:

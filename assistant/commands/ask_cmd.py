@@ -3,6 +3,9 @@
 Exit codes say what happened, so scripts can tell a real answer from a fallback: 0 answer, 2 bad input (empty
 query, missing index, bad flag), 3 backend down (retrieval-only result printed), 4 backend timeout
 (retrieval-only result printed), 5 the model's output held no answer (retrieval-only result printed).
+
+When `assistant serve` runs under the same settings, the question goes to it (assistant/warm/): the answer is the same,
+without this process loading the index, the encoder and the model first.
 """
 
 from __future__ import annotations
@@ -19,8 +22,16 @@ from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
-    from assistant.rag.answer import Answer
-    from assistant.rag.pipeline import RagPipeline
+    from collections.abc import Iterator
+
+    from rich.console import Console
+
+    from assistant.rag.answer import Answer, Retrieval
+    from assistant.rag.assemble import AskOptions
+    from assistant.settings import Settings
+    from assistant.warm.client import Note, Start
+
+    Item = Start | Note | Retrieval | str | Answer
 
 EXIT_CODES = {"backend_unavailable": 3, "timeout": 4, "unparseable": 5}
 
@@ -33,7 +44,14 @@ def ask(
     ] = None,
     k: Annotated[
         int,
-        typer.Option("-k", "--k", min=1, max=20, help="Reports retrieved; the evidence differential reads them all."),
+        typer.Option(
+            "-k",
+            "--k",
+            min=1,
+            max=answer_defaults.MAX_K,
+            help=f"Reports retrieved; the evidence differential reads them all, the first {answer_defaults.SHOWN_REPORTS} "
+            "are listed.",
+        ),
     ] = answer_defaults.K,
     prompt: Annotated[
         str,
@@ -59,18 +77,24 @@ def ask(
         bool,
         typer.Option("--markdown", help="Print the answer as a Markdown document with its reports and configuration."),
     ] = False,
+    server: Annotated[
+        bool,
+        typer.Option(
+            help="Hand the question to a running `assistant serve` (same settings), which has the index and the "
+            "model loaded already; --no-server answers in this process."
+        ),
+    ] = True,
 ) -> None:
     """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
     from rich.console import Console
 
-    from assistant.commands.output import print_error, print_note
+    from assistant.commands.output import print_error
     from assistant.commands.shared import read_settings
-    from assistant.llm_factory import make_llm
-    from assistant.rag.lc_retriever import ReportRetriever
-    from assistant.rag.pipeline import RagPipeline
+    from assistant.rag.assemble import AskOptions
+    from assistant.warm.client import WarmError
     from models.resolve import ModelNotAvailable
     from retriever.index.output_paths import named_path
-    from retriever.index.report_index import IndexLoadError, ReportIndex
+    from retriever.index.report_index import IndexLoadError
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
@@ -80,25 +104,24 @@ def ask(
     settings = read_settings(err)
     try:
         clean_query(query)
-        llm_settings = settings.llm.with_flags(backend=backend, model=model)
-        retriever = None
-        if not no_retrieval:
-            folder = named_path(index or settings.paths.default_index)
-            idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
-            for note in idx.notices(folder, method):
-                print_note(err, note)
-            if field not in idx.fields:
-                raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
-            idx.reranker = settings.search.load_reranker(reranker)
-            retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
-        pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=prompt)
-        if as_json or as_markdown:
-            answer = pipeline.invoke(query)
-        else:
-            answer = _stream(
-                pipeline, query, f"{llm_settings.backend} model {llm_settings.model or '(server default)'}"
-            )
-    except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
+        options = AskOptions(
+            no_retrieval=no_retrieval,
+            encoder=encoder,
+            k=k,
+            prompt=prompt,
+            field=field,
+            method=method,
+            index=str(named_path(index)) if index is not None else None,
+            backend=backend,
+            model=model,
+            reranker=reranker,
+        )
+        streaming = not (as_json or as_markdown)
+        items = (_warm(settings, options, query, streaming) if server else None) or _local(
+            settings, options, query, streaming
+        )
+        answer = _show(items, query, err, streaming)
+    except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError, WarmError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     if as_json:
@@ -112,36 +135,70 @@ def ask(
         raise typer.Exit(code)
 
 
-def _stream(pipeline: RagPipeline, query: str, model: str) -> Answer:
-    """Print each part as soon as it is known (assistant/commands/ask_output.py): the reports and their evidence,
-    the model's answer while it is written, then the checked answer. A spinner on stderr covers the waits, and is
-    stopped before anything is printed so the two never interleave on a terminal."""
+def _warm(settings: Settings, options: AskOptions, query: str, streaming: bool) -> Iterator[Item] | None:
+    """The answer of a running `assistant serve` (assistant/warm/) under the same settings, or None."""
+    from assistant.warm.address import settings_key, socket_path
+    from assistant.warm.client import ask_warm
+
+    return ask_warm(socket_path(settings.paths), settings_key(settings), options.to_dict(), query, stream=streaming)
+
+
+def _local(settings: Settings, options: AskOptions, query: str, streaming: bool) -> Iterator[Item]:
+    """The answer of this process: the index, encoder and model loaded first (what a warm server saves)."""
+    from assistant.rag.assemble import assemble
+    from assistant.warm.client import Note, Start
+
+    assembled = assemble(options, settings)
+    pipeline = assembled.pipeline
+    yield Start(assembled.model_label, pipeline.evidence_only)
+    for notice in assembled.notices:
+        yield Note(notice)
+    if streaming:
+        yield from pipeline.iter_answer(query)
+    else:
+        yield pipeline.invoke(query)  # not streamed, so the model reports its token usage
+
+
+def _show(items: Iterator[Item], query: str, err: Console, streaming: bool) -> Answer:
+    """Print each part as soon as it is known (assistant/commands/ask_output.py): notices on stderr, the reports and
+    their evidence, the model's answer while it is written, then the checked answer; without `streaming` (--json,
+    --markdown) only the notices, and the Answer is returned for printing whole. A spinner on stderr covers the waits,
+    and is stopped before anything is printed so the two never interleave on a terminal."""
     from rich.console import Console
 
     from assistant.commands.ask_output import DraftPrinter, print_answer, print_retrieval
-    from assistant.commands.output import literal
-    from assistant.rag.answer import Answer
-    from assistant.rag.pipeline import Retrieval
+    from assistant.commands.output import literal, print_note
+    from assistant.rag.answer import Answer, Retrieval
+    from assistant.warm.client import Note, Start
 
     # Not a terminal (piped, a log): rich would assume 80 columns and fold every cell (as `assistant search`).
-    out, err = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns), Console(stderr=True)
-    draft = DraftPrinter(out, model)
+    out = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns)
+    draft, model, evidence_only = DraftPrinter(out, ""), "", True
     status = err.status(literal("searching the similar reports ..."))
-    status.start()
+    if streaming:
+        status.start()
     try:
-        for item in pipeline.iter_answer(query):
+        for item in items:
             status.stop()
             if isinstance(item, Answer):
-                draft.close()
-                print_answer(item, out)
+                if streaming:
+                    draft.close()
+                    print_answer(item, out)
                 return item
-            if isinstance(item, Retrieval):
+            if isinstance(item, Start):
+                model, evidence_only = item.model_label, item.evidence_only
+                draft = DraftPrinter(out, model)
+            elif isinstance(item, Note):
+                print_note(err, item.text)
+            elif isinstance(item, Retrieval):
                 print_retrieval(item, query, out)
-                if not pipeline.evidence_only:
+                if not evidence_only:
                     status.update(literal(f"asking {model} ..."))
                     status.start()
             else:
                 draft.feed(item)
+            if streaming and isinstance(item, Start | Note):
+                status.start()
     finally:
         status.stop()
-    raise AssertionError("unreachable: the pipeline always ends with an Answer")
+    raise ConnectionError("the answer ended before it was complete")

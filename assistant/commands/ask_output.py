@@ -18,6 +18,7 @@ from assistant.commands.output import literal, marked, print_note, visible
 from assistant.commands.search_cmd import contradiction_marks
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import UnparseableOutput, parse_output
+from assistant.rag.answer_defaults import SHOWN_REPORTS
 from assistant.readable import modality_word, strengths
 from assistant.text import shorten
 
@@ -34,13 +35,15 @@ IMPRESSION_CHARS = 200
 def print_retrieval(retrieval: Retrieval, query: str, out: Console) -> None:
     """The retrieved reports (rank, strength, the sentence that matched with the query's words marked), the notes on
     contradicting ones, then the evidence differential."""
-    reports = retrieval.retrieved
+    reports = retrieval.retrieved[:SHOWN_REPORTS]
     if reports:
         marks, notes = contradiction_marks([(r.contradicts, r.partly_contradicts) for r in reports])
         columns = ["#", "match", "report", "modality", "matching sentence", "score"]
         if marks:
             columns.insert(4, "contradicts")
-        table = Table(title=f"{len(reports)} similar reports ({SHOW_HINT})", show_lines=True)
+        read = len(retrieval.retrieved)
+        shown = f"the first {len(reports)} of {read}" if read > len(reports) else f"{read}"
+        table = Table(title=f"{shown} similar reports ({SHOW_HINT})", show_lines=True)
         for column in columns:
             table.add_column(column, overflow="fold", style="bold red" if column == "contradicts" else "")
         for n, (r, strength) in enumerate(zip(reports, strengths([r.score for r in reports]), strict=True)):
@@ -58,6 +61,8 @@ def print_retrieval(retrieval: Retrieval, query: str, out: Console) -> None:
         out.print(table)
         for note in notes:
             print_note(out, note)
+        if read > len(reports):
+            print_note(out, f"the other {read - len(reports)} are read by the evidence below (--json lists them all)")
     if retrieval.evidence.get("candidates"):
         print_evidence(retrieval.evidence, out)
 

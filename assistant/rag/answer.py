@@ -54,6 +54,23 @@ class RetrievedReport:
 
 
 @dataclass(frozen=True)
+class Retrieval:
+    """What an answer will rest on, streamed before the model is asked (it can take minutes on a CPU): the
+    retrieved reports and the evidence differential read from them (`Answer.evidence`'s shape)."""
+
+    retrieved: list[RetrievedReport]
+    evidence: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Retrieval:
+        """Back from `to_dict` (the warm server's stream, assistant/warm/)."""
+        return cls([RetrievedReport(**r) for r in data["retrieved"]], dict(data["evidence"]))
+
+
+@dataclass(frozen=True)
 class ParsedOutput:
     """The model's answer fields, before the pipeline adds retrieval and provenance."""
 
@@ -101,6 +118,11 @@ class Answer:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (for `--json` and benchmark result files)."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Answer:
+        """Back from `to_dict` (the warm server's stream, assistant/warm/)."""
+        return cls(**{**data, "retrieved": [RetrievedReport(**r) for r in data["retrieved"]]})
 
 
 def answer_schema(report_ids: Sequence[str]) -> dict[str, Any]:

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 from models.preset import PRESET
 
-#: Retrieved reports shown to the model.
+#: Retrieved reports an answer reads (the evidence differential reads them all; the model sees its candidates).
 K = PRESET.answer.k
+#: Most reports an answer may read (`assistant ask -k`, the chat's slider).
+MAX_K = 100
+#: Reports listed one by one (the CLI's table, the chat's open cards); the rest are read all the same, named in the
+#: evidence and listed in full by `--json` and the chat's folded "more reports".
+SHOWN_REPORTS = 10
 #: Field of the archived reports the finding is matched against: "impression", "findings" or "report".
 FIELD = PRESET.answer.field
 #: Prompt with retrieval (prompts/<name>.txt); the no-retrieval baseline always uses NORAG_PROMPT.

@@ -3,13 +3,18 @@
     python -m eval.perf.ask_vs_chat --threads 2                 # 4 questions, quiet then with 2 busy processes
     python -m eval.perf.ask_vs_chat --threads 2 --queries 2 --load 2 --model qwen1.5b
 
-Issue 41 saw `ask` far slower than the chat on a busy machine. Here both answer the same held-out findings through
+Issue 41 saw `ask` far slower than the chat on a busy machine. Here they answer the same held-out findings through
 the model (`--prompt diagnosis_evidence`, the chat's *Answer (LLM + reports)*), from the same index, with the same
-thread count, alternating which goes first. `ask` is what a resident runs: a new process each time (start-up, model
-load, the saved system-prompt state, then the answer streamed to the terminal); the chat is a running server (here
-its `ChatService` in this process, the model loaded once beforehand, as `assistant chat` warms it up). Time to first
-answer text: until the first characters of the diagnosis are shown (`ask`: "diagnosis: " on stdout; the chat: "Most
-likely diagnosis" in the message). The load is `--load` processes spinning on a core each, at the same priority.
+thread count, taking turns at going first. Three sides:
+- `ask`: a new `assistant ask` process per question with `assistant serve` running (assistant/warm/): the question
+  is handed to the server, which has the index, encoder and model loaded;
+- `ask_alone`: `assistant ask --no-server`, a new process that loads them itself (start-up, model load, the saved
+  system-prompt state, then the answer streamed to the terminal);
+- `chat`: a running chat (its `ChatService` in this process, the model loaded once beforehand, as `assistant chat`
+  warms it up).
+Time to first answer text: until the first characters of the diagnosis are shown (`ask`: "diagnosis: " on stdout; the
+chat: "Most likely diagnosis" in the message). The load is `--load` processes spinning on a core each, at the same
+priority.
 """
 
 from __future__ import annotations
@@ -30,9 +35,12 @@ PROMPT = "diagnosis_evidence"
 SPIN = "while True:\n    pass\n"
 
 
-def ask_run(query: str, index: Path, env: dict[str, str]) -> dict[str, float]:
+SIDES = ("ask", "ask_alone", "chat")
+
+
+def ask_run(query: str, index: Path, env: dict[str, str], *flags: str) -> dict[str, float]:
     """One `assistant ask` process: seconds to the reports on stdout, to the first diagnosis text and to its exit."""
-    command = [sys.executable, "-m", "assistant.cli", "ask", query, "--index", str(index), "--prompt", PROMPT]
+    command = [sys.executable, "-m", "assistant.cli", "ask", query, "--index", str(index), "--prompt", PROMPT, *flags]
     start = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert process.stdout is not None
@@ -73,8 +81,24 @@ def chat_run(service: Any, query: str, index: Path) -> dict[str, float]:
     }
 
 
+def start_server(index: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """`assistant serve` for the same index, prompt and settings, once it answers."""
+    from assistant.settings import Settings
+    from assistant.warm.address import socket_path
+    from assistant.warm.client import answers
+
+    command = [sys.executable, "-m", "assistant.cli", "serve", "--index", str(index), "--prompt", PROMPT]
+    server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    path = socket_path(Settings.from_env(env).paths)
+    while not answers(path):
+        if server.poll() is not None:
+            raise RuntimeError(f"assistant serve exited {server.returncode}")
+        time.sleep(0.2)
+    return server
+
+
 def measure(queries: list[str], index: Path, model: str, threads: int, load: int) -> dict[str, Any]:
-    """Both sides per question, alternating which goes first; quiet, then under `load` spinning processes."""
+    """Every side per question, taking turns at going first; quiet, then under `load` spinning processes."""
     from assistant.chat.service import ChatConfig, ChatService
     from assistant.settings import Settings
 
@@ -83,31 +107,40 @@ def measure(queries: list[str], index: Path, model: str, threads: int, load: int
     settings = Settings.from_env(env)
     service = ChatService(ChatConfig(settings, indexes=(index,)))
     service.warm_up()
+    server = start_server(index, env)  # warmed up by its own start-up question
     warm_up, *queries = queries  # a question of its own: a measured one asked before would be read from the cache
     chat_run(service, warm_up, index)  # the running server has read the system prompt once
-    ask_run(warm_up, index, env)  # the saved system-prompt state exists, as after any earlier ask
+    ask_run(warm_up, index, env, "--no-server")  # the saved system-prompt state exists, as after any earlier ask
+    run_side = {
+        "ask": lambda query: ask_run(query, index, env),
+        "ask_alone": lambda query: ask_run(query, index, env, "--no-server"),
+        "chat": lambda query: chat_run(service, query, index),
+    }
     conditions: dict[str, Any] = {}
-    for condition, spinners in (("quiet", 0), (f"load_{load}", load)):
-        busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(spinners)]
-        try:
-            runs: dict[str, list[dict[str, float]]] = {"ask": [], "chat": []}
-            for n, query in enumerate(queries):
-                for side in ("ask", "chat") if n % 2 == 0 else ("chat", "ask"):
-                    run = ask_run(query, index, env) if side == "ask" else chat_run(service, query, index)
-                    runs[side].append({k: round(v, 3) for k, v in run.items()})
-                    print(condition, side, runs[side][-1], flush=True)
-        finally:
-            for process in busy:
-                process.kill()
-                process.wait()
-        conditions[condition] = {
-            **{
-                f"{side}_{key}": round(statistics.median(r[key] for r in rows), 3)
-                for side, rows in runs.items()
-                for key in ("reports_s", "ttft_s", "total_s")
-            },
-            "runs": runs,
-        }
+    try:
+        for condition, spinners in (("quiet", 0), (f"load_{load}", load)):
+            busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(spinners)]
+            try:
+                runs: dict[str, list[dict[str, float]]] = {side: [] for side in SIDES}
+                for n, query in enumerate(queries):
+                    for side in SIDES[n % 3 :] + SIDES[: n % 3]:
+                        runs[side].append({k: round(v, 3) for k, v in run_side[side](query).items()})
+                        print(condition, side, runs[side][-1], flush=True)
+            finally:
+                for process in busy:
+                    process.kill()
+                    process.wait()
+            conditions[condition] = {
+                **{
+                    f"{side}_{key}": round(statistics.median(r[key] for r in rows), 3)
+                    for side, rows in runs.items()
+                    for key in ("reports_s", "ttft_s", "total_s")
+                },
+                "runs": runs,
+            }
+    finally:
+        server.terminate()
+        server.wait()
     return {"prompt": PROMPT, "model": model, "load_processes": load, "conditions": conditions}
 
 

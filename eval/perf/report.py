@@ -267,17 +267,21 @@ def ask_vs_chat(section: dict[str, Any], targets: list[str]) -> list[str]:
         _stamp(section),
         "",
         "Medians; seconds from the question to the reports shown, to the first diagnosis text and to the end. The "
-        f"loaded rows ran beside {section['load_processes']} busy processes.",
+        f"loaded rows ran beside {section['load_processes']} busy processes. `ask`: a new `assistant ask` process "
+        "with `assistant serve` running (it hands the question over); `ask_alone`: `ask --no-server`, which loads "
+        "the index and the model itself; `chat`: the running chat.",
         "",
     ]
     rows = []
     for condition, figures in section["conditions"].items():
-        for side in ("ask", "chat"):
+        sides = [side for side in ("ask", "ask_alone", "chat") if f"{side}_ttft_s" in figures]
+        for side in sides:
             rows.append([condition, side, *(figures[f"{side}_{key}"] for key in ("reports_s", "ttft_s", "total_s"))])
         ask_ttft, chat_ttft = figures["ask_ttft_s"], figures["chat_ttft_s"]
+        alone = f" (without the server {figures['ask_alone_ttft_s']} s)" if "ask_alone" in sides else ""
         targets.append(
-            f"| `ask` time to first token no worse than the chat's ({condition}) | {ask_ttft} s vs {chat_ttft} s | "
-            f"{_verdict(ask_ttft <= chat_ttft)} |"
+            f"| `ask` time to first token no worse than the chat's ({condition}) | {ask_ttft} s vs {chat_ttft} s"
+            f"{alone} | {_verdict(ask_ttft <= chat_ttft)} |"
         )
     lines += _table(["condition", "side", "reports s", "first token s", "total s"], rows)
     return lines

@@ -271,6 +271,16 @@ def test_printed_reports_show_the_matching_sentence_marked_a_strength_and_the_mo
     assert "0.900" in rows["r-1"] and "assistant show ID" in text
 
 
+def test_printed_reports_list_the_first_ten_and_say_the_evidence_read_the_rest() -> None:
+    """The evidence reads every retrieved report (k = 40 by default); a terminal lists the best ten."""
+    reports = [RetrievedReport(f"r-{n}", n, 1 - n / 100, "impression", "Left effusion.") for n in range(1, 26)]
+    text = _printed(reports)
+    listed = [r.report_id for r in reports if any(f" {r.report_id} " in line for line in text.splitlines())]
+    assert listed == [f"r-{n}" for n in range(1, 11)]
+    assert "the first 10 of 25 similar reports" in text and "the other 15 are read by the evidence" in text
+    assert "the other" not in _printed(reports[:10]) and "10 similar reports" in _printed(reports[:10])
+
+
 def test_ask_names_an_index_tokenized_under_older_negation_rules(index_dir: Path, tmp_path: Path) -> None:
     """The same note `assistant search` gives, with the command that fixes it (the LLM down: retrieval only)."""
     import shutil

@@ -110,6 +110,17 @@ def test_report_cards_escape_markup_and_show_impression_first() -> None:
     assert "similarity 0.710" in html and "cited" in html and "matched on findings" in html
 
 
+def test_cards_past_the_first_ten_are_folded_under_more_reports() -> None:
+    """The evidence reads every retrieved report (k = 40 by default); the panel opens with the best ten, each report
+    still has one card (the evidence panel links to it)."""
+    reports = [RetrievedReport(f"r-{n}", n, 1 - n / 100, "impression", "Left effusion.") for n in range(1, 26)]
+    cards = render.report_cards_html(reports)
+    opened, folded = cards.split('<details class="rs-more">')
+    assert opened.count('<article class="rs-card') == 10 and folded.count('<article class="rs-card') == 15
+    assert "15 more report(s), read by the evidence" in folded and render.card_anchor("r-25") in folded
+    assert "rs-more" not in render.report_cards_html(reports[:10])
+
+
 def test_cards_number_each_report_once_with_a_strength_word_the_modality_in_words_and_the_whole_report() -> None:
     """Issue 41: one numbering (the rank), one relevance scale (a word; the raw score under Details), modality codes
     as words, the matching sentence with the query's words marked (negated ones so) and the whole report folded."""

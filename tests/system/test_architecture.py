@@ -58,7 +58,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("assistant.llm",),
     ("assistant",),
     ("assistant.rag",),
-    ("assistant.chat",),
+    ("assistant.chat", "assistant.warm"),
     ("assistant.commands",),
     ("assistant.cli",),
     (BENCHMARKS,),

@@ -1,0 +1,61 @@
+"""`assistant serve`: keep the index, the encoder and the model loaded for `assistant ask` (assistant/warm/).
+
+A new `ask` process spends seconds loading them before it can answer; with a server running under the same settings,
+`ask` hands its question over and prints the answer as it is written, as fast as the chat. It listens on a Unix
+socket in the data folder that only its owner can open, never on the network. Ctrl-C (or SIGTERM) stops it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assistant.commands.shared import EXIT_BAD_INPUT, BackendOption, ModelOption
+from assistant.rag import answer_defaults
+
+
+def serve(
+    index: Annotated[Path | None, typer.Option(help="Index to load ahead (default: the demo/default index).")] = None,
+    prompt: Annotated[
+        str, typer.Option(help="Answer prompt to load ahead, as `assistant ask --prompt` (others load when asked).")
+    ] = answer_defaults.PROMPT,
+    backend: BackendOption = None,
+    model: ModelOption = None,
+) -> None:
+    """Answer `assistant ask` from a process that keeps the index and the model loaded."""
+    import signal
+    import sys
+
+    from rich.console import Console
+
+    from assistant.commands.output import literal, print_error
+    from assistant.commands.shared import read_settings
+    from assistant.rag.assemble import AskOptions
+    from assistant.warm.server import ServerRunning, serve
+    from models.resolve import ModelNotAvailable
+    from retriever.index.output_paths import named_path
+    from retriever.index.report_index import IndexLoadError
+
+    err = Console(stderr=True)
+    settings = read_settings(err)
+    warm = AskOptions(prompt=prompt, index=str(named_path(index)) if index else None, backend=backend, model=model)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # unwinds serve(), which removes the socket file
+
+    status = err.status(literal("loading the index and the model ..."))
+
+    def ready(path: Path) -> None:
+        status.stop()
+        err.print(literal(f"ready: `assistant ask` answers from this process ({path}); Ctrl-C stops it"))
+
+    status.start()
+    try:
+        serve(settings, warm, ready=ready, on_answer=lambda s: err.print(f"answered a question in {s:.2f} s"))
+    except (ServerRunning, IndexLoadError, ModelNotAvailable, ValueError) as exc:
+        print_error(err, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except KeyboardInterrupt:
+        pass
+    finally:
+        status.stop()

@@ -1,0 +1,68 @@
+"""The pipeline `assistant ask` answers with, built from its options: one place for the CLI and the warm server
+(assistant/warm/), so an answer is the same whichever process gives it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from assistant.rag import answer_defaults
+from retriever.search.methods import DEFAULT_METHOD
+
+if TYPE_CHECKING:
+    from assistant.rag.pipeline import RagPipeline
+    from assistant.settings import Settings
+
+
+@dataclass(frozen=True)
+class AskOptions:
+    """`assistant ask`'s options other than the question (hashable: the warm server keeps a pipeline per value)."""
+
+    no_retrieval: bool = False
+    encoder: str | None = None
+    k: int = answer_defaults.K
+    prompt: str = answer_defaults.PROMPT
+    field: str = answer_defaults.FIELD
+    method: str = DEFAULT_METHOD
+    #: The index folder, absolute (None: the settings' default index).
+    index: str | None = None
+    backend: str | None = None
+    model: str | None = None
+    reranker: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Assembled:
+    """A ready pipeline, the notices its index gave (an index built under older rules...) and who answers."""
+
+    pipeline: RagPipeline
+    notices: list[str] = field(default_factory=list)
+    model_label: str = ""
+
+
+def assemble(options: AskOptions, settings: Settings) -> Assembled:
+    """Load the index (unless `no_retrieval`) and build the pipeline. Raises IndexLoadError, ModelNotAvailable or
+    ValueError (a field the index lacks, a bad flag) with the message to show."""
+    from assistant.llm_factory import make_llm
+    from assistant.rag.lc_retriever import ReportRetriever
+    from assistant.rag.pipeline import RagPipeline
+    from retriever.index.output_paths import named_path
+    from retriever.index.report_index import ReportIndex
+
+    llm_settings = settings.llm.with_flags(backend=options.backend, model=options.model)
+    retriever, notices = None, []
+    if not options.no_retrieval:
+        folder = named_path(Path(options.index) if options.index else settings.paths.default_index)
+        index = ReportIndex.load(folder, options.encoder, device=settings.encoder.device)
+        notices = list(index.notices(folder, options.method))
+        if options.field not in index.fields:
+            raise ValueError(f"field {options.field!r} is not in this index; it has: {', '.join(index.fields)}")
+        index.reranker = settings.search.load_reranker(options.reranker)
+        retriever = ReportRetriever(index=index, field=options.field, k=options.k, method=options.method)
+    pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=options.prompt)
+    label = f"{llm_settings.backend} model {llm_settings.model or '(server default)'}"
+    return Assembled(pipeline, notices, label)

@@ -1,0 +1,130 @@
+"""`assistant serve`: answer `ask`'s questions from pipelines kept loaded, over a Unix socket.
+
+One question at a time (a llama.cpp context serves one call anyway; a second `ask` waits in the socket's queue). A
+request is one JSON line: `{"settings": KEY, "options": AskOptions, "query": TEXT, "stream": BOOL}`; the reply is JSON
+lines, in the order `ask` prints them: `start` (who answers), `note`s, `retrieval`, `piece`s of the model's text, then
+`answer` (without `stream`: `start`, `note`s and `answer`, whose token usage the model then reports);
+or `refused` (other settings: `ask` answers itself) or `error` (bad input, shown as `ask` shows it). A client that
+goes away stops its answer: the pipeline's stream is closed, which ends the model's call.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socketserver
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from assistant.rag.answer import Answer, Retrieval
+from assistant.rag.assemble import AskOptions, Assembled, assemble
+from assistant.settings import Settings
+from assistant.warm.address import settings_key, socket_path
+from assistant.warm.client import answers
+
+log = logging.getLogger(__name__)
+
+#: Asked once at start-up, so the first resident's question finds the model's system prompt already read.
+WARM_UP_QUERY = "Small left pleural effusion."
+
+
+class ServerRunning(RuntimeError):
+    """Another warm server already answers at this socket."""
+
+
+class WarmServer(socketserver.UnixStreamServer):
+    """The socket and the pipelines it answers with, one per AskOptions value, built on first use."""
+
+    def __init__(self, path: Path, settings: Settings, on_answer: Callable[[float], None]) -> None:
+        self.settings = settings
+        self.on_answer = on_answer
+        self.key = settings_key(settings)
+        self.pipelines: dict[AskOptions, Assembled] = {}
+        super().__init__(str(path), _Handler)
+
+    def assembled(self, options: AskOptions) -> Assembled:
+        if options not in self.pipelines:
+            self.pipelines[options] = assemble(options, self.settings)
+        return self.pipelines[options]
+
+    def events(self, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The reply to one request, event by event (see the module docstring)."""
+        from models.resolve import ModelNotAvailable
+        from retriever.index.report_index import IndexLoadError
+        from retriever.search.query import EmptyQueryError
+
+        if request.get("settings") != self.key:
+            yield {"kind": "refused", "reason": "started with other settings"}
+            return
+        try:
+            options = AskOptions(**request["options"])
+            assembled = self.assembled(options)
+            pipeline = assembled.pipeline
+            yield {"kind": "start", "model_label": assembled.model_label, "evidence_only": pipeline.evidence_only}
+            for note in assembled.notices:
+                yield {"kind": "note", "text": note}
+            query = str(request["query"])
+            items = pipeline.iter_answer(query) if request.get("stream", True) else iter([pipeline.invoke(query)])
+            for item in items:
+                if isinstance(item, Answer):
+                    yield {"kind": "answer", "answer": item.to_dict()}
+                elif isinstance(item, Retrieval):
+                    yield {"kind": "retrieval", "retrieval": item.to_dict()}
+                else:
+                    yield {"kind": "piece", "text": item}
+        except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError, TypeError, KeyError) as exc:
+            yield {"kind": "error", "message": str(exc)}
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    server: WarmServer
+
+    def handle(self) -> None:
+        try:
+            request = json.loads(self.rfile.readline() or b"{}")
+        except json.JSONDecodeError:
+            request = {}
+        start = time.monotonic()
+        events = self.server.events(request if isinstance(request, dict) else {})
+        try:
+            for event in events:
+                self.wfile.write(json.dumps(event, ensure_ascii=False).encode() + b"\n")
+                self.wfile.flush()
+                if event["kind"] == "answer":
+                    self.server.on_answer(time.monotonic() - start)
+        except (BrokenPipeError, ConnectionResetError):
+            log.info("the client left; its answer is stopped")
+        finally:
+            events.close()  # closes the pipeline's stream, which ends the model's call
+
+
+def serve(
+    settings: Settings,
+    warm: AskOptions,
+    *,
+    ready: Callable[[Path], None] = lambda _: None,
+    on_answer: Callable[[float], None] = lambda _: None,
+) -> None:
+    """Load `warm`'s pipeline, ask it WARM_UP_QUERY, call `ready`, then answer until interrupted, calling `on_answer`
+    with each answer's seconds (never its text: a finding is patient data); the socket file is removed on the
+    way out. ServerRunning when another server answers at the socket; a socket file nobody answers on (a server
+    that was killed) is replaced."""
+    path = socket_path(settings.paths)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.chmod(0o700)
+    if path.exists() or path.is_symlink():
+        if answers(path):
+            raise ServerRunning(f"a warm server already answers at {path}")
+        path.unlink()
+    server = WarmServer(path, settings, on_answer)
+    try:
+        os.chmod(path, 0o600)
+        server.assembled(warm).pipeline.invoke(WARM_UP_QUERY)
+        ready(path)
+        server.serve_forever()
+    finally:
+        server.server_close()
+        path.unlink(missing_ok=True)

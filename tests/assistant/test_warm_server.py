@@ -1,0 +1,123 @@
+"""`assistant serve` keeps the index and the model loaded, and `assistant ask` hands its question to it (issue 41: a
+new process spent seconds loading them before its first token). Real CLI processes, a real index, the real socket
+in a private data folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from llm_fixtures import build_index, require_embedded_smollm2
+
+from assistant.warm.client import answers
+from models.paths import DataPaths
+
+pytestmark = pytest.mark.models  # real CLI processes and a real encoder
+
+REPO = Path(__file__).resolve().parents[2]
+QUERY = "Blunting of the right costophrenic angle."
+
+
+@pytest.fixture
+def home(tmp_path: Path, minilm) -> Path:
+    """A data folder of its own (its socket is this test's), sharing the assembled encoders instead of copying."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(DataPaths.from_env(os.environ).models)
+    build_index(home / "indexes" / "demo", minilm)
+    return home
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_")}
+    return env | {"RADSEARCH_HOME": str(home), "RADSEARCH_LLM_GGUF": "smollm2", "RADSEARCH_LLM_CONTEXT": "2048"} | extra
+
+
+def _socket(home: Path) -> Path:
+    return home / "run" / "ask.sock"
+
+
+@contextmanager
+def _server(home: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
+    command = [sys.executable, "-m", "assistant.cli", "serve", *args]
+    process = subprocess.Popen(command, cwd=REPO, env=_env(home), stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not answers(_socket(home)):
+            if process.poll() is not None:
+                pytest.fail(f"assistant serve exited {process.returncode}: {process.stderr.read()}")  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "assistant serve never became ready"
+            time.sleep(0.2)
+        yield process
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+
+
+def _ask(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "assistant.cli", "ask", QUERY, *args]
+    return subprocess.run(command, cwd=REPO, env=_env(home, **env), capture_output=True, text=True, timeout=600)
+
+
+def _answer(run: subprocess.CompletedProcess[str]) -> dict:
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout)
+    answer.pop("timings")
+    return answer
+
+
+def test_ask_gets_from_a_running_server_the_answer_it_would_give_itself(home: Path) -> None:
+    alone = _answer(_ask(home, "--json"))
+    with _server(home):
+        assert _answer(_ask(home, "--json")) == alone
+        printed = _ask(home)
+    assert printed.returncode == 0 and "similar reports" in printed.stdout and "Most likely diagnosis" in printed.stdout
+    assert printed.stdout.index("similar reports") < printed.stdout.index("Most likely diagnosis")
+
+
+def test_only_an_ask_under_the_same_settings_is_handed_over_and_the_socket_is_private(home: Path) -> None:
+    """The server says on stderr when it answers (the time, never the finding): `ask` hands its question over; with
+    --no-server, or under another setting (its answer could differ), it answers itself."""
+    with _server(home) as server:
+        sock = _socket(home)
+        assert stat.S_IMODE(sock.stat().st_mode) == 0o600 and stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
+        assert _ask(home).returncode == 0
+        assert _ask(home, "--no-server").returncode == 0
+        assert _ask(home, RADSEARCH_LLM_THREADS="1").returncode == 0
+        again = subprocess.run(
+            [sys.executable, "-m", "assistant.cli", "serve"], cwd=REPO, env=_env(home), capture_output=True, text=True
+        )
+        assert again.returncode == 2 and "already answers" in again.stderr
+        server.terminate()
+        _, log = server.communicate(timeout=60)
+    assert log.count("answered a question in") == 1 and QUERY not in log
+    assert not sock.exists()  # removed on the way out
+
+
+def test_a_socket_left_by_a_killed_server_is_ignored_then_replaced(home: Path) -> None:
+    sock = _socket(home)
+    sock.parent.mkdir(mode=0o700)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(sock))
+    dead.close()  # the file stays, nobody listens
+    assert sock.exists() and not answers(sock)
+    assert _ask(home).returncode == 0
+    with _server(home):
+        assert answers(sock)
+
+
+def test_a_model_answer_streams_through_the_server(home: Path) -> None:
+    require_embedded_smollm2()
+    with _server(home, "--prompt", "diagnosis_evidence"):
+        run = _ask(home, "--prompt", "diagnosis_evidence")
+    assert run.returncode in (0, 5), run.stderr  # 5: SmolLM2 wrote no usable answer (still shown as such)
+    assert "is writing" in run.stdout and run.stdout.index("similar reports") < run.stdout.index("is writing")
