@@ -2,7 +2,8 @@
 
 Exit codes say what happened, so scripts can tell a real answer from a fallback: 0 answer, 2 bad input (empty
 query, missing index, bad flag), 3 backend down (retrieval-only result printed), 4 backend timeout
-(retrieval-only result printed), 5 the model's output held no answer (retrieval-only result printed).
+(retrieval-only result printed), 5 the model's output held no answer (retrieval-only result printed), 1 the warm
+server stopped before its answer was complete.
 
 When `assistant serve` runs under the same settings, the question goes to it (assistant/warm/): the answer is the same,
 without this process loading the index, the encoder and the model first.
@@ -124,6 +125,9 @@ def ask(
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError, WarmError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except ConnectionError as exc:  # the warm server stopped mid-answer
+        print_error(err, f"{exc}; ask again, or with --no-server to answer in this process")
+        raise typer.Exit(1) from exc
     if as_json:
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
     elif as_markdown:

@@ -121,3 +121,27 @@ def test_a_model_answer_streams_through_the_server(home: Path) -> None:
         run = _ask(home, "--prompt", "diagnosis_evidence")
     assert run.returncode in (0, 5), run.stderr  # 5: SmolLM2 wrote no usable answer (still shown as such)
     assert "is writing" in run.stdout and run.stdout.index("similar reports") < run.stdout.index("is writing")
+
+
+def test_a_server_that_stops_mid_answer_is_an_error_that_says_what_to_do(tmp_path: Path) -> None:
+    """Fault injection: a socket that starts an answer and hangs up."""
+    import threading
+
+    home = tmp_path / "home"
+    sock_path = _socket(home)
+    sock_path.parent.mkdir(parents=True, mode=0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(sock_path))
+    listener.listen(1)
+
+    def hang_up() -> None:
+        connection, _ = listener.accept()
+        connection.makefile("r").readline()
+        connection.sendall(json.dumps({"kind": "start", "model_label": "x", "evidence_only": True}).encode() + b"\n")
+        connection.close()
+
+    threading.Thread(target=hang_up, daemon=True).start()
+    run = _ask(home)
+    listener.close()
+    assert run.returncode == 1 and "before its answer was complete" in run.stderr and "--no-server" in run.stderr
+    assert "Traceback" not in run.stderr
