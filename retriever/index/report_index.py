@@ -31,7 +31,7 @@ from retriever.index.bm25 import BM25Field
 from retriever.index.manifest import MANIFEST, EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.index.output_paths import check_replaceable
 from retriever.index.store import ReportStore, write_store
-from retriever.index.swap import replacing, restore_interrupted
+from retriever.index.swap import generation, replacing, restore_interrupted
 from retriever.index.vectors import (
     build_vector_index,
     index_kind,
@@ -50,6 +50,9 @@ from retriever.search.query import PreparedQuery, clean_query
 from retriever.search.rerank import SecondStage
 
 STORE_FILE = "reports.sqlite"
+#: Reads of an index folder before a load gives up because updates keep swapping it (each read takes a second or so;
+#: an update minutes).
+READ_ATTEMPTS = 5
 
 
 class IndexLoadError(Exception):
@@ -159,10 +162,34 @@ def built_encoder(built: EncoderInfo, device: str | None = None) -> Encoder:
     return check_encoder(built, loaded)
 
 
-def open_parts(folder: Path) -> tuple[Manifest, dict[str, faiss.Index], dict[str, BM25Field], ReportStore]:
+Parts = tuple[Manifest, dict[str, faiss.Index], dict[str, BM25Field], ReportStore]
+
+
+def open_parts(folder: Path) -> Parts:
     """Manifest, vectors, BM25 and store of an index folder, every file checked against the manifest first
     (IndexLoadError saying how to rebuild otherwise). A swap killed between its renames is undone first
-    (retriever.index.swap)."""
+    (retriever.index.swap). An update that swaps the folder while it is read is no error: the files read then may
+    belong to either index (a mismatch that looks like corruption, or a mix that does not), so the folder is read
+    again; only a mismatch in a folder that stayed the same is reported."""
+    for _ in range(READ_ATTEMPTS):
+        before = generation(folder, MANIFEST)
+        try:
+            parts = _read_parts(folder)
+        except IndexLoadError:
+            if generation(folder, MANIFEST) == before:
+                raise
+            continue
+        if generation(folder, MANIFEST) == before:
+            return parts
+        parts[3].close()
+    raise IndexLoadError(
+        f"{folder} was replaced by another update each of the {READ_ATTEMPTS} times it was read; try again when "
+        "the updates have finished"
+    )
+
+
+def _read_parts(folder: Path) -> Parts:
+    """One read of the index folder's parts, each file checked against the manifest."""
     rebuild = f"rebuild it with `assistant index CORPUS... --out {folder}`"
     try:
         restore_interrupted(folder)
