@@ -3,36 +3,27 @@ installed under the data folder. Each is loaded once and shared by every session
 from several threads (retriever/index/report_index.py).
 
 A new version of an index folder (`assistant update`, or a rebuild, swaps a whole new folder in) is picked up at the
-next search without a restart: before each search the catalog compares the manifest file's identity (inode, size,
-modification time: one stat) with the loaded version's and reloads when it changed. Searches already running finish
-on the version they started with."""
+next search without a restart: before each search the catalog compares the folder's generation (its inode and its
+manifest's: retriever/index/swap.py) with the loaded version's and reloads when it changed. Searches already running
+finish on the version they started with."""
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from models.paths import DataPaths
+from retriever.index.manifest import MANIFEST
+from retriever.index.swap import generation
 
 if TYPE_CHECKING:
     from retriever.index.report_index import ReportIndex
     from retriever.search.rerank import SecondStage
 
 log = logging.getLogger(__name__)
-
-
-def version_stamp(folder: Path) -> tuple[int, int, int] | None:
-    """Identity of the index version in `folder`: its manifest's inode, size and modification time (None while the
-    folder is being swapped or absent). Every save or update writes a new manifest in a new folder, so it changes."""
-    try:
-        info = os.stat(folder / "manifest.json")
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 class IndexCatalog:
@@ -51,7 +42,7 @@ class IndexCatalog:
         self._extra = [Path(p).expanduser() for p in extra]
         self._device = device
         self._reranker = reranker
-        self._loaded: dict[str, tuple[tuple[int, int, int] | None, ReportIndex]] = {}
+        self._loaded: dict[str, tuple[tuple[int, ...] | None, ReportIndex]] = {}
         self._lock = threading.Lock()
 
     def folders(self) -> list[Path]:
@@ -92,7 +83,7 @@ class IndexCatalog:
         from retriever.index.report_index import IndexLoadError, ReportIndex
 
         key = str(Path(folder).expanduser().resolve())
-        stamp = version_stamp(Path(key))
+        stamp = generation(Path(key), MANIFEST)  # None while the folder is being swapped or absent
         with self._lock:
             loaded = self._loaded.get(key)
             if loaded is not None and (stamp is None or stamp == loaded[0]):
