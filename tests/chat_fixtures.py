@@ -33,6 +33,8 @@ CT_REPORT = Report(
 )
 CHAT_REPORTS = [*REPORTS, MARKUP_REPORT, CT_REPORT]
 EFFUSION_QUERY = "Blunting of the right costophrenic angle with a meniscus sign"
+#: The page's name for the first `--index` (assistant/chat/catalog.py): what an API client passes as the index.
+FIRST_INDEX = "index-1"
 
 
 def build_chat_index(folder: Path, encoder) -> Path:

@@ -96,7 +96,7 @@ class Request:
     field: str = answer_defaults.FIELD
     k: int = answer_defaults.K
     use_retrieval: bool = True
-    index: str = ""
+    index: str = ""  # the index folder (the page sends its catalog key, page.py maps it)
     method: str = DEFAULT_METHOD
     modality: str = ANY
     source: str = ANY
