@@ -73,6 +73,9 @@ class ChatConfig:
     default_k: int = answer_defaults.K
     max_tokens: int = ANSWER_MAX_TOKENS
     sign_in: SignInPolicy = field(default_factory=SignInPolicy)
+    #: Streams (open pages, answers being streamed) one address may hold at once (stream_limit.py): a page holds one
+    #: or two; behind a reverse proxy that is not a trusted proxy every resident shares its address.
+    streams_per_client: int = 32
 
 
 class CaseRetriever(ReportRetriever):
