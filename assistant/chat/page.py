@@ -80,6 +80,9 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     # Filled when the page opens (on_load): choices given here would be on the sign-in page.
                     modality = gr.Dropdown([ANY], value=ANY, label="Modality")
                     source = gr.Dropdown([ANY], value=ANY, label="Source")
+                    with gr.Row():
+                        since = gr.Textbox(label="Studies since", placeholder="YYYY-MM-DD", max_lines=1)
+                        until = gr.Textbox(label="Studies until", placeholder="YYYY-MM-DD", max_lines=1)
             with gr.Column(scale=5, min_width=300, elem_id="rs-chat-col"):
                 notice = gr.HTML("", elem_id="rs-notice", label="Messages")
                 chatbot = gr.Chatbot(
@@ -122,6 +125,8 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
             method_value: str,
             modality_value: str,
             source_value: str,
+            since_value: str,
+            until_value: str,
             session: gr.Request,
         ) -> Iterator[Outputs]:
             """Answer a finding (or search only); follow-ups use the conversation so far."""
@@ -135,6 +140,8 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                 method=method_value,
                 modality=modality_value,
                 source=source_value,
+                since=since_value or "",
+                until=until_value or "",
                 stop=signal,
             )
             try:
@@ -155,7 +162,21 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
         asked = gr.on(
             triggers=[ask.click, message.submit],
             fn=respond,
-            inputs=[message, chatbot, case, mode, field_choice, k, use_retrieval, index, method, modality, source],
+            inputs=[
+                message,
+                chatbot,
+                case,
+                mode,
+                field_choice,
+                k,
+                use_retrieval,
+                index,
+                method,
+                modality,
+                source,
+                since,
+                until,
+            ],
             outputs=[chatbot, cards, notice, case, message],
             api_name="ask",
             show_progress="minimal",

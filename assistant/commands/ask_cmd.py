@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, BackendOption, ModelOption, RerankerOption
+from assistant.commands.shared import (
+    EXIT_BAD_INPUT,
+    FIELD_HELP,
+    BackendOption,
+    ModelOption,
+    RerankerOption,
+    SinceOption,
+    UntilOption,
+)
 from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
 
@@ -51,6 +59,8 @@ def ask(
         ),
     ] = DEFAULT_METHOD,
     index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     backend: BackendOption = None,
     model: ModelOption = None,
     reranker: RerankerOption = None,
@@ -70,7 +80,7 @@ def ask(
     from assistant.rag.pipeline import RagPipeline
     from models.resolve import ModelNotAvailable
     from retriever.index.output_paths import named_path
-    from retriever.index.report_index import IndexLoadError, ReportIndex
+    from retriever.index.report_index import IndexLoadError, ReportIndex, SearchFilters
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
@@ -82,6 +92,9 @@ def ask(
         clean_query(query)
         llm_settings = settings.llm.with_flags(backend=backend, model=model)
         retriever = None
+        filters = SearchFilters(since=since, until=until)
+        if no_retrieval and filters.any():
+            raise ValueError("--since and --until choose the reports retrieved: they need retrieval")
         if not no_retrieval:
             folder = named_path(index or settings.paths.default_index)
             idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
@@ -90,7 +103,7 @@ def ask(
             if field not in idx.fields:
                 raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(idx.fields)}")
             idx.reranker = settings.search.load_reranker(reranker)
-            retriever = ReportRetriever(index=idx, field=field, k=k, method=method)
+            retriever = ReportRetriever(index=idx, field=field, k=k, method=method, filters=filters)
         pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=prompt)
         if as_json or as_markdown:
             answer = pipeline.invoke(query)

@@ -63,7 +63,7 @@ def _one_resident(url: str, i: int, mode: str) -> tuple[int, str, Any, str, floa
     start = time.monotonic()
     client = Client(url, verbose=False)
     conversation, cards, _notice, _box = client.predict(
-        question, [], mode, "findings", 1, True, FIRST_INDEX, "dense", "Any", "Any", api_name="/ask"
+        question, [], mode, "findings", 1, True, FIRST_INDEX, "dense", "Any", "Any", "", "", api_name="/ask"
     )
     return i, question, conversation, cards, time.monotonic() - start
 

@@ -84,7 +84,7 @@ def _statuses(socks: list[socket.socket], seconds: float) -> list[str]:
 
 def _search(port: int, query: str) -> str:
     """A search-only question through the chat's API (the page's `ask`), from RESIDENT: the report cards' HTML."""
-    inputs = [query, [], MODE_SEARCH, "findings", 3, True, FIRST_INDEX, "bm25", "Any", "Any"]
+    inputs = [query, [], MODE_SEARCH, "findings", 3, True, FIRST_INDEX, "bm25", "Any", "Any", "", ""]
     transport = httpx.HTTPTransport(local_address=RESIDENT)
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", transport=transport, trust_env=False, timeout=60) as client:
         event = client.post("/gradio_api/call/ask", json={"data": inputs}).raise_for_status().json()["event_id"]

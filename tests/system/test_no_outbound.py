@@ -236,6 +236,8 @@ def test_chat_makes_no_outbound_connection(sandbox: dict[str, str], built_index:
                 "dense",
                 "Any",
                 "Any",
+                "",
+                "",
                 api_name="/ask",
             )
             assert 'data-report-id="reports:r1"' in cards, cards
