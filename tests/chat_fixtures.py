@@ -1,7 +1,7 @@
 """Shared by the chat tests: a small report index built with the real MiniLM, and the app served on loopback.
 
 The corpus is the LLM tests' fixture reports plus two written for the chat: one whose text is markup (the page
-must show it, not run it) and a CT report so the modality filter has something to separate.
+must show it, not run it) and a dated CT report so the modality and date filters have something to separate.
 """
 
 from __future__ import annotations
@@ -30,9 +30,12 @@ CT_REPORT = Report(
     impression="Small right pleural effusion with compressive atelectasis.",
     modality="CT",
     source="fixture",
+    meta={"date": "2026-11-24"},  # the one dated report: the study-date filter's
 )
 CHAT_REPORTS = [*REPORTS, MARKUP_REPORT, CT_REPORT]
 EFFUSION_QUERY = "Blunting of the right costophrenic angle with a meniscus sign"
+#: The page's name for the first `--index` (assistant/chat/catalog.py): what an API client passes as the index.
+FIRST_INDEX = "index-1"
 
 
 def build_chat_index(folder: Path, encoder) -> Path:

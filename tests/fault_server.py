@@ -5,7 +5,8 @@
 or one streamed event, every `trickle_s`, after a `trickle_bytes`-long prefix of JSON whitespace), `reply` (200
 with `reply = (content type, body)` as it is: HTML, JSON of another shape, a truncated body), `slow_stream` (a
 streamed answer of `stream_pieces`, one event every `trickle_s`, each event's send time kept in `sent_at`: a model
-writing slowly, for tests of what a client shows before the answer is complete).
+writing slowly, for tests of what a client shows before the answer is complete), `silent` (accepts every request,
+the model list too, and never answers until the server closes).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class FaultServer(ThreadingHTTPServer):
     sent_at: list[float]
     requests: list[dict]
     client_left: threading.Event  # set when the client hung up before the answer was complete
+    closing: threading.Event  # set when the server closes: `silent` handlers stop waiting
 
     @property
     def url(self) -> str:
@@ -64,6 +66,9 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # /v1/models as vLLM answers it
+        if self.server.behaviour == "silent":
+            self.server.closing.wait()
+            return
         self._json(MODELS, trickle=self.server.behaviour == "trickle")
 
     def do_POST(self) -> None:
@@ -72,6 +77,9 @@ class _Handler(BaseHTTPRequestHandler):
         behaviour = self.server.behaviour
         if behaviour == "slow":
             time.sleep(2)
+        if behaviour == "silent":
+            self.server.closing.wait()
+            return
         if behaviour == "error":
             self._send(500, "application/json", b'{"error": {"message": "engine dead"}}')
         elif behaviour == "bad_request":
@@ -146,10 +154,12 @@ def fault_server() -> Iterator[FaultServer]:
     srv.requests = []
     srv.sent_at = []
     srv.client_left = threading.Event()
+    srv.closing = threading.Event()
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     try:
         yield srv
     finally:
+        srv.closing.set()
         srv.shutdown()
         srv.server_close()

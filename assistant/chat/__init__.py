@@ -7,5 +7,5 @@ One module per job:
 - `render.py`: the HTML and Markdown of the page (all report and model text escaped there);
 - `page.py`: `build_app`, the `gr.Blocks` wiring controls to the service;
 - `serve.py`: `launch_app`, serving with the project's safe defaults (loopback, no share link, no analytics, no run
-  history, sign-in rate limit from `sign_in_limit.py`).
+  history, sign-in rate limit from `sign_in_limit.py`, open streams per address bounded by `stream_limit.py`).
 """

@@ -2,37 +2,32 @@
 installed under the data folder. Each is loaded once and shared by every session: `ReportIndex` is safe to search
 from several threads (retriever/index/report_index.py).
 
+The page names an index by a key (`index-1`, `index-2`, ... in the order the catalog first listed them), never by its
+folder: Gradio serves the page's API description, with every choice of its inputs, to clients that are not signed in
+(issue 39), and a signed-in client can only choose among the listed indexes.
+
 A new version of an index folder (`assistant update`, or a rebuild, swaps a whole new folder in) is picked up at the
-next search without a restart: before each search the catalog compares the manifest file's identity (inode, size,
-modification time: one stat) with the loaded version's and reloads when it changed. Searches already running finish
-on the version they started with."""
+next search without a restart: before each search the catalog compares the folder's generation (its inode and its
+manifest's: retriever/index/swap.py) with the loaded version's and reloads when it changed. Searches already running
+finish on the version they started with."""
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from models.paths import DataPaths
+from retriever.index.manifest import MANIFEST
+from retriever.index.swap import generation
 
 if TYPE_CHECKING:
     from retriever.index.report_index import ReportIndex
     from retriever.search.rerank import SecondStage
 
 log = logging.getLogger(__name__)
-
-
-def version_stamp(folder: Path) -> tuple[int, int, int] | None:
-    """Identity of the index version in `folder`: its manifest's inode, size and modification time (None while the
-    folder is being swapped or absent). Every save or update writes a new manifest in a new folder, so it changes."""
-    try:
-        info = os.stat(folder / "manifest.json")
-    except OSError:
-        return None
-    return info.st_ino, info.st_size, info.st_mtime_ns
 
 
 class IndexCatalog:
@@ -51,8 +46,10 @@ class IndexCatalog:
         self._extra = [Path(p).expanduser() for p in extra]
         self._device = device
         self._reranker = reranker
-        self._loaded: dict[str, tuple[tuple[int, int, int] | None, ReportIndex]] = {}
+        self._loaded: dict[str, tuple[tuple[int, ...] | None, ReportIndex]] = {}
         self._lock = threading.Lock()
+        self._keys: dict[str, str] = {}  # resolved folder -> its key
+        self._keys_lock = threading.Lock()  # not `_lock`: listing must not wait for an index to load
 
     def folders(self) -> list[Path]:
         """Candidate folders, `--index` ones first, then the default index, then the installed ones."""
@@ -67,24 +64,39 @@ class IndexCatalog:
         return list(unique.values())
 
     def choices(self) -> list[tuple[str, str]]:
-        """(label, folder) pairs; the label names the encoder and size, or says the index is not built."""
+        """(label, key) pairs for the page."""
+        return [(label, self.key(folder)) for label, folder in self._labelled()]
+
+    def _labelled(self) -> list[tuple[str, Path]]:
+        """(label, folder) pairs; the label names the folder, encoder and size, or says the index is not built."""
         from retriever.index.manifest import Manifest
 
-        choices = []
+        labelled = []
         for folder in self.folders():
             try:
                 manifest = Manifest.read(folder)
                 label = f"{folder.name} · {manifest.encoder.name} · {manifest.reports:,} reports"
             except (OSError, ValueError):
                 label = f"{folder.name} · not built"
-            choices.append((label, str(folder)))
-        return choices
+            labelled.append((label, folder))
+        return labelled
+
+    def key(self, folder: str | Path) -> str:
+        """The page's name for `folder`, the same for as long as the chat runs."""
+        resolved = str(Path(folder).expanduser().resolve())
+        with self._keys_lock:
+            return self._keys.setdefault(resolved, f"index-{len(self._keys) + 1}")
+
+    def folder(self, key: str) -> str | None:
+        """The folder of a key the catalog gave (None for any other value)."""
+        with self._keys_lock:
+            return next((folder for folder, known in self._keys.items() if known == key), None)
 
     def default(self) -> str:
         """The first built index, else the first candidate (whose absence the page then explains)."""
-        choices = self.choices()
-        built = [value for label, value in choices if not label.endswith("not built")]
-        return (built or [value for _, value in choices])[0]
+        labelled = self._labelled()
+        built = [str(folder) for label, folder in labelled if not label.endswith("not built")]
+        return (built or [str(folder) for _, folder in labelled])[0]
 
     def load(self, folder: str) -> ReportIndex:
         """The loaded index, reloaded if a new version replaced it (IndexLoadError, saying what command builds it,
@@ -92,7 +104,7 @@ class IndexCatalog:
         from retriever.index.report_index import IndexLoadError, ReportIndex
 
         key = str(Path(folder).expanduser().resolve())
-        stamp = version_stamp(Path(key))
+        stamp = generation(Path(key), MANIFEST)  # None while the folder is being swapped or absent
         with self._lock:
             loaded = self._loaded.get(key)
             if loaded is not None and (stamp is None or stamp == loaded[0]):

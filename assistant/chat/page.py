@@ -62,8 +62,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
     service = service or ChatService(config)
     catalog = service.catalog
     index_choices = catalog.choices()
-    default_index = catalog.default()
-    modalities, sources = catalog.filter_values(default_index)
+    default_index = catalog.key(catalog.default())
 
     with gr.Blocks(title="RadSearch Assistant", analytics_enabled=False) as app:
         gr.HTML(render.header_html(service.config.settings.llm.describe()))
@@ -78,8 +77,12 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     field_choice = gr.Radio(FIELD_CHOICES, value=answer_defaults.FIELD, label="Search mode")
                     k = gr.Slider(1, MAX_K, value=config.default_k, step=1, label="Number of reports")
                     method = gr.Dropdown(list(METHODS), value=DEFAULT_METHOD, label="Retrieval method")
-                    modality = gr.Dropdown([ANY, *modalities], value=ANY, label="Modality")
-                    source = gr.Dropdown([ANY, *sources], value=ANY, label="Source")
+                    # Filled when the page opens (on_load): choices given here would be on the sign-in page.
+                    modality = gr.Dropdown([ANY], value=ANY, label="Modality")
+                    source = gr.Dropdown([ANY], value=ANY, label="Source")
+                    with gr.Row():
+                        since = gr.Textbox(label="Studies since", placeholder="YYYY-MM-DD", max_lines=1)
+                        until = gr.Textbox(label="Studies until", placeholder="YYYY-MM-DD", max_lines=1)
             with gr.Column(scale=5, min_width=300, elem_id="rs-chat-col"):
                 notice = gr.HTML("", elem_id="rs-notice", label="Messages")
                 chatbot = gr.Chatbot(
@@ -122,6 +125,8 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
             method_value: str,
             modality_value: str,
             source_value: str,
+            since_value: str,
+            until_value: str,
             session: gr.Request,
         ) -> Iterator[Outputs]:
             """Answer a finding (or search only); follow-ups use the conversation so far."""
@@ -131,10 +136,12 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                 field=field_value,
                 k=int(k_value),
                 use_retrieval=bool(retrieval_value),
-                index=index_value or "",
+                index=catalog.folder(index_value or "") or "",
                 method=method_value,
                 modality=modality_value,
                 source=source_value,
+                since=since_value or "",
+                until=until_value or "",
                 stop=signal,
             )
             try:
@@ -155,7 +162,21 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
         asked = gr.on(
             triggers=[ask.click, message.submit],
             fn=respond,
-            inputs=[message, chatbot, case, mode, field_choice, k, use_retrieval, index, method, modality, source],
+            inputs=[
+                message,
+                chatbot,
+                case,
+                mode,
+                field_choice,
+                k,
+                use_retrieval,
+                index,
+                method,
+                modality,
+                source,
+                since,
+                until,
+            ],
             outputs=[chatbot, cards, notice, case, message],
             api_name="ask",
             show_progress="minimal",
@@ -203,7 +224,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
             """Re-list the installed indexes on every page load (one built after start-up appears)."""
             choices = catalog.choices()
             values = [v for _, v in choices]
-            chosen = index_value if index_value in values else catalog.default()
+            chosen = index_value if index_value in values else catalog.key(catalog.default())
             return (gr.update(choices=choices, value=chosen), *_index_controls(catalog, chosen))
 
         app.load(
@@ -216,14 +237,15 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
     return app
 
 
-def _index_controls(catalog: IndexCatalog, folder: str) -> tuple[Any, Any, Any, str]:
-    """Search-mode choices and filter values for an index, and a notice if it is not built."""
+def _index_controls(catalog: IndexCatalog, key: str) -> tuple[Any, Any, Any, str]:
+    """Search-mode choices and filter values for the index of `key`, and a notice if it is not built."""
     from retriever.index.manifest import Manifest
 
+    folder = catalog.folder(key) or ""
     try:
         fields = set(Manifest.read(Path(folder)).fields)
     except (OSError, ValueError):
-        notice = render.notice_html("error", f"No usable report index at {folder}.", detail=BUILD_HINT)
+        notice = render.notice_html("error", f"No usable report index at {folder or key}.", detail=BUILD_HINT)
         return gr.update(), gr.update(choices=[ANY], value=ANY), gr.update(choices=[ANY], value=ANY), notice
     modalities, sources = catalog.filter_values(folder)
     choices = [(label, value) for label, value in FIELD_CHOICES if value in fields]

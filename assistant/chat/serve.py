@@ -1,5 +1,6 @@
 """Serving the chat with the project's safe defaults: a bounded queue, no share link, analytics, run history,
-monitoring endpoint or MCP server (report text stays on the host), and a sign-in rate limit per address."""
+monitoring endpoint or MCP server (report text stays on the host), a sign-in rate limit and a limit on open streams
+per address."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.chat.render import CSS
 from assistant.chat.sign_in_limit import FailedSignIns, SignInRateLimit
+from assistant.chat.stream_limit import StreamLimit
 
 if TYPE_CHECKING:
     import gradio as gr
@@ -31,9 +33,10 @@ def launch_app(
     """Serve with a bounded queue: `config.concurrency` requests run at once (the embedded model answers one
     at a time anyway; searches and HTTP backends run in parallel), the rest wait and see their position.
     No share link, analytics, run history, monitoring endpoint or MCP server: report text stays on the host.
-    Sign-in is rate limited per address (sign_in_limit.py): the connecting socket's, unless it is one of the trusted
-    proxies of the settings. uvicorn (which Gradio runs) believes X-Forwarded-For from loopback by default and reads
-    whom to believe from FORWARDED_ALLOW_IPS when the server is made, so it is set here first ("" believes no one)."""
+    Sign-in is rate limited per address (sign_in_limit.py), and so are the streams an address keeps open
+    (stream_limit.py): the connecting socket's, unless it is one of the trusted proxies of the settings. uvicorn
+    (which Gradio runs) believes X-Forwarded-For from loopback by default and reads whom to believe from
+    FORWARDED_ALLOW_IPS when the server is made, so it is set here first ("" believes no one)."""
     from starlette.middleware import Middleware
 
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(config.settings.chat.trusted_proxies)
@@ -59,7 +62,12 @@ def launch_app(
         pwa=False,
         theme=_theme(),
         css=CSS,
-        app_kwargs={"middleware": [Middleware(SignInRateLimit, failures=FailedSignIns(config.sign_in))]},
+        app_kwargs={
+            "middleware": [
+                Middleware(SignInRateLimit, failures=FailedSignIns(config.sign_in)),
+                Middleware(StreamLimit, per_client=config.streams_per_client),
+            ]
+        },
     )
 
 

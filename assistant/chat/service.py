@@ -73,6 +73,9 @@ class ChatConfig:
     default_k: int = answer_defaults.K
     max_tokens: int = ANSWER_MAX_TOKENS
     sign_in: SignInPolicy = field(default_factory=SignInPolicy)
+    #: Streams (open pages, answers being streamed) one address may hold at once (stream_limit.py): a page holds one
+    #: or two; behind a reverse proxy that is not a trusted proxy every resident shares its address.
+    streams_per_client: int = 32
 
 
 class CaseRetriever(ReportRetriever):
@@ -96,20 +99,25 @@ class Request:
     field: str = answer_defaults.FIELD
     k: int = answer_defaults.K
     use_retrieval: bool = True
-    index: str = ""
+    index: str = ""  # the index folder (the page sends its catalog key, page.py maps it)
     method: str = DEFAULT_METHOD
     modality: str = ANY
     source: str = ANY
+    since: str = ""  # study dates, as the resident typed them ("": no bound)
+    until: str = ""
     #: Set by the page's Stop button (ChatService.stop): the answer ends, and the model's call with it (also while
     #: the embedded model reads the prompt).
     stop: threading.Event = dataclasses.field(default_factory=threading.Event)
 
     def filters(self) -> SearchFilters:
+        """The search's filters (ValueError for a study date that is not one)."""
         from retriever.index.report_index import SearchFilters
 
         return SearchFilters(
             modality=None if self.modality in ("", ANY, None) else self.modality,
             source=None if self.source in ("", ANY, None) else self.source,
+            since=(self.since or "").strip() or None,
+            until=(self.until or "").strip() or None,
         )
 
 
@@ -183,6 +191,11 @@ class ChatService:
         if not text:
             notice = render.notice_html("warning", "Type a finding first, e.g. “" + EXAMPLES[0] + "”")
             yield chat, gr.skip(), notice, case, message or ""
+            return
+        try:
+            request.filters()
+        except ValueError as exc:  # a study date that is not one: say so before anything is searched
+            yield chat, gr.skip(), render.notice_html("warning", f"Study dates: {exc}."), case, message or ""
             return
         chat += [{"role": "user", "content": render.md_escape(text)}, {"role": "assistant", "content": ""}]
         try:

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, BackendOption, ModelOption, RerankerOption
+from assistant.commands.shared import (
+    EXIT_BAD_INPUT,
+    FIELD_HELP,
+    BackendOption,
+    ModelOption,
+    RerankerOption,
+    SinceOption,
+    UntilOption,
+)
 from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
 
@@ -70,6 +78,8 @@ def ask(
         ),
     ] = DEFAULT_METHOD,
     index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     backend: BackendOption = None,
     model: ModelOption = None,
     reranker: RerankerOption = None,
@@ -116,6 +126,8 @@ def ask(
             backend=backend,
             model=model,
             reranker=reranker,
+            since=since,
+            until=until,
         )
         streaming = not (as_json or as_markdown)
         items = (_warm(settings, options, query, streaming) if server else None) or _local(

@@ -1,5 +1,6 @@
 """What `assistant index` and `assistant update` both print and write about ingestion: the counts table (records in
-= indexed + rejected, per source), the rejections by reason, and the rejects log."""
+= indexed + rejected, per source), the rejections by reason, the study dates not read or read by convention, and
+the rejects log."""
 
 from __future__ import annotations
 
@@ -67,7 +68,8 @@ def exclusions(keep_incomplete: bool, keep_duplicate_findings: bool) -> Exclusio
 
 
 def print_ingestion(console: Console, result: IngestResult) -> None:
-    """The per-source counts and, if any, the rejections by reason (source names come from file names: literal)."""
+    """The per-source counts and, if any, the rejections by reason and the reports whose study date was not read or
+    was read by convention (source names come from file names: literal)."""
     from rich.table import Table
 
     from assistant.commands.output import literal
@@ -87,6 +89,18 @@ def print_ingestion(console: Console, result: IngestResult) -> None:
         for reason, count in result.reasons().most_common():
             reasons.add_row(literal(reason), str(count))
         console.print(reasons)
+    if noted := [(source, note, count) for (source, note), count in sorted(result.date_notes.items()) if count > 0]:
+        dates = Table(
+            title="Study dates (indexed all the same)",
+            caption="each report keeps the date as written in its meta (date_original); --since and --until leave "
+            "out the reports whose date was not read",
+        )
+        dates.add_column("source")
+        dates.add_column("reports", justify="right")
+        dates.add_column("date")
+        for source, note, count in noted:
+            dates.add_row(literal(source), str(count), literal(note))
+        console.print(dates)
 
 
 def write_rejects(console: Console, path: Path, rejections: list[Rejection]) -> None:

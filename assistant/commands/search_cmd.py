@@ -24,7 +24,7 @@ from typing import Annotated
 
 import typer
 
-from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, RerankerOption
+from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, RerankerOption, SinceOption, UntilOption
 from retriever.search.methods import DEFAULT_METHOD
 
 #: The table's mark on a hit that says the opposite of the query, and what it means (printed under the table).
@@ -66,6 +66,8 @@ def search(
     modality: Annotated[str | None, typer.Option(help="Only reports of this modality (XR, CT, MR, US, ...).")] = None,
     source: Annotated[str | None, typer.Option(help="Only reports from this source (openi, ctrate, ...).")] = None,
     label: Annotated[str | None, typer.Option(help="Only reports carrying this label.")] = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     expand: Annotated[
         bool | None,
@@ -104,7 +106,8 @@ def search(
         idx.query_expander = expander
         idx.reranker = settings.search.load_reranker(reranker)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
-        hits = idx.search(query, field=field, k=k, filters=SearchFilters(modality, source, label), method=method)
+        filters = SearchFilters(modality, source, label, since, until)
+        hits = idx.search(query, field=field, k=k, filters=filters, method=method)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc

@@ -57,6 +57,11 @@ RerankerOption = Annotated[
 ModelOption = Annotated[
     str | None, typer.Option(help="embedded: qwen1.5b, smollm2 or a .gguf path; openai: served model name.")
 ]
+#: The study-date filter of `assistant search` and `assistant ask` (retriever.index.report_index.SearchFilters).
+SinceOption = Annotated[
+    str | None, typer.Option(help="Only reports of studies on or after this date (YYYY-MM-DD, also 20261123).")
+]
+UntilOption = Annotated[str | None, typer.Option(help="Only reports of studies on or before this date (YYYY-MM-DD).")]
 
 
 def read_settings(err: Console) -> Settings:

@@ -90,8 +90,11 @@ class LLM(Protocol):
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int = 0,
+        started_at: float | None = None,
     ) -> LLMResult:
-        """Generate one answer; with `json_schema`, constrain the output to it where the backend can."""
+        """Generate one answer; with `json_schema`, constrain the output to it where the backend can.
+        `started_at` (`time.monotonic()`) is when the caller's call began, before it asked `context_window` (for the
+        HTTP backend a request of its own): the timeout counts from there, so the whole call has one deadline."""
         ...
 
     def stream(
@@ -103,8 +106,10 @@ class LLM(Protocol):
         temperature: float = 0.0,
         seed: int = 0,
         cancel: threading.Event | None = None,
+        started_at: float | None = None,
     ) -> Iterator[str]:
-        """Generate the same answer as `complete`, yielding text pieces as they arrive. Once `cancel` is set the
+        """Generate the same answer as `complete` (and within the same deadline, from `started_at` when given),
+        yielding text pieces as they arrive. Once `cancel` is set the
         stream ends early (the resident pressed Stop): between pieces, and for the embedded model also while it
         reads the prompt, which can take many seconds on a busy CPU."""
         ...

@@ -1,4 +1,5 @@
-"""The LLM timeout as a deadline for a whole call: connecting, every read and every retry share one budget.
+"""The LLM timeout as a deadline for a whole call: connecting, every read and every retry share one budget, and so
+does what the caller asked before the completion (the HTTP backend's model check, issue 39: a 5 s timeout waited 10 s).
 
 A per-read timeout lets a server that sends a byte now and then hold a caller forever (84 s at a 5 s timeout
 was measured); a `Deadline` is fixed when the call starts and everything in the call checks what is left.
@@ -26,8 +27,9 @@ class Deadline:
     end: float
 
     @classmethod
-    def after(cls, seconds: float) -> Deadline:
-        return cls(seconds, time.monotonic() + seconds)
+    def after(cls, seconds: float, started_at: float | None = None) -> Deadline:
+        """`seconds` from `started_at` (a `time.monotonic()` reading: a call that began earlier), else from now."""
+        return cls(seconds, (time.monotonic() if started_at is None else started_at) + seconds)
 
     def remaining(self) -> float:
         """Seconds left, never negative."""
@@ -40,7 +42,10 @@ class Deadline:
 
 def iterate_before(deadline: Deadline, items: Iterator[T], timed_out: Callable[[], Exception]) -> Iterator[T]:
     """`items` (produced in a worker thread) until the deadline, then `timed_out()` is raised. The worker is
-    told to stop and close `items`; a read it is blocked in ends by its own timeout, in the background."""
+    told to stop and close `items`; a read it is blocked in ends by its own timeout, in the background. A deadline
+    that passed before the first item (the call's earlier steps took all of it) starts no worker."""
+    if deadline.passed:
+        raise timed_out()
     with contextlib.closing(in_background(items, poll_s=POLL_S)) as produced:
         for item in produced:
             if deadline.passed:

@@ -178,8 +178,10 @@ class LlamaCppBackend:
         temperature: float,
         seed: int,
         cancel: threading.Event | None = None,
+        started_at: float | None = None,
     ) -> Iterator[str]:
-        """Stream text pieces under the model's lock, all within one deadline (from the first `next`); a set
+        """Stream text pieces under the model's lock, all within one deadline (from `started_at`, else from the
+        first `next`); a set
         `cancel` ends the stream quietly, checked by the same abort callback and after every piece.
 
         llama-cpp-python has no timeout, and an exception raised inside its sampling callbacks is swallowed
@@ -187,7 +189,7 @@ class LlamaCppBackend:
         stream stops generation. The prompt, read before the first piece, is cut off by llama.cpp's abort
         callback instead, and the wait for a model busy with another request is bounded too.
         """
-        deadline = Deadline.after(self.timeout_s)
+        deadline = Deadline.after(self.timeout_s, started_at)
         loaded = self._loaded()
         kwargs: dict[str, Any] = {
             "messages": [dict(m) for m in messages],
@@ -242,11 +244,12 @@ class LlamaCppBackend:
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int = 0,
+        started_at: float | None = None,
     ) -> LLMResult:
         start = time.monotonic()
         pieces: list[str] = []
         timings: dict[str, float] = {}
-        for piece in self._generate(messages, json_schema, max_tokens, temperature, seed):
+        for piece in self._generate(messages, json_schema, max_tokens, temperature, seed, started_at=started_at):
             if not pieces:
                 timings["first_token"] = time.monotonic() - start  # the prompt read: what prefix reuse shortens
             pieces.append(piece)
@@ -265,5 +268,6 @@ class LlamaCppBackend:
         temperature: float = 0.0,
         seed: int = 0,
         cancel: threading.Event | None = None,
+        started_at: float | None = None,
     ) -> Iterator[str]:
-        return self._generate(messages, json_schema, max_tokens, temperature, seed, cancel)
+        return self._generate(messages, json_schema, max_tokens, temperature, seed, cancel, started_at)

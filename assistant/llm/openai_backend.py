@@ -2,12 +2,13 @@
 
 Retries are done here, not by the client, so they are bounded and visible: connection failures, 429 and
 5xx are retried with exponential backoff; a timeout is not retried (it would multiply the wait) and
-surfaces as `BackendTimeout`. The timeout is a deadline for the whole call (connecting, every read, every
-retry and backoff): the request runs in a worker thread and the caller stops waiting when the deadline
-passes, however slowly the server trickles its answer. A 200 answer that is not a chat completion (an HTML
-page from a proxy, JSON of another shape, a truncated body) is `BackendMalformed`, never a traceback.
-Structured output is requested as `response_format` JSON schema (understood by all three servers) or, for
-vLLM, through its own `structured_outputs` request field (vLLM >= 0.12; the older `guided_json` was removed).
+surfaces as `BackendTimeout`. The timeout is a deadline for the whole call (the model check before it when the
+caller passes `started_at`, connecting, every read, every retry and backoff): the request runs in a worker thread
+and the caller stops waiting when the deadline passes, however slowly the server trickles its answer. A 200 answer
+that is not a chat completion (an HTML page from a proxy, JSON of another shape, a truncated body) is
+`BackendMalformed`, never a traceback. Structured output is requested as `response_format` JSON schema (understood
+by all three servers) or, for vLLM, through its own `structured_outputs` request field (vLLM >= 0.12; the older
+`guided_json` was removed).
 """
 
 from __future__ import annotations
@@ -198,10 +199,11 @@ class OpenAIBackend:
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int = 0,
+        started_at: float | None = None,
     ) -> LLMResult:
         kwargs = self._request(messages, json_schema, max_tokens, temperature, seed)
         start = time.monotonic()
-        deadline = Deadline.after(self.timeout_s)
+        deadline = Deadline.after(self.timeout_s, started_at)
         completions = self._client.chat.completions.with_streaming_response
         response = self._json(deadline, lambda timeout: completions.create(timeout=timeout, **kwargs))
         total = time.monotonic() - start
@@ -230,12 +232,13 @@ class OpenAIBackend:
         temperature: float = 0.0,
         seed: int = 0,
         cancel: threading.Event | None = None,
+        started_at: float | None = None,
     ) -> Iterator[str]:
         """Retries only cover opening the stream; a connection lost mid-answer is reported, not replayed. The
-        deadline starts when iteration does and covers the whole answer. A set `cancel` ends the stream at the next
-        piece, which closes the connection."""
+        deadline starts at `started_at`, else when iteration does, and covers the whole answer. A set `cancel` ends
+        the stream at the next piece, which closes the connection."""
         kwargs = self._request(messages, json_schema, max_tokens, temperature, seed)
-        deadline = Deadline.after(self.timeout_s)
+        deadline = Deadline.after(self.timeout_s, started_at)
         for piece in iterate_before(deadline, self._pieces(kwargs, deadline), lambda: self._timed_out(deadline)):
             yield piece
             if cancel is not None and cancel.is_set():

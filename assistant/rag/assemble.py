@@ -30,6 +30,9 @@ class AskOptions:
     backend: str | None = None
     model: str | None = None
     reranker: str | None = None
+    #: Study dates the retrieved reports must lie within (retriever.index.report_index.SearchFilters).
+    since: str | None = None
+    until: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -51,10 +54,13 @@ def assemble(options: AskOptions, settings: Settings) -> Assembled:
     from assistant.rag.lc_retriever import ReportRetriever
     from assistant.rag.pipeline import RagPipeline
     from retriever.index.output_paths import named_path
-    from retriever.index.report_index import ReportIndex
+    from retriever.index.report_index import ReportIndex, SearchFilters
 
     llm_settings = settings.llm.with_flags(backend=options.backend, model=options.model)
     retriever, notices = None, []
+    filters = SearchFilters(since=options.since, until=options.until)
+    if options.no_retrieval and filters.any():
+        raise ValueError("--since and --until choose the reports retrieved: they need retrieval")
     if not options.no_retrieval:
         folder = named_path(Path(options.index) if options.index else settings.paths.default_index)
         index = ReportIndex.load(folder, options.encoder, device=settings.encoder.device)
@@ -62,7 +68,9 @@ def assemble(options: AskOptions, settings: Settings) -> Assembled:
         if options.field not in index.fields:
             raise ValueError(f"field {options.field!r} is not in this index; it has: {', '.join(index.fields)}")
         index.reranker = settings.search.load_reranker(options.reranker)
-        retriever = ReportRetriever(index=index, field=options.field, k=options.k, method=options.method)
+        retriever = ReportRetriever(
+            index=index, field=options.field, k=options.k, method=options.method, filters=filters
+        )
     pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=options.prompt)
     label = f"{llm_settings.backend} model {llm_settings.model or '(server default)'}"
     return Assembled(pipeline, notices, label)

@@ -3,8 +3,9 @@
 Why: an answer recorded its model and prompt but not the encoder, search method, index or model file behind it,
 and a timed-out answer not even its model. The configuration is known before the model is asked (nothing in it
 depends on the call succeeding): the index's encoder (name, weight fingerprint, backend) and corpus digest, the
-search (method, dense weight, second stage, field, k), the prompt id and the model (backend, name, file hash or
-server) with its sampling. `ask --json`, the chat's message details and the benchmark caches carry it.
+search (method, dense weight, second stage, field, k, and its filters when set), the prompt id and the model
+(backend, name, file hash or server) with its sampling. `ask --json`, the chat's message details and the benchmark
+caches carry it.
 """
 
 from __future__ import annotations
@@ -23,10 +24,12 @@ def configuration_hash(configuration: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
 
-def retrieval_configuration(index: Any, *, field: str, k: int, method: str) -> dict[str, Any]:
-    """The retrieval half: which index (its encoder and corpus) was searched, and how."""
+def retrieval_configuration(index: Any, *, field: str, k: int, method: str, filters: Any = None) -> dict[str, Any]:
+    """The retrieval half: which index (its encoder and corpus) was searched, and how. Filters (SearchFilters) are
+    named only when one is set, so an unfiltered answer's configuration and hash stay what they were."""
     manifest = index.manifest
     stage = index.reranker if index.reranker is not None and index.reranker.applies_to(field) else None
+    chosen = {name: value for name, value in vars(filters).items() if value} if filters is not None else {}
     return {
         "encoder": {
             "name": manifest.encoder.name,
@@ -41,5 +44,6 @@ def retrieval_configuration(index: Any, *, field: str, k: int, method: str) -> d
             "second_stage_weight": stage.weight if stage else None,
             "field": field,
             "k": k,
-        },
+        }
+        | ({"filters": chosen} if chosen else {}),
     }

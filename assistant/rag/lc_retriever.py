@@ -87,7 +87,7 @@ class ReportRetriever(BaseRetriever):
 
     def configuration(self) -> dict[str, Any]:
         """Which index was searched and how (assistant/rag/configuration.py)."""
-        return retrieval_configuration(self.index, field=self.field, k=self.k, method=self.method)
+        return retrieval_configuration(self.index, field=self.field, k=self.k, method=self.method, filters=self.filters)
 
     def query_notice(self, query: str) -> str:
         """Why the encoder will not read the whole query (empty when it does), for the answer's notes."""

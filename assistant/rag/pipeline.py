@@ -214,20 +214,21 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         if self.evidence_only:
             yield self._from_evidence(base, query, retrieved, evidence, choices, start)
             return
+        llm_start = time.monotonic()  # the model's deadline counts from here: fitting the prompt may ask it too
         try:
             rendered = render_choices(evidence, choices) if self.chooses else ""
             messages = self._messages(query, docs, notes, history, rendered)
             schema = choice_schema(choices) if self.chooses else answer_schema([r.report_id for r in retrieved])
-            llm_start = time.monotonic()
+            call = {"json_schema": schema, "started_at": llm_start, **self._sampling()}
             if streaming:
                 pieces: list[str] = []
-                for piece in self.llm.stream(messages, json_schema=schema, cancel=cancel, **self._sampling()):
+                for piece in self.llm.stream(messages, cancel=cancel, **call):
                     pieces.append(piece)
                     yield piece
                 elapsed = time.monotonic() - llm_start
                 result = LLMResult("".join(pieces), self.llm.model_id, {"total": elapsed})
             else:
-                result = self.llm.complete(messages, json_schema=schema, **self._sampling())
+                result = self.llm.complete(messages, **call)
         except BackendTimeout as exc:
             yield self._degraded(base, "timeout", f"{exc}; {TIMEOUT_HINT}", start)
             return

@@ -119,6 +119,7 @@ class RayLLM:
         max_tokens: int = 512,
         temperature: float = 0.0,
         seed: int = 0,
+        started_at: float | None = None,  # another node has another clock: the actor's backend times the call
     ) -> LLMResult:
         options = {"json_schema": json_schema, "max_tokens": max_tokens, "temperature": temperature, "seed": seed}
         result = self._call("complete", list(messages), options)
@@ -135,6 +136,7 @@ class RayLLM:
         temperature: float = 0.0,
         seed: int = 0,
         cancel: threading.Event | None = None,
+        started_at: float | None = None,  # as in `complete`
     ) -> Iterator[str]:
         """The whole answer as one piece: the benchmark reads answers whole."""
         if cancel is None or not cancel.is_set():

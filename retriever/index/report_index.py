@@ -28,10 +28,11 @@ from models.preset import PRESET, SearchPreset
 from models.resolve import ModelNotAvailable
 from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.bm25 import BM25Field
+from retriever.index.date_filter import StudyDates
 from retriever.index.manifest import MANIFEST, EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.index.output_paths import check_replaceable
 from retriever.index.store import ReportStore, write_store
-from retriever.index.swap import replacing, restore_interrupted
+from retriever.index.swap import generation, replacing, restore_interrupted
 from retriever.index.vectors import (
     build_vector_index,
     index_kind,
@@ -42,6 +43,7 @@ from retriever.index.vectors import (
 from retriever.negation.tokens import STOPWORDS, TOKENIZER_FINGERPRINT
 from retriever.reports.record import FIELDS, Field, Report
 from retriever.reports.sources.base import normalize_modality
+from retriever.reports.sources.study_dates import filter_date
 from retriever.search.abbreviations import QueryExpander, default_expander
 from retriever.search.contradiction import candidate_depth, contradicting_last
 from retriever.search.fusion import FUSION_DEPTH, fuse_dense_and_bm25
@@ -50,6 +52,9 @@ from retriever.search.query import PreparedQuery, clean_query
 from retriever.search.rerank import SecondStage
 
 STORE_FILE = "reports.sqlite"
+#: Reads of an index folder before a load gives up because updates keep swapping it (each read takes a second or so;
+#: an update minutes).
+READ_ATTEMPTS = 5
 
 
 class IndexLoadError(Exception):
@@ -58,18 +63,26 @@ class IndexLoadError(Exception):
 
 @dataclass(frozen=True)
 class SearchFilters:
-    """Optional metadata filters; all given ones must match."""
+    """Optional metadata filters; all given ones must match. `since` and `until` bound the study date (on or after,
+    on or before); given however a date is written, kept as ISO (ValueError for what is not one date)."""
 
     modality: str | None = None
     source: str | None = None
     label: str | None = None
+    since: str | None = None
+    until: str | None = None
 
     def __post_init__(self) -> None:
         if self.modality:  # as the importers store it: `CR`, `DX` or `X-ray` all find the XR reports
             object.__setattr__(self, "modality", normalize_modality(self.modality))
+        for bound in ("since", "until"):
+            if value := getattr(self, bound):
+                object.__setattr__(self, bound, filter_date(value, bound))
+        if self.since and self.until and self.since > self.until:
+            raise ValueError(f"since {self.since} is after until {self.until}: no date lies between them")
 
     def any(self) -> bool:
-        return any((self.modality, self.source, self.label))
+        return any((self.modality, self.source, self.label, self.since, self.until))
 
 
 @dataclass(frozen=True)
@@ -159,10 +172,34 @@ def built_encoder(built: EncoderInfo, device: str | None = None) -> Encoder:
     return check_encoder(built, loaded)
 
 
-def open_parts(folder: Path) -> tuple[Manifest, dict[str, faiss.Index], dict[str, BM25Field], ReportStore]:
+Parts = tuple[Manifest, dict[str, faiss.Index], dict[str, BM25Field], ReportStore]
+
+
+def open_parts(folder: Path) -> Parts:
     """Manifest, vectors, BM25 and store of an index folder, every file checked against the manifest first
     (IndexLoadError saying how to rebuild otherwise). A swap killed between its renames is undone first
-    (retriever.index.swap)."""
+    (retriever.index.swap). An update that swaps the folder while it is read is no error: the files read then may
+    belong to either index (a mismatch that looks like corruption, or a mix that does not), so the folder is read
+    again; only a mismatch in a folder that stayed the same is reported."""
+    for _ in range(READ_ATTEMPTS):
+        before = generation(folder, MANIFEST)
+        try:
+            parts = _read_parts(folder)
+        except IndexLoadError:
+            if generation(folder, MANIFEST) == before:
+                raise
+            continue
+        if generation(folder, MANIFEST) == before:
+            return parts
+        parts[3].close()
+    raise IndexLoadError(
+        f"{folder} was replaced by another update each of the {READ_ATTEMPTS} times it was read; try again when "
+        "the updates have finished"
+    )
+
+
+def _read_parts(folder: Path) -> Parts:
+    """One read of the index folder's parts, each file checked against the manifest."""
     rebuild = f"rebuild it with `assistant index CORPUS... --out {folder}`"
     try:
         restore_interrupted(folder)
@@ -251,6 +288,8 @@ class ReportIndex:
         self.tuning: SearchPreset | None = PRESET.search_for(manifest.encoder.name)
         #: hybrid-weighted's dense share: the one measured for the encoder (eval.retrieval.fusion_sweep tries others).
         self.dense_weight: float = (self.tuning or PRESET.default_search).dense_weight
+        self._dates: StudyDates | None = None  # read on the first search with a date filter
+        self._dates_lock = threading.Lock()
 
     # ----------------------------------------------------------------------------------------- build/save
     @classmethod
@@ -408,8 +447,17 @@ class ReportIndex:
         return search_vectors(self._vectors[field], vector, k, allowed)
 
     def _allowed(self, filters: SearchFilters | None) -> np.ndarray | None:
+        """Row ids the filters let through (None: no filter), as the ids FAISS and BM25 are restricted to."""
         if filters is None or not filters.any():
             return None
+        allowed = self._matching(filters) if (filters.modality or filters.source or filters.label) else None
+        if filters.since or filters.until:
+            dated = self._study_dates().between(filters.since, filters.until)
+            allowed = dated if allowed is None else np.intersect1d(allowed, dated)
+        return allowed
+
+    def _matching(self, filters: SearchFilters) -> np.ndarray:
+        """Row ids of the reports of the filters' modality, source and label."""
         if isinstance(self._store, list):
             keep = [
                 i
@@ -420,6 +468,19 @@ class ReportIndex:
             ]
             return np.array(keep, dtype=np.int64)
         return self._store.filter_rowids(filters.modality, filters.source, filters.label)
+
+    def _study_dates(self) -> StudyDates:
+        """The reports' study days, read once (retriever/index/date_filter.py)."""
+        with self._dates_lock:
+            if self._dates is None:
+                stored = self._store
+                dated = (
+                    [(i, r.source, r.meta["date"]) for i, r in enumerate(stored) if r.meta.get("date")]
+                    if isinstance(stored, list)
+                    else stored.dates()
+                )
+                self._dates = StudyDates(dated)
+            return self._dates
 
     def _reports(self, rowids: list[int]) -> dict[int, Report]:
         if isinstance(self._store, list):

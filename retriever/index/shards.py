@@ -127,7 +127,7 @@ def read_shard(
     corpus = hashlib.sha256()
     mine = 0
     with StoreWriter(folder / STORE_FILE) as writer:
-        for rowid, report in enumerate(iter_ingest(corpora, exclusions or Exclusions(), mapping, result.rejections)):
+        for rowid, report in enumerate(iter_ingest(corpora, exclusions or Exclusions(), mapping, result)):
             result.streamed[report.source] += 1
             corpus.update(corpus_entry(rowid, report))
             if shard_of(report.id, shard.count) == shard.index:

@@ -174,6 +174,11 @@ class ReportStore:
             args.append(label)
         return np.array([r[0] for r in self._query(sql, args)], dtype=np.int64)
 
+    def dates(self) -> list[tuple[int, str, str]]:
+        """(row id, source, study date as stored in the meta) of every report that has one."""
+        sql = "SELECT rowid, source, json_extract(meta, '$.date') AS day FROM reports WHERE day IS NOT NULL"
+        return [(int(rowid), source or "", str(day)) for rowid, source, day in self._query(sql)]
+
     def values(self, column: str) -> list[str]:
         """Distinct values of modality/source (for UI filter choices)."""
         if column not in {"modality", "source"}:

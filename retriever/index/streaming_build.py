@@ -73,7 +73,7 @@ def read_reports(
     (work / STORE_FILE).unlink(missing_ok=True)
     result = IngestResult()
     with StoreWriter(work / STORE_FILE) as writer:
-        for report in iter_ingest(corpora, exclusions or Exclusions(), mapping, result.rejections):
+        for report in iter_ingest(corpora, exclusions or Exclusions(), mapping, result):
             writer.add(report)
             result.streamed[report.source] += 1
     return result

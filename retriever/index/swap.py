@@ -9,6 +9,9 @@ NAME, then deletes `.NAME.old`. Between the two renames NAME does not exist, so:
   fail).
   The old index, not the finished temp folder, is restored: the build that was killed never reported success, and
   a temp folder may belong to a build still running, which will rename it itself.
+A reader that checks and reads the files of NAME while a swap replaces it would mix two indexes (a manifest of one,
+files of the other, which fail its checksums): it compares `generation` before and after and reads again when they
+differ.
 Temp folders of killed runs are removed by the next `stage` beside them: each records its owner (host and pid), and
 it is removed once that process is gone, or after STALE_AFTER seconds for a temp folder without a readable owner
 (an older release's, or another host's, whose processes cannot be checked) or with a reused pid.
@@ -128,6 +131,17 @@ def swap_in(staged: Path, target: Path) -> None:
         raise
     (target / OWNER_FILE).unlink()
     discard(old)
+
+
+def generation(target: Path, manifest: str) -> tuple[int, ...] | None:
+    """What a swap changes about the index folder `target`: its inode and its `manifest` file's inode and modification
+    time (None while either is missing). The folder alone could be a reused inode after two swaps; a new manifest
+    has a later modification time too."""
+    try:
+        folder, listing = os.stat(target), os.stat(target / manifest)
+    except OSError:
+        return None
+    return folder.st_dev, folder.st_ino, listing.st_ino, listing.st_mtime_ns
 
 
 def restore_interrupted(target: Path) -> bool:

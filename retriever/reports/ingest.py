@@ -5,7 +5,8 @@ always drops duplicate ids. Invariant, checked by tests: records in = kept + rej
 `SourceNames` serves all corpus arguments, so two files never share report ids (and the same file read twice does).
 An update's files are read against the sources its index holds (`held_sources`): files of one held name are that
 source's exports, and a later record of an id replaces the earlier one (a correction), which is counted as
-rejected ("superseded by a later record").
+rejected ("superseded by a later record"). A kept report whose study date was not read, or read by a convention
+(retriever/reports/sources/study_dates.py), is counted by its note, for the summary to say so.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class IngestResult:
     rejections: list[Rejection] = field(default_factory=list)
     #: Kept reports per source that were passed on instead of held in `reports` (a streaming build).
     streamed: Counter[str] = field(default_factory=Counter)
+    #: Kept reports per (source, note) whose study date was not read or read by convention (their meta's date_note).
+    date_notes: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     @property
     def kept(self) -> int:
@@ -48,6 +51,11 @@ class IngestResult:
     @property
     def records_in(self) -> int:
         return self.kept + len(self.rejections)
+
+    def count_date(self, report: Report, change: int = 1) -> None:
+        """Count a kept report's study date note, if it has one (-1: the report was superseded after all)."""
+        if note := report.meta.get("date_note"):
+            self.date_notes[report.source, note] += change
 
     def reasons(self) -> Counter[str]:
         """Number of rejections per reason."""
@@ -74,7 +82,7 @@ def ingest(
     """Read every corpus argument, apply exclusions, and log each rejection with its reason. With `held_sources`
     (an update: the sources the index holds) a later record of an id replaces the earlier one."""
     result = IngestResult()
-    reports = iter_ingest(corpora, exclusions, mapping, result.rejections, held_sources)
+    reports = iter_ingest(corpora, exclusions, mapping, result, held_sources)
     if held_sources is None:
         result.reports = list(reports)
         return result
@@ -83,6 +91,7 @@ def ingest(
         if (earlier := latest.pop(report.id, None)) is not None:
             detail = "a later record has the same id and replaces this one"
             result.rejections.append(Rejection(earlier.source, earlier.id, SUPERSEDED, detail, row=_row(earlier)))
+            result.count_date(earlier, -1)
         latest[report.id] = report
     result.reports = list(latest.values())
     return result
@@ -96,12 +105,13 @@ def iter_ingest(
     corpora: Iterable[str],
     exclusions: Exclusions,
     mapping: ColumnMap | None,
-    rejections: list[Rejection],
+    result: IngestResult,
     held_sources: frozenset[str] | None = None,
 ) -> Iterator[Report]:
-    """The kept reports one at a time, each rejection appended to `rejections` and logged as it is found. Why a
-    generator: a build of millions of reports holds only the exclusions' keys (ids, findings), not the reports.
-    With `held_sources` (an update) a repeated id is yielded again, for `ingest` to replace the earlier record."""
+    """The kept reports one at a time, each rejection appended to `result.rejections` and logged as it is found, each
+    study date's note counted in `result.date_notes`. Why a generator: a build of millions of reports holds only the
+    exclusions' keys (ids, findings), not the reports. With `held_sources` (an update) a repeated id is yielded again,
+    for `ingest` to replace the earlier record."""
     seen_ids: set[str] = set()
     seen_findings: dict[str, str] = {}
     names = SourceNames(held_sources or frozenset())
@@ -114,11 +124,12 @@ def iter_ingest(
                     seen_ids.add(outcome.id)
                     if outcome.findings:
                         seen_findings.setdefault(findings_key(outcome.findings), outcome.id)
+                    result.count_date(outcome)
                     yield outcome
                     continue
                 outcome = Rejection(outcome.source, outcome.id, *excluded, row=_row(outcome))
             log.info("rejected %s (%s): %s %s", outcome.ref, outcome.source, outcome.reason, outcome.detail)
-            rejections.append(outcome)
+            result.rejections.append(outcome)
 
 
 def _row(report: Report) -> dict[str, str]:

@@ -279,6 +279,27 @@ def test_a_trickling_model_list_does_not_hold_the_call(server: FaultServer) -> N
     assert time.monotonic() - start < 1.6
 
 
+@pytest.mark.parametrize("streaming", [False, True], ids=["invoke", "stream"])
+def test_one_deadline_covers_the_model_check_and_the_answer(server: FaultServer, streaming: bool) -> None:
+    """Issue 39 (M4): RADSEARCH_LLM_TIMEOUT=5 waited 10 s on a server that never answers, because the model check
+    (/v1/models, for the context size) had a budget of its own before the completion's."""
+    from assistant.rag.pipeline import RagPipeline
+
+    server.behaviour = "silent"
+    env = {"RADSEARCH_LLM_BASE_URL": server.url, "RADSEARCH_LLM_MODEL": "m", "RADSEARCH_LLM_TIMEOUT": "2"}
+    settings = LLMSettings.from_env(env)
+    pipeline = RagPipeline(make_llm(settings, DataPaths()), None, max_tokens=32)
+    start = time.monotonic()
+    *_, answer = (
+        pipeline.iter_answer("Blunting of the costophrenic angle")
+        if streaming
+        else [pipeline.invoke("Blunting of the costophrenic angle")]
+    )
+    waited = time.monotonic() - start
+    assert answer.degraded and answer.degraded_kind == "timeout", answer.degraded_reason
+    assert waited < 1.5 * settings.timeout_s, f"waited {waited:.1f} s for a {settings.timeout_s:g} s timeout"
+
+
 @pytest.mark.models
 def test_embedded_deadline_covers_waiting_for_the_model(smollm2: LLM) -> None:
     """Another request holds the shared model (the chat serves several residents): the wait counts too."""

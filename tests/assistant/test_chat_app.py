@@ -244,6 +244,20 @@ def test_search_only_needs_no_llm_and_applies_filters(index_dir: Path) -> None:
     assert 'data-report-id="ct-008"' in cards and "cxr-" not in cards and "&gt;XR&lt;" not in cards
 
 
+def test_search_only_filters_by_study_date_and_says_what_is_no_date(index_dir: Path) -> None:
+    """Issue 39 (H4): the chat's study-date fields filter as --since/--until do; a date that is not one is said so
+    before anything is searched, and the finding stays in the box."""
+    service = ChatService(ChatConfig(), llm=UnusableLLM())
+    request = Request(
+        mode=MODE_SEARCH, k=len(CHAT_REPORTS), index=str(index_dir), since="2026-11-24", until="24.11.2026"
+    )
+    _chat, cards, notice, _case, _box = _last(service, EFFUSION_QUERY, request)
+    assert notice == "" and cards.count('class="rs-card"') == 1 and 'data-report-id="ct-008"' in cards
+    request.since = "05/11/2026"
+    chat, _cards, notice, _case, box = _last(service, EFFUSION_QUERY, request)
+    assert "rs-warning" in notice and "YYYY-MM-DD" in notice and box == EFFUSION_QUERY and not chat
+
+
 def _card_of(cards: str, report_id: str) -> str:
     return next(c for c in cards.split('<article class="rs-card')[1:] if f'data-report-id="{report_id}"' in c)
 

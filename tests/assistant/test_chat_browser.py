@@ -142,6 +142,20 @@ def test_search_only_shows_report_markup_as_text(page) -> None:
     assert "Search only" in page.inner_text(CHAT)
 
 
+def test_the_filters_offer_the_indexs_values_once_the_page_is_open(page) -> None:
+    """The page is built with no modality or source (the sign-in page would show them, issue 39 L5): opening it
+    offers the chosen index's, and they filter."""
+    page.get_by_label("Search only (no LLM)").check()
+    page.get_by_label("Modality").click()
+    page.get_by_role("option", name="CT", exact=True).click()
+    _ask(page, EFFUSION_QUERY)
+    page.wait_for_selector("#rs-reports .rs-card", timeout=60_000)
+    ids = page.locator("#rs-reports .rs-card").evaluate_all("cards => cards.map(card => card.dataset.reportId)")
+    assert ids and all(i.startswith("ct-") for i in ids), ids
+    page.get_by_label("Source").click()
+    assert page.get_by_role("option", name="fixture-markup", exact=True).is_visible()
+
+
 def test_empty_input_and_new_case_give_clear_page_states(page) -> None:
     page.click("#rs-ask")
     page.wait_for_selector("#rs-notice .rs-warning")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chat_fixtures import CHAT_REPORTS, MARKUP_REPORT, build_chat_index, served
+from chat_fixtures import CHAT_REPORTS, FIRST_INDEX, MARKUP_REPORT, build_chat_index, served
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
 from assistant.chat.service import MODE_ANSWER, MODE_SEARCH, ChatConfig
@@ -54,7 +54,7 @@ def _text(message: dict[str, Any]) -> str:
     return str(content)
 
 
-def _one_resident(url: str, index_dir: Path, i: int, mode: str) -> tuple[int, str, Any, str, float]:
+def _one_resident(url: str, i: int, mode: str) -> tuple[int, str, Any, str, float]:
     """One resident's request from a fresh client; returns (i, question, conversation, cards, seconds)."""
     from gradio_client import Client
 
@@ -63,14 +63,14 @@ def _one_resident(url: str, index_dir: Path, i: int, mode: str) -> tuple[int, st
     start = time.monotonic()
     client = Client(url, verbose=False)
     conversation, cards, _notice, _box = client.predict(
-        question, [], mode, "findings", 1, True, str(index_dir), "dense", "Any", "Any", api_name="/ask"
+        question, [], mode, "findings", 1, True, FIRST_INDEX, "dense", "Any", "Any", "", "", api_name="/ask"
     )
     return i, question, conversation, cards, time.monotonic() - start
 
 
-def _run_all(url: str, index_dir: Path, mode: str) -> list[tuple[int, str, Any, str, float]]:
+def _run_all(url: str, mode: str) -> list[tuple[int, str, Any, str, float]]:
     with ThreadPoolExecutor(max_workers=REQUESTS) as pool:
-        futures = [pool.submit(_one_resident, url, index_dir, i, mode) for i in range(REQUESTS)]
+        futures = [pool.submit(_one_resident, url, i, mode) for i in range(REQUESTS)]
         return [f.result(timeout=600) for f in futures]
 
 
@@ -84,14 +84,14 @@ def _check_each_got_its_own_answer(results: list[tuple[int, str, Any, str, float
         assert f'data-report-id="{expected}"' in cards, f"resident {i} did not get report {expected}"
 
 
-def test_ten_concurrent_searches_are_all_answered(app_url: str, index_dir: Path) -> None:
-    results = _run_all(app_url, index_dir, MODE_SEARCH)
+def test_ten_concurrent_searches_are_all_answered(app_url: str) -> None:
+    results = _run_all(app_url, MODE_SEARCH)
     _check_each_got_its_own_answer(results, "Search only")
 
 
 @pytest.mark.slow
-def test_ten_concurrent_llm_answers_are_all_answered(app_url: str, index_dir: Path) -> None:
-    results = _run_all(app_url, index_dir, MODE_ANSWER)
+def test_ten_concurrent_llm_answers_are_all_answered(app_url: str) -> None:
+    results = _run_all(app_url, MODE_ANSWER)
     _check_each_got_its_own_answer(results, "smollm2")
     slowest = max(r[4] for r in results)
     print(f"10 concurrent LLM answers: slowest {slowest:.1f} s")

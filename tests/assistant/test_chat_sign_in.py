@@ -1,10 +1,12 @@
 """Chat sign-in (`--auth`) is rate limited per client address: against the real Gradio app on 127.0.0.1, from
-two loopback addresses, and the counting itself with a clock the test moves."""
+two loopback addresses, and the counting itself with a clock the test moves. The sign-in page tells a client that is
+not signed in nothing about the server's indexes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
@@ -15,13 +17,29 @@ from assistant.chat.serve import launch_app
 from assistant.chat.service import ChatConfig
 from assistant.settings import Settings
 from models.paths import DataPaths
+from retriever.index.report_index import STORE_FILE
+from retriever.index.store import write_store
+from retriever.reports.record import Report
 
 USER, PASSWORD = "resident", "correct horse battery"
+#: Filter values of the served index that only its reports name (a hospital's source names, a modality it holds).
+SOURCE, MODALITY = "st-elsewhere-radiology-pacs", "MG"
 
 
 @pytest.fixture(scope="module")
-def login_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    config = ChatConfig(Settings(paths=DataPaths(home=tmp_path_factory.mktemp("sign-in-home"))))
+def chat_folders(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The chat's data folder (its default index folder lies inside) and an `--index` folder holding reports of one
+    source and modality (the store is what the page reads its filter values from)."""
+    home, index = tmp_path_factory.mktemp("sign-in-home"), tmp_path_factory.mktemp("ward-7") / "mammo-index"
+    index.mkdir()
+    write_store(index / STORE_FILE, [Report("m:1", "Scattered calcifications.", "Benign.", MODALITY, source=SOURCE)])
+    return home, index
+
+
+@pytest.fixture(scope="module")
+def login_url(chat_folders: tuple[Path, Path]) -> Iterator[str]:
+    home, index = chat_folders
+    config = ChatConfig(Settings(paths=DataPaths(home=home)), indexes=(index,))
     app = build_app(config)
     port = free_port()
     launch_app(app, config, host="127.0.0.1", port=port, auth=(USER, PASSWORD), block=False)
@@ -106,3 +124,17 @@ def test_uploads_are_capped_for_a_signed_in_user(login_url: str) -> None:
         large = client.post(f"{base}/gradio_api/upload", files={"files": ("b.txt", b"x" * 3_000_000)})
     assert small.status_code == 200, small.text
     assert large.status_code == 413, large.text
+
+
+def test_the_sign_in_page_names_no_index_folder_or_filter_value(
+    login_url: str, chat_folders: tuple[Path, Path]
+) -> None:
+    """Issue 39 (L5): Gradio serves the page's API description (each input's choices and default) with the sign-in
+    page, to anyone; it held the index folders' absolute paths and the index's modalities and sources."""
+    home, index = chat_folders
+    with httpx.Client(trust_env=False, timeout=30) as client:
+        page = client.get(login_url.removesuffix("login"))
+    assert page.status_code == 200 and '"auth_required":true' in page.text.replace(" ", "")
+    assert "gradio_api_info" in page.text, "the page still carries the API description: the test reads it"
+    for private in (str(index), str(home), index.name, SOURCE, f'"{MODALITY}"'):
+        assert private not in page.text, f"{private!r} is on the sign-in page"

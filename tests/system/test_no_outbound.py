@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from chat_fixtures import free_port
+from chat_fixtures import FIRST_INDEX, free_port
 from llm_fixtures import require_embedded_smollm2
 
 from models.paths import data_home
@@ -232,10 +232,12 @@ def test_chat_makes_no_outbound_connection(sandbox: dict[str, str], built_index:
                 "findings",
                 1,
                 True,
-                str(built_index),
+                FIRST_INDEX,
                 "dense",
                 "Any",
                 "Any",
+                "",
+                "",
                 api_name="/ask",
             )
             assert 'data-report-id="reports:r1"' in cards, cards

@@ -3,7 +3,8 @@
 Columns are found by common names unless mapped explicitly (`--map findings=Befund,impression=Beurteilung`),
 compared without case, spaces or punctuation, so the spellings of RIS/PACS exports (`AccessionNumber`, `Accession
 No.`, `ReportText`, `Study Date`, `BodyPartExamined`) are found too. A row may give findings/impression columns, or
-one free-text column that the section parser splits. The study date and body part are kept in the report's meta.
+one free-text column that the section parser splits. The study date (as ISO, study_dates.py) and body part are kept
+in the report's meta.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from retriever.reports.record import Report
 from retriever.reports.sections import clean_text, parse_sections
 from retriever.reports.sources.base import MAX_REPORT_CHARS, Outcome, Rejection, normalize_modality
 from retriever.reports.sources.files import Decoded, RowError, UnreadableFile, iter_csv_rows, iter_jsonl, read_text
+from retriever.reports.sources.study_dates import DateColumn, date_meta
 
 #: Target field -> column names tried in order when not mapped explicitly, compared as `column_key` makes them.
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -70,8 +72,6 @@ DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
     "date": ("study_date", "exam_date", "study_datetime", "date_of_exam", "performed_date", "report_date", "date"),
     "body_part": ("body_part", "body_part_examined", "anatomy", "body_region"),
 }
-#: Fields kept in a report's meta (not sections or labels).
-META_FIELDS = ("date", "body_part")
 
 
 def column_key(name: str) -> str:
@@ -132,9 +132,15 @@ _UNNAMEABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def report_from_row(
-    row: Mapping[str, str], columns: Mapping[str, str], *, source: str, default_id: str
+    row: Mapping[str, str],
+    columns: Mapping[str, str],
+    *,
+    source: str,
+    default_id: str,
+    dates: DateColumn,
 ) -> Report | str:
-    """Build a Report from one row, or return the reason it cannot be used."""
+    """Build a Report from one row, or return the reason it cannot be used. `dates`: how the file's date column is
+    read (decided from the whole column)."""
 
     def get(field_name: str) -> str:
         return row.get(columns.get(field_name, ""), "") or ""
@@ -163,7 +169,8 @@ def report_from_row(
         labels=labels,
         source=source,
         meta=({"modality_original": original} if original and original != modality else {})
-        | {name: get(name).strip() for name in META_FIELDS if get(name).strip()},
+        | date_meta(get("date"), dates)
+        | ({"body_part": body_part} if (body_part := get("body_part").strip()) else {}),
     )
 
 
@@ -218,6 +225,14 @@ def _line_ids(path: Path, rows: list[tuple[int, object]], columns: Mapping[str, 
     return ids
 
 
+def _date_column(rows: list[tuple[int, object]], columns: Mapping[str, str] | RowError) -> DateColumn:
+    """How this file's study dates are read, decided from all of them (study_dates.py)."""
+    column = columns.get("date") if isinstance(columns, dict) else None
+    if column is None:
+        return DateColumn()
+    return DateColumn.of(_json_cell(row.get(column), "\n") for _, row in rows if isinstance(row, dict))
+
+
 def _encoding_of(decoded: Decoded, starts: list[int], number: int) -> str | None:
     """The fallback encoding of any line of the record starting on line `number` (it ends where the next starts)."""
     following = bisect_right(starts, number)
@@ -241,6 +256,7 @@ def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None 
     header = list(dict.fromkeys(k for _, r in rows if isinstance(r, dict) for k in r))
     columns = _columns(mapping or ColumnMap({}), header, rows)
     line_ids = _line_ids(path, rows, columns if isinstance(columns, dict) else {})
+    dates = _date_column(rows, columns)
     starts = [number for number, _ in rows]
     for number, row in rows:
         ref = f"{path}:{number}"
@@ -249,7 +265,7 @@ def load_table(path: Path, mapping: ColumnMap | None = None, source: str | None 
             error = row if isinstance(row, RowError) else columns
             yield Rejection(source, ref, error.reason, error.detail, raw)
             continue
-        made = report_from_row(_cells(row, columns), columns, source=source, default_id=line_ids[number])
+        made = report_from_row(_cells(row, columns), columns, source=source, default_id=line_ids[number], dates=dates)
         if isinstance(made, str):
             yield Rejection(source, ref, made, row=raw)
         elif decoded.fallback_lines and (encoding := _encoding_of(decoded, starts, number)) is not None:
