@@ -194,8 +194,12 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             docs = self.retriever.invoke(query, config)
             timings["retrieval"] = time.monotonic() - start
         retrieved = [document_to_report(doc, rank) for rank, doc in enumerate(docs, start=1)]
+        # The conclusions only: a report without an impression section (shown by its whole text) affirms nothing,
+        # or its section labels and history ("MOTOR:", "PMH:") would count as diagnoses.
+        conclusions = [str(doc.metadata.get("impression") or "") for doc in docs]
         evidence = evidence_differential(
-            [(r.report_id, r.impression) for r in retrieved], weighting=self.evidence_weighting
+            [(r.report_id, text) for r, text in zip(retrieved, conclusions, strict=True)],
+            weighting=self.evidence_weighting,
         )
         choices = [choice_name(neutralise_tags(c.diagnosis)) for c in evidence.candidates]
         configuration = self.configuration()

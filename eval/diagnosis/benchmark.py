@@ -281,9 +281,11 @@ def self_contradicted(row: dict[str, Any], findings: str, impressions: dict[str,
 
 
 def default_condition() -> Condition:
-    """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt, and the second
-    stage if it re-scores that field) as a condition."""
+    """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt, the evidence
+    weighting, and the second stage if it re-scores that field) as a condition. The weighting is named, so the
+    condition keeps its name (and its cached answers) when the product's default weighting changes."""
     from assistant.rag.answer_defaults import FIELD, PROMPT, K
+    from assistant.rag.evidence import WEIGHTING
     from eval.retrieval.benchmark import product_default
     from eval.retrieval.findings_impression import reranker_for
     from retriever.search.methods import DEFAULT_SECOND_STAGE
@@ -291,8 +293,8 @@ def default_condition() -> Condition:
     applies = DEFAULT_SECOND_STAGE is not None and reranker_for(DEFAULT_SECOND_STAGE).applies_to(FIELD)
     rerank = DEFAULT_SECOND_STAGE if applies else None
     if PROMPT == EVIDENCE_ONLY:  # no model: the evidence differential answers
-        return Condition(EVIDENCE + product_default(), FIELD, K, rerank=rerank)
-    return Condition(product_default(), FIELD, K, PROMPT, rerank=rerank)
+        return Condition(EVIDENCE + product_default(), FIELD, K, rerank=rerank, weighting=WEIGHTING)
+    return Condition(product_default(), FIELD, K, PROMPT, rerank=rerank, weighting=WEIGHTING)
 
 
 def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, str]:
@@ -300,13 +302,13 @@ def baselines(default: Condition, conditions: Sequence[Condition]) -> dict[str, 
     every other retriever given the reports the default's way (same field, k and prompt; for a default that asks no
     model, the other retrievers' evidence differentials), so only retrieval differs. The no-retrieval baseline is the
     one asked with the product's no-retrieval prompt."""
-    same_use = (default.field, default.k, default.prompt, default.uses_llm)
+    same_use = (default.field, default.k, default.prompt, default.uses_llm, default.weighting)
 
     def comparable(c: Condition) -> bool:
         if not c.retrieval:
             return c.answer_prompt == NORAG_PROMPT
         evidence = c.spec.startswith(EVIDENCE)
-        return (c.uses_llm or evidence) and (c.field, c.k, c.prompt, c.uses_llm) == same_use
+        return (c.uses_llm or evidence) and (c.field, c.k, c.prompt, c.uses_llm, c.weighting) == same_use
 
     return {
         (c.spec.removeprefix(EVIDENCE) if c.retrieval else "none"): c.name

@@ -8,7 +8,15 @@ report is in the dev split (136 of the 306): the model choosing among the eviden
 schema (`prompt=diagnosis_evidence`), the evidence differential alone with no model (`evidence:`), and the free-text
 prompt that was the default until then (its answers from eval/results/diagnosis_native.json, the committed run of
 that configuration). Rule: the highest top-1 accuracy on the dev cases wins; ties go to the cheaper arm (no model,
-then a constrained choice of a few tokens, then free text; then fewer reports, then the product's default field).
+then a constrained choice of a few tokens, then free text; then fewer reports, then the product's default field, then
+the earlier weighting). Later the same evening the evidence differential was swept over how many reports it reads
+(k = 20 to 100) and how it weighs them by rank (1/rank, 1/sqrt(rank), uniform), and the model's choice was measured
+again over the sweep's winner (`diagnosis_dev_evidence`, `diagnosis_dev_choice`; the same rule reads all four files):
+
+    D=hybrid-weighted:radsearch C=""
+    for w in rank uniform sqrt; do for k in 20 30 40 50 75 100; do C="$C,evidence:$D[report,k=$k,weighting=$w]"; done
+    done
+    python -m eval.diagnosis.benchmark --split dev --icd off --name diagnosis_dev_evidence --conditions "${C#,}"
 The run that measures the new arms (resumable, cache committed):
 
     D=hybrid-weighted:radsearch
@@ -67,8 +75,18 @@ from eval.diagnosis.conditions import EVIDENCE, FIELDS, parse_conditions
 from retriever.search.methods import DEFAULT_METHOD
 
 SCREEN_RESULTS = RESULTS / "diagnosis_screen.json"
-#: The answer arms measured on the dev cases, and the committed run of the free-text default they are compared with.
-DEV_ARMS = (RESULTS / "diagnosis_dev_arms.json", RESULTS / "diagnosis_native.json")
+#: The answer arms measured on the dev cases, the committed run of the free-text default they are compared with, the
+#: evidence differential's sweep over k and weighting, and the model's choice among the evidence the sweep chose.
+DEV_ARMS = (
+    RESULTS / "diagnosis_dev_arms.json",
+    RESULTS / "diagnosis_native.json",
+    RESULTS / "diagnosis_dev_evidence.json",
+    RESULTS / "diagnosis_dev_choice.json",
+)
+#: The evidence weighting of conditions named without `weighting=` in DEV_ARMS: they were run when 1/rank was the
+#: only weighting (before 2026-11-27's sweep); ties between weightings also go to it, the earlier default.
+LEGACY_WEIGHTING = "rank"
+WEIGHTING_ORDER = ("rank", "sqrt", "uniform")
 #: Prompts by the length of what they show the model: references as impressions first.
 PROMPT_COST = {"diagnosis_candidates": 0, "diagnosis_rag": 1}
 #: Arms by what an answer costs: no model, a constrained choice (a few tokens), free text (a whole answer).
@@ -139,9 +157,12 @@ def choose_arm(accuracy: dict[str, float], n_cases: int) -> dict[str, Any]:
     def cost(c: Any) -> int:
         return ARM_COST["evidence"] if not c.uses_llm else ARM_COST.get(c.prompt, len(ARM_COST))
 
+    def weighting(c: Any) -> str:
+        return c.weighting or LEGACY_WEIGHTING
+
     def order(name: str) -> tuple:
         c = arms[name]
-        return (-round(accuracy[name], 9), cost(c), c.k, FIELDS.index(c.field))
+        return (-round(accuracy[name], 9), cost(c), c.k, FIELDS.index(c.field), WEIGHTING_ORDER.index(weighting(c)))
 
     ranked = sorted(arms, key=order)
     best = arms[ranked[0]]
@@ -150,6 +171,7 @@ def choose_arm(accuracy: dict[str, float], n_cases: int) -> dict[str, Any]:
         "k": best.k,
         "field": best.field,
         "prompt": best.prompt if best.uses_llm else "evidence",
+        "weighting": weighting(best),
         "accuracy": accuracy[ranked[0]],
         "arms": {name: round(accuracy[name], 4) for name in ranked},
         "no_retrieval_accuracy": accuracy.get("none"),
@@ -158,7 +180,7 @@ def choose_arm(accuracy: dict[str, float], n_cases: int) -> dict[str, Any]:
 
 
 def adopt(choice: dict[str, Any], source: str) -> None:
-    """Write the chosen arm's field, k and prompt into models/preset.json, naming `source`."""
+    """Write the chosen arm's field, k, prompt and evidence weighting into models/preset.json, naming `source`."""
     from dataclasses import replace
 
     from models.preset import load_preset, write_preset
@@ -168,7 +190,12 @@ def adopt(choice: dict[str, Any], source: str) -> None:
         replace(
             preset,
             answer=replace(
-                preset.answer, field=choice["field"], k=choice["k"], prompt=choice["prompt"], chosen_by=source
+                preset.answer,
+                field=choice["field"],
+                k=choice["k"],
+                prompt=choice["prompt"],
+                evidence_weighting=choice["weighting"],
+                chosen_by=source,
             ),
         )
     )
@@ -187,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     choice = read_choice() if args.screen else choose_arm(*dev_accuracy())
     print(choice["condition"] if args.condition else json.dumps(choice, indent=2))
     if args.adopt and not args.screen:
-        adopt(choice, DEV_ARMS[0].relative_to(RESULTS.parents[1]).as_posix())
+        adopt(choice, ", ".join(path.relative_to(RESULTS.parents[1]).as_posix() for path in DEV_ARMS))
     return 0
 
 

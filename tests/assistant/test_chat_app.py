@@ -420,14 +420,16 @@ def test_a_message_carries_its_configuration_hash_with_what_it_covers() -> None:
         assert "qwen<b>" not in message  # escaped like every other model-provided text
 
 
-def test_the_page_opens_answering_from_the_evidence_without_the_model(index_dir: Path) -> None:
-    """Issue 37: ask's default (models/preset.json) asks no model; the chat's default mode answers the same way, with
-    the evidence panel linking each candidate to its reports' cards."""
-    from assistant.chat.service import DEFAULT_MODE, MODE_EVIDENCE
+def test_the_evidence_mode_answers_without_the_model(index_dir: Path) -> None:
+    """Issue 37: the chat's Evidence mode answers as `ask --prompt evidence` does, asking no model, with the evidence
+    panel linking each candidate to its reports' cards; the page opens in the mode of ask's default."""
+    from assistant.chat.service import DEFAULT_MODE, MODE_ANSWER, MODE_EVIDENCE
+    from assistant.rag import answer_defaults
 
-    assert DEFAULT_MODE == MODE_EVIDENCE and Request().mode == MODE_EVIDENCE
+    assert DEFAULT_MODE == (MODE_EVIDENCE if answer_defaults.PROMPT == "evidence" else MODE_ANSWER) == Request().mode
     service = ChatService(ChatConfig(), llm=UnusableLLM())
-    chat, cards, _notice, _case, _box = _last(service, EFFUSION_QUERY, Request(field="findings", index=str(index_dir)))
+    request = Request(field="findings", index=str(index_dir), mode=MODE_EVIDENCE)
+    chat, cards, _notice, _case, _box = _last(service, EFFUSION_QUERY, request)
     assert "Most likely diagnosis" in _text(chat) and "no language model was asked" in _text(chat)
     assert 'aria-label="evidence"' in cards and "similar reports" in cards
 

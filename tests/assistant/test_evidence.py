@@ -132,6 +132,20 @@ def index(minilm):
     return ReportIndex.build(CORPUS, encoder=minilm)
 
 
+def test_a_report_without_an_impression_affirms_nothing(minilm) -> None:
+    """A report kept without an impression section (`--keep-incomplete`, the demo's MTSamples notes) is shown by
+    its whole text, but its history and section labels ("MOTOR:", "PMH: ...") are no diagnoses: the evidence reads
+    conclusions only. Seen failing first: "motor" was the demo question's answer."""
+    from retriever.index.report_index import ReportIndex
+
+    notes = [Report(f"n{i}", findings=f"MOTOR: 5/5. PMH: asthma. Note {i}.", impression="") for i in range(3)]
+    index = ReportIndex.build([*notes, CORPUS[0]], encoder=minilm)
+    pipeline = RagPipeline(ScriptedLLM(""), ReportRetriever(index=index, field="findings", k=4), rag_prompt="evidence")
+    answer = pipeline.invoke("Motor strength normal, history of asthma.")
+    assert [c["diagnosis"] for c in answer.evidence["candidates"]] == ["pleural effusion"]
+    assert answer.diagnosis == "pleural effusion"
+
+
 def test_an_answer_its_findings_rule_out_is_replaced_by_the_best_affirmed_candidate(index) -> None:
     llm = ScriptedLLM('{"diagnosis": "Pneumothorax", "differential": [], "rationale": "", "cited_report_ids": ["r3"]}')
     pipeline = RagPipeline(llm, ReportRetriever(index=index, field="findings", k=7), rag_prompt="diagnosis_rag")

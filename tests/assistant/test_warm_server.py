@@ -25,6 +25,8 @@ pytestmark = pytest.mark.models  # real CLI processes and a real encoder
 
 REPO = Path(__file__).resolve().parents[2]
 QUERY = "Blunting of the right costophrenic angle."
+#: The answer from the evidence alone: deterministic and quick (the model's answers are tested last).
+EVIDENCE = ("--prompt", "evidence")
 
 
 @pytest.fixture
@@ -76,10 +78,10 @@ def _answer(run: subprocess.CompletedProcess[str]) -> dict:
 
 
 def test_ask_gets_from_a_running_server_the_answer_it_would_give_itself(home: Path) -> None:
-    alone = _answer(_ask(home, "--json"))
-    with _server(home):
-        assert _answer(_ask(home, "--json")) == alone
-        printed = _ask(home)
+    alone = _answer(_ask(home, "--json", *EVIDENCE))
+    with _server(home, *EVIDENCE):
+        assert _answer(_ask(home, "--json", *EVIDENCE)) == alone
+        printed = _ask(home, *EVIDENCE)
     assert printed.returncode == 0 and "similar reports" in printed.stdout and "Most likely diagnosis" in printed.stdout
     assert printed.stdout.index("similar reports") < printed.stdout.index("Most likely diagnosis")
 
@@ -87,12 +89,12 @@ def test_ask_gets_from_a_running_server_the_answer_it_would_give_itself(home: Pa
 def test_only_an_ask_under_the_same_settings_is_handed_over_and_the_socket_is_private(home: Path) -> None:
     """The server says on stderr when it answers (the time, never the finding): `ask` hands its question over; with
     --no-server, or under another setting (its answer could differ), it answers itself."""
-    with _server(home) as server:
+    with _server(home, *EVIDENCE) as server:
         sock = _socket(home)
         assert stat.S_IMODE(sock.stat().st_mode) == 0o600 and stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
-        assert _ask(home).returncode == 0
-        assert _ask(home, "--no-server").returncode == 0
-        assert _ask(home, RADSEARCH_LLM_THREADS="1").returncode == 0
+        assert _ask(home, *EVIDENCE).returncode == 0
+        assert _ask(home, "--no-server", *EVIDENCE).returncode == 0
+        assert _ask(home, *EVIDENCE, RADSEARCH_LLM_THREADS="1").returncode == 0
         again = subprocess.run(
             [sys.executable, "-m", "assistant.cli", "serve"], cwd=REPO, env=_env(home), capture_output=True, text=True
         )
@@ -110,8 +112,8 @@ def test_a_socket_left_by_a_killed_server_is_ignored_then_replaced(home: Path) -
     dead.bind(str(sock))
     dead.close()  # the file stays, nobody listens
     assert sock.exists() and not answers(sock)
-    assert _ask(home).returncode == 0
-    with _server(home):
+    assert _ask(home, *EVIDENCE).returncode == 0
+    with _server(home, *EVIDENCE):
         assert answers(sock)
 
 

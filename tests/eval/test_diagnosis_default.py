@@ -54,8 +54,11 @@ def test_ask_and_chat_answer_with_the_arm_the_dev_cases_chose() -> None:
     if not all(path.is_file() for path in DEV_ARMS):
         pytest.skip("the dev arms' results are not committed")
     choice = choose_arm(*dev_accuracy())
-    product = (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT)
-    assert product == (choice["k"], choice["field"], choice["prompt"]), "run `python -m eval.diagnosis.default --adopt`"
+    from assistant.rag.evidence import WEIGHTING
+
+    product = (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT, WEIGHTING)
+    chosen = (choice["k"], choice["field"], choice["prompt"], choice["weighting"])
+    assert product == chosen, "run `python -m eval.diagnosis.default --adopt`"
     assert (Request().k, Request().field, ChatConfig().default_k) == (choice["k"], choice["field"], choice["k"])
     assert ReportRetriever.model_fields["k"].default == choice["k"]
 
@@ -74,3 +77,13 @@ def test_the_arm_rule_prefers_accuracy_then_the_cheaper_arm() -> None:
     arms[f"{D}[report,k=20,prompt=diagnosis_evidence]"] = 0.51
     choice = choose_arm(arms, 10)
     assert (choice["prompt"], choice["k"], choice["field"]) == ("diagnosis_evidence", 20, "report")
+    assert choice["weighting"] == "rank"  # named without one: run when 1/rank was the only weighting
+
+
+def test_the_arm_rule_reads_the_evidence_weighting_and_prefers_the_earlier_one_on_ties() -> None:
+    from eval.diagnosis.default import choose_arm
+
+    sweep = {f"evidence:{D}[report,k=40,weighting={w}]": 0.5 for w in ("uniform", "sqrt", "rank")}
+    assert choose_arm(sweep, 10)["weighting"] == "rank"
+    sweep[f"evidence:{D}[report,k=40,weighting=sqrt]"] = 0.52
+    assert (choose_arm(sweep, 10)["weighting"], choose_arm(sweep, 10)["k"]) == ("sqrt", 40)
