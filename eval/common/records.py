@@ -6,7 +6,8 @@ instead of in the code that happens to index into it. A kind declares `Record` d
 `ResultsFile` for the whole file; this module turns them to and from JSON and checks the version.
 
 JSON keys are the field names unless `key()` names another (`match@5`); `optional()` fields may be absent and are
-left out when None. Reading ignores keys a record does not know; tests/eval/test_results_records.py checks that no
+left out when None; a `rest()` field holds the keys named by the data rather than by the record (a cell per source
+beside fixed keys). Reading ignores keys a record does not know; tests/eval/test_results_records.py checks that no
 committed file holds one, so a renamed field cannot drop data unnoticed.
 """
 
@@ -29,6 +30,11 @@ def optional() -> Any:
     return field(default=None)
 
 
+def rest() -> Any:
+    """A dict field holding every key the record's other fields do not name, written back beside them."""
+    return field(default_factory=dict, metadata={"rest": True})
+
+
 def json_key(f: Any) -> str:
     """The JSON key of a dataclass field."""
     return f.metadata.get("key", f.name)
@@ -42,18 +48,25 @@ class Record:
         out = {}
         for f in fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            if value is not None or f.default is not None:
+            if f.metadata.get("rest"):
+                out |= _dump(value)
+            elif value is not None or f.default is not None:
                 out[json_key(f)] = _dump(value)
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Self:
         hints = get_type_hints(cls)
-        known = fields(cls)  # type: ignore[arg-type]
+        known = [f for f in fields(cls) if not f.metadata.get("rest")]  # type: ignore[arg-type]
         required = [json_key(f) for f in known if f.default is MISSING and f.default_factory is MISSING]
         if missing := [k for k in required if k not in data]:
             raise ValueError(f"{cls.__name__}: missing {', '.join(missing)}")
-        return cls(**{f.name: _load(hints[f.name], data[json_key(f)]) for f in known if json_key(f) in data})
+        values = {f.name: _load(hints[f.name], data[json_key(f)]) for f in known if json_key(f) in data}
+        named = {json_key(f) for f in known}
+        for f in fields(cls):  # type: ignore[arg-type]
+            if f.metadata.get("rest"):
+                values[f.name] = _load(hints[f.name], {k: v for k, v in data.items() if k not in named})
+        return cls(**values)
 
 
 def _dump(value: Any) -> Any:
@@ -113,7 +126,8 @@ class ResultsFile(Record):
                 f"{cls.KIND} schema {version!r}: this checkout reads versions 1 to "
                 f"{cls.SCHEMA_VERSION} (a newer file needs a newer checkout)"
             )
-        return super().from_json(cls.upgrade(data, version))
+        upgraded = cls.upgrade(data, version)
+        return super().from_json({k: v for k, v in upgraded.items() if k != "schema_version"})
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()

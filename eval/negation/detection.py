@@ -108,7 +108,7 @@ def load_detector(name: str) -> Detector:
 
 def scores(predicted: Sequence[bool], truth: Sequence[bool]) -> dict[str, Any]:
     """Precision, recall and F1 of the positive class, with accuracy and the confusion counts."""
-    result = agreement(list(predicted), list(truth))
+    result = agreement(list(predicted), list(truth)).to_json()
     tp, fp, fn = result["true_positive"], result["false_positive"], result["false_negative"]
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0

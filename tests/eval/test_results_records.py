@@ -15,12 +15,24 @@ from typing import Any
 
 import pytest
 
-from eval.common.records import Record, ResultsFile, key, optional
+from eval.common.records import Record, ResultsFile, key, optional, rest
 from eval.common.shared_data import RESULTS
+from eval.diagnosis.results import (
+    BuildAgreement,
+    DiagnosisResults,
+    GraderValidation,
+    ModelSurvey,
+    SelfContradicted,
+)
 from eval.retrieval.results import RetrievalResults
 
 #: File name pattern -> the record it reads through; the first match wins.
 KINDS: dict[str, type[ResultsFile]] = {
+    "diagnosis_build_agreement.json": BuildAgreement,
+    "diagnosis*.json": DiagnosisResults,
+    "grader_validation.json": GraderValidation,
+    "self_contradicted.json": SelfContradicted,
+    "llm_models.json": ModelSurvey,
     "retrieval.json": RetrievalResults,
     "retrieval_*.json": RetrievalResults,
 }
@@ -136,3 +148,15 @@ class _Whole(ResultsFile):
 def test_nested_records_and_json_keys_round_trip() -> None:
     whole = _Whole.from_json({"parts": {"a": [{"value@1": 1}]}})
     assert whole.parts["a"][0].value == 1 and whole.to_json()["parts"] == {"a": [{"value@1": 1}]}
+
+
+@dataclass
+class _PerSource(Record):
+    overall: int
+    sources: dict[str, _Part] = rest()
+
+
+def test_a_rest_field_holds_the_keys_the_data_names() -> None:
+    data = {"overall": 3, "openi": {"value@1": 1}, "ctrate": {"value@1": 2}}
+    part = _PerSource.from_json(data)
+    assert part.sources == {"openi": _Part(1), "ctrate": _Part(2)} and part.to_json() == data
