@@ -24,6 +24,7 @@ from eval.diagnosis.results import (
     ModelSurvey,
     SelfContradicted,
 )
+from eval.negation.results import Detection, EncoderPairs, NegatedHits, RealPairs
 from eval.retrieval.results import RetrievalResults
 
 #: File name pattern -> the record it reads through; the first match wins.
@@ -33,6 +34,10 @@ KINDS: dict[str, type[ResultsFile]] = {
     "grader_validation.json": GraderValidation,
     "self_contradicted.json": SelfContradicted,
     "llm_models.json": ModelSurvey,
+    "negation.json": EncoderPairs,
+    "negation_detection.json": Detection,
+    "negation_real_pairs*.json": RealPairs,
+    "negated_hits.json": NegatedHits,
     "retrieval.json": RetrievalResults,
     "retrieval_*.json": RetrievalResults,
 }
