@@ -14,6 +14,7 @@ from typing import Any
 
 from eval.common.records import Record, ResultsFile, optional, rest
 from eval.common.stats import wilson
+from eval.robustness.results import Share
 
 
 # ------------------------------------------------------------------------------------------ the benchmark's run
@@ -171,12 +172,9 @@ class DiagnosisResults(ResultsFile):
 
 # ----------------------------------------------------------------------------------- agreement between builds
 @dataclass
-class Counted(Record):
-    """A share of cases with its n, k and 95% Wilson interval."""
+class Counted(Share):
+    """A share of cases with the count beside it (the report gives discordant counts)."""
 
-    value: float
-    n: int
-    ci95: list[float]
     k: int
 
 

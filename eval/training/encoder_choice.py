@@ -34,9 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from eval.common.shared_data import RESULTS, add_out_option, write_results
+from eval.negation.results import RealPairs
 from eval.retrieval.benchmark import CHOICE_RESULTS, DEFAULT_MODEL, check_targets, product_default
 from eval.retrieval.results import RetrievalResults
-from eval.robustness.report import results_split, shipped
+from eval.robustness.report import Scores, shipped
+from eval.robustness.results import RobustnessResults
 
 NEGATION_TARGET = 0.45  # issue 17 (eval.negation.real_pairs.TARGET)
 ERRORS_TARGET = 0.85  # issue 20
@@ -95,36 +97,38 @@ class Scored:
         return (self.match_at_5 + self.error_discrimination + self.abbreviated_match_at_5) / 3
 
 
-def _robustness_row(part: dict[str, Any], model: str) -> dict[str, Any]:
+def _robustness_row(rankers: dict[str, Scores], model: str) -> Scores:
     """The model's row as users search (with the shipped query expansion where measured)."""
-    _, row = shipped(part, product_default(model))
+    _, row = shipped(rankers, product_default(model))
     if row is None:
         raise KeyError(f"{product_default(model)} has no dev robustness results: run eval.robustness --split dev")
     return row
 
 
-def score(model: str, retrieval: RetrievalResults, robustness: dict[str, Any], negation: dict[str, Any]) -> Scored:
+def score(model: str, retrieval: RetrievalResults, robustness: RobustnessResults, negation: RealPairs) -> Scored:
     """One candidate's dev scores from the three dev results files."""
     ranker = product_default(model)
     if ranker not in retrieval.rankers:
         raise KeyError(f"{ranker} is not in the dev retrieval results: run eval.retrieval.benchmark --split dev")
     rows = check_targets(retrieval.rankers, ranker).rows
     negation_row = next(
-        (r for r in negation["results"] if r["encoder"] == model and r["pairs_from"] == NEGATION_DEV_PAIRS), None
+        (r for r in negation.results if r.encoder == model and r.pairs_from == NEGATION_DEV_PAIRS), None
     )
     if negation_row is None:
         raise KeyError(f"{model} has no {NEGATION_DEV_PAIRS!r} negation pairs result: run eval.negation.real_pairs")
-    queries = _robustness_row(robustness.get("queries", {}), model)
-    errors = _robustness_row(robustness.get("errors", {}), model)
+    abbreviated = _robustness_row(robustness.queries.rankers if robustness.queries else {}, model).variants[
+        "abbreviated"
+    ]
+    errors = _robustness_row(robustness.errors.rankers if robustness.errors else {}, model)
     return Scored(
         model=model,
         retrieval_rows_passed=sum(r.passed for r in rows),
         retrieval_rows=len(rows),
-        negation_delta_cos=negation_row["delta_cos"],
-        error_discrimination=errors["all"]["value"],
-        abbreviated_drop=queries["abbreviated"]["drop@5"],
+        negation_delta_cos=negation_row.delta_cos,
+        error_discrimination=errors.all.value,
+        abbreviated_drop=abbreviated.drop_at_5,
         match_at_5=retrieval.rankers[ranker].pooled().all["match@5"],
-        abbreviated_match_at_5=queries["abbreviated"]["match@5"],
+        abbreviated_match_at_5=abbreviated.match_at_5,
     )
 
 
@@ -184,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
     retrieval = RetrievalResults.read(args.retrieval)
-    robustness = json.loads(args.robustness.read_text(encoding="utf-8"))
-    negation = json.loads(args.negation.read_text(encoding="utf-8"))
-    for name, split in (("retrieval", retrieval.split), ("robustness", results_split(robustness))):
+    robustness = RobustnessResults.read(args.robustness)
+    negation = RealPairs.read(args.negation)
+    for name, split in (("retrieval", retrieval.split), ("robustness", robustness.split)):
         if split != "dev":
             parser.error(f"the {name} results are of the {split} split: the choice is made on dev only")
     models = [m.strip() for m in args.candidates.split(",") if m.strip()]

@@ -8,8 +8,10 @@ import json
 import pytest
 
 from eval.common.shared_data import RESULTS
+from eval.negation.results import RealPairs
 from eval.retrieval.benchmark import CHOICE_RESULTS, DEFAULT_MODEL
 from eval.retrieval.results import RetrievalResults
+from eval.robustness.results import RobustnessResults
 from eval.training.encoder_choice import (
     NEGATION_DEV,
     ROBUSTNESS_DEV,
@@ -55,8 +57,8 @@ def test_the_benchmarks_default_encoder_is_the_one_the_committed_dev_results_cho
     """Like the retrieval method's default: a new recipe becomes the default only through the dev rule."""
     committed = json.loads((RESULTS / "encoder_choice_dev.json").read_text(encoding="utf-8"))
     retrieval = RetrievalResults.read(CHOICE_RESULTS)
-    robustness = json.loads(ROBUSTNESS_DEV.read_text(encoding="utf-8"))
-    negation = json.loads(NEGATION_DEV.read_text(encoding="utf-8"))
+    robustness = RobustnessResults.read(ROBUSTNESS_DEV)
+    negation = RealPairs.read(NEGATION_DEV)
     rescored = [score(c["model"], retrieval, robustness, negation) for c in committed["candidates"]]
     assert [s.__dict__ for s in rescored] == committed["candidates"]
     assert choose(rescored, shipped_source()).model == committed["chosen"] == shipped_source()
@@ -80,7 +82,7 @@ def test_a_candidate_missing_from_a_dev_results_file_is_named_with_the_command_t
     from eval.training.encoder_choice import main
 
     robustness = tmp_path / "robustness_dev.json"
-    robustness.write_text(json.dumps({"split": "dev", "errors": {"rankers": {}}}))
+    robustness.write_text(json.dumps(RobustnessResults("robustness_dev", "now", "c", "0", split="dev").to_json()))
     with pytest.raises(SystemExit) as stopped:
         main(["--candidates", shipped_source(), "--robustness", str(robustness), "--out", str(tmp_path)])
     assert stopped.value.code == 2

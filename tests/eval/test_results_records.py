@@ -26,6 +26,7 @@ from eval.diagnosis.results import (
 )
 from eval.negation.results import Detection, EncoderPairs, NegatedHits, RealPairs
 from eval.retrieval.results import RetrievalResults
+from eval.robustness.results import ExpansionResults, RerankResults, RobustnessResults
 
 #: File name pattern -> the record it reads through; the first match wins.
 KINDS: dict[str, type[ResultsFile]] = {
@@ -38,6 +39,10 @@ KINDS: dict[str, type[ResultsFile]] = {
     "negation_detection.json": Detection,
     "negation_real_pairs*.json": RealPairs,
     "negated_hits.json": NegatedHits,
+    "robustness*.json": RobustnessResults,
+    "abbreviation_expansion_dev.json": ExpansionResults,
+    "rerank_*.json": RerankResults,
+    "support_*.json": RerankResults,
     "retrieval.json": RetrievalResults,
     "retrieval_*.json": RetrievalResults,
 }
