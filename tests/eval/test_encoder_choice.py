@@ -15,6 +15,7 @@ from eval.robustness.results import RobustnessResults
 from eval.training.encoder_choice import (
     NEGATION_DEV,
     ROBUSTNESS_DEV,
+    EncoderChoice,
     Scored,
     choose,
     score,
@@ -55,14 +56,14 @@ def test_a_tie_in_targets_goes_to_the_higher_mean_then_to_the_current_default() 
 @pytest.mark.models
 def test_the_benchmarks_default_encoder_is_the_one_the_committed_dev_results_choose() -> None:
     """Like the retrieval method's default: a new recipe becomes the default only through the dev rule."""
-    committed = json.loads((RESULTS / "encoder_choice_dev.json").read_text(encoding="utf-8"))
+    committed = EncoderChoice.read(RESULTS / "encoder_choice_dev.json")
     retrieval = RetrievalResults.read(CHOICE_RESULTS)
     robustness = RobustnessResults.read(ROBUSTNESS_DEV)
     negation = RealPairs.read(NEGATION_DEV)
-    rescored = [score(c["model"], retrieval, robustness, negation) for c in committed["candidates"]]
-    assert [s.__dict__ for s in rescored] == committed["candidates"]
-    assert choose(rescored, shipped_source()).model == committed["chosen"] == shipped_source()
-    assert committed["shipped_as"] == DEFAULT_MODEL
+    rescored = [score(c.model, retrieval, robustness, negation) for c in committed.candidates]
+    assert rescored == committed.candidates
+    assert choose(rescored, shipped_source()).model == committed.chosen == shipped_source()
+    assert committed.shipped_as == DEFAULT_MODEL
 
 
 def test_only_recipes_rebuildable_in_one_session_compete() -> None:

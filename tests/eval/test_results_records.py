@@ -27,6 +27,8 @@ from eval.diagnosis.results import (
 from eval.negation.results import Detection, EncoderPairs, NegatedHits, RealPairs
 from eval.retrieval.results import RetrievalResults
 from eval.robustness.results import ExpansionResults, RerankResults, RobustnessResults
+from eval.training.encoder_choice import EncoderChoice
+from eval.training.results import EncoderRebuild, TrainingResults
 
 #: File name pattern -> the record it reads through; the first match wins.
 KINDS: dict[str, type[ResultsFile]] = {
@@ -43,6 +45,9 @@ KINDS: dict[str, type[ResultsFile]] = {
     "abbreviation_expansion_dev.json": ExpansionResults,
     "rerank_*.json": RerankResults,
     "support_*.json": RerankResults,
+    "training.json": TrainingResults,
+    "encoder_choice_dev.json": EncoderChoice,
+    "encoder_rebuild.json": EncoderRebuild,
     "retrieval.json": RetrievalResults,
     "retrieval_*.json": RetrievalResults,
 }
