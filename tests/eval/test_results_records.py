@@ -25,6 +25,7 @@ from eval.diagnosis.results import (
     SelfContradicted,
 )
 from eval.negation.results import Detection, EncoderPairs, NegatedHits, RealPairs
+from eval.retrieval.fusion_sweep import FusionSweep
 from eval.retrieval.results import RetrievalResults
 from eval.robustness.results import ExpansionResults, RerankResults, RobustnessResults
 from eval.training.encoder_choice import EncoderChoice
@@ -48,6 +49,7 @@ KINDS: dict[str, type[ResultsFile]] = {
     "training.json": TrainingResults,
     "encoder_choice_dev.json": EncoderChoice,
     "encoder_rebuild.json": EncoderRebuild,
+    "fusion_sweep*.json": FusionSweep,
     "retrieval.json": RetrievalResults,
     "retrieval_*.json": RetrievalResults,
 }
