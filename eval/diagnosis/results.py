@@ -14,6 +14,7 @@ from typing import Any
 
 from eval.common.records import Record, ResultsFile, optional, rest
 from eval.common.stats import wilson
+from eval.perf.machine import Machine
 from eval.robustness.results import Share
 
 
@@ -338,5 +339,5 @@ class ModelSurvey(ResultsFile):
     surveyed: str
     method: str
     rendered: str
-    machine: dict[str, Any]
+    machine: Machine
     models: list[SurveyedModel]

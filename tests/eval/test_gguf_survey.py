@@ -14,6 +14,7 @@ from diagnosis_runs import accuracy_run
 
 from eval.diagnosis import llm_survey
 from eval.diagnosis.results import ModelAccuracy, ModelSurvey, SurveyedModel, Timing, Verification
+from eval.perf.machine import describe
 from models.gguf import MODELS
 
 
@@ -56,7 +57,7 @@ def test_measurements_of_the_same_file_are_carried_over(not_installed: Path) -> 
         )
 
     previous = [entry("qwen1.5b", MODELS["qwen1.5b"].sha256), entry("qwen0.5b", "0" * 64)]
-    not_installed.write_text(json.dumps(ModelSurvey("s", "m", "d", {}, previous).to_json()))
+    not_installed.write_text(json.dumps(ModelSurvey("s", "m", "d", describe(), previous).to_json()))
     results = llm_survey.build(speed=False)
     models = {e.name: e for e in results.models}
     assert models["qwen1.5b"].speed == speed and models["qwen1.5b"].diagnosis == previous[0].diagnosis
