@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Self, Union, get_args, get_origin, get_type_hints
 
 
-def key(name: str, **options: Any) -> Any:
-    """A field stored under another JSON key (`match@5`); `options` as for dataclasses.field (a default)."""
-    return field(metadata={"key": name}, **options)
+def key(name: str) -> Any:
+    """A field stored under another JSON key (`match@5`)."""
+    return field(metadata={"key": name})
 
 
 def optional() -> Any:
@@ -35,7 +35,7 @@ def rest() -> Any:
     return field(default_factory=dict, metadata={"rest": True})
 
 
-def json_key(f: Any) -> str:
+def _key(f: Any) -> str:
     """The JSON key of a dataclass field."""
     return f.metadata.get("key", f.name)
 
@@ -51,18 +51,18 @@ class Record:
             if f.metadata.get("rest"):
                 out |= _dump(value)
             elif value is not None or f.default is not None:
-                out[json_key(f)] = _dump(value)
+                out[_key(f)] = _dump(value)
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Self:
         hints = get_type_hints(cls)
         known = [f for f in fields(cls) if not f.metadata.get("rest")]  # type: ignore[arg-type]
-        required = [json_key(f) for f in known if f.default is MISSING and f.default_factory is MISSING]
+        required = [_key(f) for f in known if f.default is MISSING and f.default_factory is MISSING]
         if missing := [k for k in required if k not in data]:
             raise ValueError(f"{cls.__name__}: missing {', '.join(missing)}")
-        values = {f.name: _load(hints[f.name], data[json_key(f)]) for f in known if json_key(f) in data}
-        named = {json_key(f) for f in known}
+        values = {f.name: _load(hints[f.name], data[_key(f)]) for f in known if _key(f) in data}
+        named = {_key(f) for f in known}
         for f in fields(cls):  # type: ignore[arg-type]
             if f.metadata.get("rest"):
                 values[f.name] = _load(hints[f.name], {k: v for k, v in data.items() if k not in named})

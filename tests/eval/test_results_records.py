@@ -25,6 +25,8 @@ from eval.diagnosis.results import (
     SelfContradicted,
 )
 from eval.negation.results import Detection, EncoderPairs, NegatedHits, RealPairs
+from eval.perf.results import PerformanceResults
+from eval.perf.st_onnx import StOnnx
 from eval.retrieval.fusion_sweep import FusionSweep
 from eval.retrieval.results import RetrievalResults
 from eval.robustness.results import ExpansionResults, RerankResults, RobustnessResults
@@ -50,12 +52,14 @@ KINDS: dict[str, type[ResultsFile]] = {
     "encoder_choice_dev.json": EncoderChoice,
     "encoder_rebuild.json": EncoderRebuild,
     "fusion_sweep*.json": FusionSweep,
+    "performance.json": PerformanceResults,
+    "ingest.json": PerformanceResults,
+    "ray_build.json": PerformanceResults,
+    "st_onnx.json": StOnnx,
     "retrieval.json": RetrievalResults,
     "retrieval_*.json": RetrievalResults,
 }
 COMMITTED = sorted(RESULTS.glob("*.json"))
-#: Until every kind has its record (this branch types them group by group).
-TYPED = [p for p in COMMITTED if any(fnmatch.fnmatch(p.name, pattern) for pattern in KINDS)]
 
 
 def record_of(path: Path) -> type[ResultsFile]:
@@ -95,7 +99,7 @@ def round_trip(kind: type[ResultsFile], data: dict[str, Any]) -> list[str]:
     return differences(expected, kind.from_json(data).to_json())
 
 
-@pytest.mark.parametrize("path", TYPED, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
 def test_every_committed_results_file_reads_through_its_record_and_writes_back_the_same(path: Path) -> None:
     kind = record_of(path)
     data = json.loads(path.read_text(encoding="utf-8"))
