@@ -112,14 +112,15 @@ def main(argv: list[str] | None = None) -> int:
         kept_errors = results.errors.rankers if results.errors else {}
         results.errors = ErrorsPart(kept_errors, ErrorSet(len(reports), counts), **run)
     for part in parts:
+        section = getattr(results, part)  # the part set above
         for spec in specs:
             print(f"{part}: {spec.ref}", flush=True)
-            if part == "icd" and results.icd:
-                results.icd.rankers[spec.ref] = IcdScores.from_json(icd.evaluate(spec, icd_queries, corpus))
-            elif part == "queries" and results.queries:
-                results.queries.rankers[spec.ref] = QueryScores.from_json(queries.evaluate(spec, reports, variants))
-            elif part == "errors" and results.errors:
-                results.errors.rankers[spec.ref] = ErrorScores.from_json(errors.evaluate(spec, items))
+            if part == "icd":
+                section.rankers[spec.ref] = IcdScores.from_json(icd.evaluate(spec, icd_queries, corpus))
+            elif part == "queries":
+                section.rankers[spec.ref] = QueryScores.from_json(queries.evaluate(spec, reports, variants))
+            else:
+                section.rankers[spec.ref] = ErrorScores.from_json(errors.evaluate(spec, items))
             write_results(args.out / args.name, results, render)
     print(f"wrote {args.out / args.name}.json and .md")
     return 0
