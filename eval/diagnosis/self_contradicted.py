@@ -25,19 +25,16 @@ from eval.diagnosis.cases import read_cases
 from eval.diagnosis.results import ContradictionCount, SelfContradicted
 
 
-def count(
-    cache: str, condition: str, rows: list[dict[str, Any]], findings: dict[str, str], impressions: dict[str, str]
-) -> ContradictionCount:
-    """How many of the answers are self-contradicted, overall and by source, with the case ids."""
+def count(rows: list[dict[str, Any]], findings: dict[str, str], impressions: dict[str, str]) -> dict[str, Any]:
+    """How many of the answers are self-contradicted, overall and by source, with the case ids (the figures of a
+    ContradictionCount)."""
     flagged = [r["case_id"] for r in rows if self_contradicted(r, findings[r["case_id"]], impressions)]
-    return ContradictionCount(
-        cache=cache,
-        condition=condition,
-        answers=len(rows),
-        self_contradicted=len(flagged),
-        by_source=dict(Counter(i.split(":")[0] for i in flagged)),
-        case_ids=flagged,
-    )
+    return {
+        "answers": len(rows),
+        "self_contradicted": len(flagged),
+        "by_source": dict(Counter(i.split(":")[0] for i in flagged)),
+        "case_ids": flagged,
+    }
 
 
 def render(payload: SelfContradicted) -> str:
@@ -77,12 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     payload = SelfContradicted(
         command="python -m eval.diagnosis.self_contradicted " + " ".join(argv if argv is not None else sys.argv[1:]),
         rows=[
-            count(
-                args.cache.name,
-                condition,
-                [r for r in rows if r["condition"] == condition and r["case_id"] in findings],
-                findings,
-                impressions,
+            ContradictionCount(
+                cache=args.cache.name,
+                condition=condition,
+                **count(
+                    [r for r in rows if r["condition"] == condition and r["case_id"] in findings], findings, impressions
+                ),
             )
             for condition in args.condition
         ],
