@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -441,24 +442,26 @@ def run(args: argparse.Namespace, command: str) -> int:
         return 0
     from eval.diagnosis.grading import Grader
     from eval.diagnosis.report import write_report
+    from eval.diagnosis.results import RunMeta
 
     grader = Grader.default(icd=args.icd == "on")
-    meta = {
-        "command": command,
-        "cases_file": args.cases.name,
-        "corpus": [Path(s).name for s in corpus_specs],
-        "corpus_reports": len(corpus),
-        "backend": settings.backend,
-        "structured_output": settings.structured,
-        "llm_threads": 1 if args.ray and settings.backend == "embedded" else settings.n_threads,
-        "ray": args.ray,
-        "encoders": config.encoders,
-        "max_tokens": args.max_tokens,
-        "field": args.field,
-        "k": args.k,
-        "prompt": args.prompt,
-        "wall_seconds": round(time.monotonic() - started, 1),
-    }
+    meta = RunMeta(
+        command=command,
+        cases_file=args.cases.name,
+        corpus=[Path(s).name for s in corpus_specs],
+        corpus_reports=len(corpus),
+        backend=settings.backend,
+        structured_output=settings.structured,
+        llm_threads=1 if args.ray and settings.backend == "embedded" else settings.n_threads,
+        ray=args.ray,
+        encoders=config.encoders,
+        max_tokens=args.max_tokens,
+        field=args.field,
+        k=args.k,
+        prompt=args.prompt,
+        wall_seconds=round(time.monotonic() - started, 1),
+        python=platform.python_version(),
+    )
     default = default_condition()
     paths = write_report(
         cases,

@@ -13,75 +13,87 @@ condition, the retrieval gain under each build. Writes eval/results/<name>.{json
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from eval.common.shared_data import RESULTS, add_out_option, write_results
 from eval.common.stats import format_p, mcnemar
+from eval.diagnosis.results import BuildAgreement, BuildAgreementRow, Counted, DiagnosisResults, Verdict
 from eval.robustness.metrics import share
 
 BASELINE = "none"
 
 
-def _by_case(run: dict[str, Any], condition: str) -> dict[str, dict[str, Any]]:
-    return {case["case_id"]: case for case in run["cases"][condition]}
+def _by_case(run: DiagnosisResults, condition: str) -> dict[str, Verdict]:
+    return {case.case_id: case for case in run.cases[condition]}
 
 
-def compare(a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]) -> dict[str, Any]:
+def compare(a: DiagnosisResults, b: DiagnosisResults, labels: tuple[str, str], command: str) -> BuildAgreement:
     """Per condition both runs share: accuracy of each, McNemar between them, identical answers (on the cases both
     answered); plus the gain over no retrieval under each build."""
-    conditions = [c for c in a["cases"] if c in b["cases"]]
+    conditions = [c for c in a.cases if c in b.cases]
     if not conditions:
         raise ValueError("the two runs share no condition")
-    rows: dict[str, Any] = {}
+    rows: dict[str, BuildAgreementRow] = {}
     for condition in conditions:
         first, second = _by_case(a, condition), _by_case(b, condition)
         cases = sorted(set(first) & set(second))
-        right = [[first[c]["correct"] for c in cases], [second[c]["correct"] for c in cases]]
-        same = [first[c]["prediction"].strip().lower() == second[c]["prediction"].strip().lower() for c in cases]
+        right = [[first[c].correct for c in cases], [second[c].correct for c in cases]]
+        same = [_answer(first[c]) == _answer(second[c]) for c in cases]
         test = mcnemar(*right)
-        rows[condition] = {
-            "cases": len(cases),
-            **{label: _counted(r) for label, r in zip(labels, right, strict=True)},
-            "mcnemar_p": test.p,
-            "only_first_right": test.b,
-            "only_second_right": test.c,
-            "identical_answers": _counted(same),
-        }
+        rows[condition] = BuildAgreementRow(
+            cases=len(cases),
+            builds={label: _counted(r) for label, r in zip(labels, right, strict=True)},
+            mcnemar_p=test.p,
+            only_first_right=test.b or 0,
+            only_second_right=test.c or 0,
+            identical_answers=_counted(same),
+        )
     gains = {}
     if BASELINE in rows:
         for condition in (c for c in rows if c != BASELINE):
-            gains[condition] = {label: round(rows[condition][label]["value"] - rows[BASELINE][label]["value"], 4)
-                                for label in labels}  # fmt: skip
-    return {"labels": list(labels), "model_id": a["model_id"], "conditions": rows, "gain_over_none": gains}
+            gains[condition] = {
+                label: round(rows[condition].builds[label].value - rows[BASELINE].builds[label].value, 4)
+                for label in labels
+            }
+    return BuildAgreement(
+        labels=list(labels),
+        model_id=a.model_id,
+        conditions=rows,
+        gain_over_none=gains,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        command=command,
+    )
 
 
-def _counted(flags: list[bool]) -> dict[str, Any]:
+def _answer(verdict: Verdict) -> str:
+    return (verdict.prediction or "").strip().lower()
+
+
+def _counted(flags: list[bool]) -> Counted:
     """eval.robustness.metrics.share with the count beside it (the report gives discordant counts)."""
-    return share(flags) | {"k": sum(flags)}
+    return Counted.from_json(share(flags) | {"k": sum(flags)})
 
 
-def render(result: dict[str, Any]) -> str:
-    first, second = result["labels"]
+def render(result: BuildAgreement) -> str:
+    first, second = result.labels
     lines = [f"# Diagnosis answers by llama.cpp build: {first} vs {second}", "",
-             f"Run {result['created']} (`{result['command']}`). Model `{result['model_id']}`; same cases, prompts, "
+             f"Run {result.created} (`{result.command}`). Model `{result.model_id}`; same cases, prompts, "
              "conditions and retrieval; only the compiled kernels differ. Accuracy in % [95% Wilson CI]; McNemar "
              "between the builds on the same cases.", "",
              f"| condition | cases | {first} | {second} | only {first} right | only {second} right | McNemar p | "
              "identical answers |", "|---|---:|---|---|---:|---:|---:|---:|"]  # fmt: skip
-    for condition, row in result["conditions"].items():
-        cells = [f"{100 * row[label]['value']:.1f} [{100 * row[label]['ci95'][0]:.1f}, "
-                 f"{100 * row[label]['ci95'][1]:.1f}]" for label in (first, second)]  # fmt: skip
-        lines.append(f"| {condition} | {row['cases']} | {cells[0]} | {cells[1]} | {row['only_first_right']} | "
-                     f"{row['only_second_right']} | {format_p(row['mcnemar_p'])} | "
-                     f"{100 * row['identical_answers']['value']:.1f}% |")  # fmt: skip
-    if result["gain_over_none"]:
+    for condition, row in result.conditions.items():
+        builds = [row.builds[label] for label in (first, second)]
+        cells = [f"{100 * c.value:.1f} [{100 * c.ci95[0]:.1f}, {100 * c.ci95[1]:.1f}]" for c in builds]
+        lines.append(f"| {condition} | {row.cases} | {cells[0]} | {cells[1]} | {row.only_first_right} | "
+                     f"{row.only_second_right} | {format_p(row.mcnemar_p)} | "
+                     f"{100 * row.identical_answers.value:.1f}% |")  # fmt: skip
+    if result.gain_over_none:
         lines += ["", "Gain over no retrieval, points:", ""]
         lines += [f"- {condition}: {first} {100 * gain[first]:+.1f}, {second} {100 * gain[second]:+.1f}"
-                  for condition, gain in result["gain_over_none"].items()]  # fmt: skip
+                  for condition, gain in result.gain_over_none.items()]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -96,13 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     labels = tuple(part.strip() for part in args.labels.split(","))
     if len(labels) != 2 or labels[0] == labels[1]:
         parser.error("--labels takes two different names, e.g. portable,native")
-    runs = [json.loads(path.read_text(encoding="utf-8")) for path in (args.first, args.second)]
-    result = compare(*runs, labels) | {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(
-            ["python -m eval.diagnosis.build_agreement", *(argv if argv is not None else sys.argv[1:])]
-        ),
-    }
+    command = " ".join(["python -m eval.diagnosis.build_agreement", *(argv if argv is not None else sys.argv[1:])])
+    result = compare(DiagnosisResults.read(args.first), DiagnosisResults.read(args.second), labels, command)
     print(write_results(args.out / args.name, result, render))
     return 0
 

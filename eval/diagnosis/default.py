@@ -72,6 +72,7 @@ from typing import Any
 
 from eval.common.shared_data import RESULTS
 from eval.diagnosis.conditions import EVIDENCE, FIELDS, parse_conditions
+from eval.diagnosis.results import DiagnosisResults
 from retriever.search.methods import DEFAULT_METHOD
 
 SCREEN_RESULTS = RESULTS / "diagnosis_screen.json"
@@ -93,12 +94,12 @@ PROMPT_COST = {"diagnosis_candidates": 0, "diagnosis_rag": 1}
 ARM_COST = {"evidence": 0, "diagnosis_evidence": 1, "diagnosis_candidates": 2, "diagnosis_rag": 3}
 
 
-def choose(results: dict[str, Any]) -> dict[str, Any]:
+def choose(results: DiagnosisResults) -> dict[str, Any]:
     """The winning condition of a diagnosis result file (see the module docstring), with the figures it won on."""
-    accuracy = {name: row["overall"]["accuracy"] for name, row in results["summary"]["accuracy"].items()}
+    accuracy = {name: row.overall.accuracy for name, row in results.summary.accuracy.items()}
     candidates = [
         c
-        for c in parse_conditions(",".join(results["conditions"]))
+        for c in parse_conditions(",".join(results.conditions))
         if c.retrieval and c.uses_llm and c.method == DEFAULT_METHOD and c.name in accuracy
     ]
     if not candidates:
@@ -116,12 +117,12 @@ def choose(results: dict[str, Any]) -> dict[str, Any]:
         "accuracy": accuracy[best.name],
         "runner_up": {"condition": rest[0].name, "accuracy": accuracy[rest[0].name]} if rest else None,
         "no_retrieval_accuracy": accuracy.get("none"),
-        "n_cases": results["n_cases"],
+        "n_cases": results.n_cases,
     }
 
 
 def read_choice(path: Path = SCREEN_RESULTS) -> dict[str, Any]:
-    return choose(json.loads(path.read_text(encoding="utf-8")))
+    return choose(DiagnosisResults.read(path))
 
 
 def dev_accuracy(paths: tuple[Path, ...] = DEV_ARMS) -> tuple[dict[str, float], int]:
@@ -132,14 +133,13 @@ def dev_accuracy(paths: tuple[Path, ...] = DEV_ARMS) -> tuple[dict[str, float], 
     accuracy: dict[str, float] = {}
     cases: set[str] | None = None
     for path in paths:
-        results = json.loads(path.read_text(encoding="utf-8"))
-        for condition, verdicts in results["cases"].items():
-            dev = [v for v in verdicts if split_of(v["case_id"]) == "dev"]
-            ids = {v["case_id"] for v in dev}
+        for condition, verdicts in DiagnosisResults.read(path).cases.items():
+            dev = [v for v in verdicts if split_of(v.case_id) == "dev"]
+            ids = {v.case_id for v in dev}
             if cases is not None and ids != cases:
                 raise ValueError(f"{path.name}: {condition} was run on other dev cases than the other arms")
             cases = ids
-            accuracy[condition] = sum(v["correct"] for v in dev) / len(dev) if dev else 0.0
+            accuracy[condition] = sum(v.correct for v in dev) / len(dev) if dev else 0.0
     return accuracy, len(cases or ())
 
 

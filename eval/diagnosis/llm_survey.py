@@ -27,9 +27,9 @@ import datetime as dt
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 from eval.common.provenance import stamp
+from eval.diagnosis.results import DiagnosisResults, ModelAccuracy, ModelSurvey, SurveyedModel, Timing, Verification
 from eval.perf.machine import describe as describe_machine
 from eval.perf.machine import load_average
 from models.file_hash import sha256_file
@@ -81,7 +81,7 @@ def installed_file(name: str) -> Path | None:
         return None
 
 
-def verify(name: str) -> dict[str, Any] | None:
+def verify(name: str) -> Verification | None:
     """Header facts and a full SHA-256 check of an installed model, or None when it is not installed here."""
     path = installed_file(name)
     if path is None:
@@ -90,16 +90,16 @@ def verify(name: str) -> dict[str, Any] | None:
     header = read_header(path).summary()
     header.pop("file")
     sha256 = sha256_file(path)
-    return {
-        "sha256": sha256,
-        "size_bytes": header["file_size"],
-        "checked": dt.date.today().isoformat(),
-        "checksum_ok": sha256 == model.sha256 and header["file_size"] == model.size,
-        "header": header,
-    }
+    return Verification(
+        sha256=sha256,
+        size_bytes=header["file_size"],
+        checked=dt.date.today().isoformat(),
+        checksum_ok=sha256 == model.sha256 and header["file_size"] == model.size,
+        header=header,
+    )
 
 
-def time_answer(path: Path, threads: int) -> dict[str, Any]:
+def time_answer(path: Path, threads: int) -> Timing:
     """Prompt and generation speed for TEST_MESSAGES at `threads` threads, greedy, with the file's chat template.
 
     Two calls on one loaded model: the first generates one token, so its time is the prompt's; the second
@@ -117,62 +117,62 @@ def time_answer(path: Path, threads: int) -> dict[str, Any]:
     full = llm.create_chat_completion(TEST_MESSAGES, max_tokens=MAX_TOKENS, temperature=0.0)
     generate_s = time.perf_counter() - start
     completion_tokens = full["usage"]["completion_tokens"]
-    return {
-        "measured": dt.datetime.now().isoformat(timespec="minutes"),
-        "threads": threads,
-        "load_s": round(load_s, 2),
-        "prompt_tokens": first["usage"]["prompt_tokens"],
-        "prompt_tok_s": round(first["usage"]["prompt_tokens"] / prompt_s, 1),
-        "completion_tokens": completion_tokens,
-        "gen_tok_s": round(completion_tokens / generate_s, 1),
-        "load_average_before": load_before,
-        "load_average_after": load_average(),
-        "answer": full["choices"][0]["message"]["content"].strip(),
-    }
+    return Timing(
+        measured=dt.datetime.now().isoformat(timespec="minutes"),
+        threads=threads,
+        load_s=round(load_s, 2),
+        prompt_tokens=first["usage"]["prompt_tokens"],
+        prompt_tok_s=round(first["usage"]["prompt_tokens"] / prompt_s, 1),
+        completion_tokens=completion_tokens,
+        gen_tok_s=round(completion_tokens / generate_s, 1),
+        load_average_before=load_before,
+        load_average_after=load_average(),
+        answer=full["choices"][0]["message"]["content"].strip(),
+    )
 
 
-def _previous() -> dict[str, dict[str, Any]]:
+def _previous() -> dict[str, SurveyedModel]:
     """Entries of the last results file by short name, for carrying measurements over."""
     if not RESULTS_JSON.is_file():
         return {}
-    data = json.loads(RESULTS_JSON.read_text(encoding="utf-8"))
-    return {entry["name"]: entry for entry in data.get("models", []) if entry.get("name")}
+    return {entry.name: entry for entry in ModelSurvey.read(RESULTS_JSON).models if entry.name}
 
 
-def build(speed: bool) -> dict[str, Any]:
+def build(speed: bool) -> ModelSurvey:
     """The results document: survey facts, per-model verification, speeds and carried-over measurements."""
     survey = json.loads(CANDIDATES.read_text(encoding="utf-8"))
     previous = _previous()
     entries = []
     for candidate in survey["candidates"]:
-        entry = dict(candidate)
-        name = entry.get("name")
+        entry = SurveyedModel.from_json(candidate)
+        name = entry.name
         if name:
             if name not in MODELS:
                 raise SystemExit(f"{CANDIDATES}: {name!r} is not in models/gguf.py MODELS")
             model = MODELS[name]
-            entry.update(model_id=model.model_id, expected_sha256=model.sha256, size_bytes=model.size)
-            old = previous.get(name, {})
-            carried = old.get("verification", {}).get("sha256") == model.sha256
+            entry.model_id, entry.expected_sha256, entry.size_bytes = model.model_id, model.sha256, model.size
+            old = previous.get(name)
+            carried = old is not None and old.verification is not None and old.verification.sha256 == model.sha256
+            kept = old if carried else None
             checked = verify(name)
-            entry["verification"] = checked or (old.get("verification") if carried else None)
-            entry["installed_here"] = checked is not None
-            entry["speed"] = old.get("speed") if carried else None
+            entry.verification = checked or (kept.verification if kept else None)
+            entry.installed_here = checked is not None
+            entry.speed = kept.speed if kept else None
             if speed and checked:
                 print(f"timing {name} ...", flush=True)
-                entry["speed"] = [time_answer(installed_file(name), threads) for threads in THREADS]
-            entry["diagnosis"] = model_accuracy(name) or (old.get("diagnosis") if carried else None)
+                entry.speed = [time_answer(installed_file(name), threads) for threads in THREADS]
+            entry.diagnosis = model_accuracy(name) or (kept.diagnosis if kept else None)
         entries.append(entry)
-    return {
-        "surveyed": survey["surveyed"],
-        "method": survey["method"],
-        "rendered": dt.date.today().isoformat(),
-        "machine": describe_machine(),
-        "models": entries,
-    }
+    return ModelSurvey(
+        surveyed=survey["surveyed"],
+        method=survey["method"],
+        rendered=dt.date.today().isoformat(),
+        machine=describe_machine(),
+        models=entries,
+    )
 
 
-def model_accuracy(name: str) -> dict[str, Any] | None:
+def model_accuracy(name: str) -> ModelAccuracy | None:
     """Accuracy of `name` with the screened configuration and alone, and its seconds per answer, from its committed
     diagnosis run (MODEL_RUN), or None when there is none."""
     from eval.diagnosis.default import read_choice
@@ -180,51 +180,49 @@ def model_accuracy(name: str) -> dict[str, Any] | None:
     path = RESULTS_JSON.parent / MODEL_RUN.format(name=name)
     if not path.is_file():
         return None
-    results = json.loads(path.read_text(encoding="utf-8"))
+    results = DiagnosisResults.read(path)
     condition = read_choice()["condition"]
-    accuracy = results["summary"]["accuracy"]
+    accuracy = results.summary.accuracy
     if condition not in accuracy or "none" not in accuracy:
         raise SystemExit(f"{path}: runs no `none` and `{condition}` (the screened configuration) to compare")
-    return {
-        "accuracy": accuracy[condition]["overall"]["accuracy"],
-        "accuracy_alone": accuracy["none"]["overall"]["accuracy"],
-        "seconds_per_answer": accuracy[condition]["mean_seconds_per_case"],
-        "condition": condition,
-        "cases": results["n_cases"],
-        "results": path.name,
-    }
+    return ModelAccuracy(
+        accuracy=accuracy[condition].overall.accuracy,
+        accuracy_alone=accuracy["none"].overall.accuracy,
+        seconds_per_answer=accuracy[condition].mean_seconds_per_case,
+        condition=condition,
+        cases=results.n_cases,
+        results=path.name,
+    )
 
 
-def _size(entry: dict[str, Any]) -> str:
-    size = entry.get("size_bytes")
-    return f"{size / 1e9:.2f} GB" if size else ""
+def _size(entry: SurveyedModel) -> str:
+    return f"{entry.size_bytes / 1e9:.2f} GB" if entry.size_bytes else ""
 
 
-def _speed(entry: dict[str, Any], key: str) -> str:
+def _speed(entry: SurveyedModel, key: str) -> str:
     """`key` of each timed run in THREADS order ('0.6 · 24': 2 threads, then 1); a load average by its 1 minute."""
-    runs = entry.get("speed")
-    if not runs:
+    if not entry.speed:
         return "not measured"
-    values = [run[key][0] if isinstance(run[key], list) else run[key] for run in runs]
-    return " · ".join(f"{value:g}" for value in values)
+    values = [getattr(run, key) for run in entry.speed]
+    return " · ".join(f"{value[0] if isinstance(value, list) else value:g}" for value in values)
 
 
-def _diagnosis(entry: dict[str, Any], key: str) -> str:
-    diagnosis = entry.get("diagnosis") or {}
-    if key not in diagnosis:
+def _diagnosis(entry: SurveyedModel, key: str) -> str:
+    value = getattr(entry.diagnosis, key, None)
+    if value is None:
         return "pending"
-    alone = f" (alone {diagnosis['accuracy_alone']:g})" if key == "accuracy" and "accuracy_alone" in diagnosis else ""
-    return f"{diagnosis[key]:g}{alone}"
+    alone = f" (alone {entry.diagnosis.accuracy_alone:g})" if key == "accuracy" and entry.diagnosis else ""
+    return f"{value:g}{alone}"
 
 
-def render_markdown(results: dict[str, Any]) -> str:
+def render_markdown(results: ModelSurvey) -> str:
     """The human table: usable models with facts and speed first, then every package considered."""
-    usable = [e for e in results["models"] if e.get("name")]
+    usable = [e for e in results.models if e.name]
     lines = [
         "# Offline chat models: what installs from the package index",
         "",
-        f"Surveyed {results['surveyed']}, rendered {results['rendered']} by `python -m eval.diagnosis.llm_survey` from "
-        "`eval/datasets/llm_candidates.json`. " + results["method"],
+        f"Surveyed {results.surveyed}, rendered {results.rendered} by `python -m eval.diagnosis.llm_survey` from "
+        "`eval/datasets/llm_candidates.json`. " + results.method,
         "",
         "Model hubs are unreachable on the project's machines, so only weights that ship inside packages count. "
         "The usable models resolve by short name (`--model NAME`, `RADSEARCH_LLM_GGUF=NAME`; models/gguf.py); "
@@ -243,15 +241,16 @@ def render_markdown(results: dict[str, Any]) -> str:
         "|---|---|---|---:|---|---:|---|---:|---|---|---:|---:|---:|---:|---:|",
     ]
     for e in usable:
-        verification = e.get("verification") or {}
-        header = verification.get("header", {})
+        verification = e.verification
+        header = verification.header if verification else {}
         status = "not installed here"
         if verification:
-            status = ("ok" if verification["checksum_ok"] else "MISMATCH") + f" {verification['checked']}"
+            status = ("ok" if verification.checksum_ok else "MISMATCH") + f" {verification.checked}"
         lines.append(
-            f"| `{e['name']}` | {e['model']} | `{e['packages']}` | {header.get('parameters', 0) / 1e9:.2f} B "
+            f"| `{e.name}` | {e.model} | `{e.packages}` | {header.get('parameters', 0) / 1e9:.2f} B "
             f"| {header.get('file_type', '')} | {header.get('context_length') or ''} "
-            f"| {'yes' if header.get('has_chat_template') else 'no'} | {_size(e)} | `{e['expected_sha256'][:16]}…` "
+            f"| {'yes' if header.get('has_chat_template') else 'no'} | {_size(e)} "
+            f"| `{(e.expected_sha256 or '')[:16]}…` "
             f"| {status} | {_speed(e, 'prompt_tok_s')} | {_speed(e, 'gen_tok_s')} | {_speed(e, 'load_average_before')} "
             f"| {_diagnosis(e, 'accuracy')} | {_diagnosis(e, 'seconds_per_answer')} |"
         )
@@ -270,17 +269,14 @@ def render_markdown(results: dict[str, Any]) -> str:
         "| packages | model | size | verdict | reason | evidence |",
         "|---|---|---:|---|---|---|",
     ]
-    for e in results["models"]:
-        verdict = f"**{e['verdict']}** as `{e['name']}`" if e.get("name") else e["verdict"]
-        lines.append(f"| `{e['packages']}` | {e['model']} | {_size(e)} | {verdict} | {e['reason']} | {e['evidence']} |")
-    answers = [e for e in usable if e.get("speed")]
+    for e in results.models:
+        verdict = f"**{e.verdict}** as `{e.name}`" if e.name else e.verdict
+        lines.append(f"| `{e.packages}` | {e.model} | {_size(e)} | {verdict} | {e.reason} | {e.evidence} |")
+    answers = [(e.name, e.speed[0]) for e in usable if e.speed]
     if answers:
         lines += ["", "## The timed answers", ""]
-        for e in answers:
-            run = e["speed"][0]
-            lines.append(
-                f"- `{e['name']}` ({run['measured']}, {run['threads']} threads): {' '.join(run['answer'].split())}"
-            )
+        for name, run in answers:
+            lines.append(f"- `{name}` ({run.measured}, {run.threads} threads): {' '.join(run.answer.split())}")
     return "\n".join(lines) + "\n"
 
 
@@ -289,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed", action="store_true", help="load each installed model and time one answer")
     args = parser.parse_args(argv)
     results = build(speed=args.speed)
-    RESULTS_JSON.write_text(json.dumps(stamp(results), indent=2) + "\n", encoding="utf-8")
+    RESULTS_JSON.write_text(json.dumps(stamp(results.to_json()), indent=2) + "\n", encoding="utf-8")
     RESULTS_MD.write_text(render_markdown(results), encoding="utf-8")
     print(f"wrote {RESULTS_JSON.relative_to(REPO)} and {RESULTS_MD.relative_to(REPO)}")
     return 0

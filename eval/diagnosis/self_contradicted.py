@@ -22,10 +22,12 @@ from typing import Any
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home, load_shared, write_results
 from eval.diagnosis.benchmark import self_contradicted
 from eval.diagnosis.cases import read_cases
+from eval.diagnosis.results import ContradictionCount, SelfContradicted
 
 
 def count(rows: list[dict[str, Any]], findings: dict[str, str], impressions: dict[str, str]) -> dict[str, Any]:
-    """How many of the answers are self-contradicted, overall and by source, with the case ids."""
+    """How many of the answers are self-contradicted, overall and by source, with the case ids (the figures of a
+    ContradictionCount)."""
     flagged = [r["case_id"] for r in rows if self_contradicted(r, findings[r["case_id"]], impressions)]
     return {
         "answers": len(rows),
@@ -35,19 +37,18 @@ def count(rows: list[dict[str, Any]], findings: dict[str, str], impressions: dic
     }
 
 
-def render(payload: dict[str, Any]) -> str:
+def render(payload: SelfContradicted) -> str:
     lines = [
         "# Self-contradicted answers in committed predictions",
         "",
-        f"Command: `{payload['command']}`",
+        f"Command: `{payload.command}`",
         "",
         "| cache | condition | answers | self-contradicted | by source |",
         "|---|---|---:|---:|---|",
     ]
-    for row in payload["rows"]:
+    for row in payload.rows:
         lines.append(
-            f"| {row['cache']} | {row['condition']} | {row['answers']} | {row['self_contradicted']} | "
-            f"{json.dumps(row['by_source'])} |"
+            f"| {row.cache} | {row.condition} | {row.answers} | {row.self_contradicted} | {json.dumps(row.by_source)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -70,15 +71,19 @@ def main(argv: list[str] | None = None) -> int:
     findings = {c.id: c.findings for c in read_cases(args.cases)}
     impressions = {r.id: r.impression for r in load_shared(args.data).reports}
     rows = [json.loads(line) for line in args.cache.read_text(encoding="utf-8").splitlines() if line.strip()]
-    payload = {
-        "command": "python -m eval.diagnosis.self_contradicted " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "rows": [],
-    }
-    for condition in args.condition:
-        chosen = [r for r in rows if r["condition"] == condition and r["case_id"] in findings]
-        payload["rows"].append(
-            {"cache": args.cache.name, "condition": condition, **count(chosen, findings, impressions)}
-        )
+    payload = SelfContradicted(
+        command="python -m eval.diagnosis.self_contradicted " + " ".join(argv if argv is not None else sys.argv[1:]),
+        rows=[
+            ContradictionCount(
+                cache=args.cache.name,
+                condition=condition,
+                **count(
+                    [r for r in rows if r["condition"] == condition and r["case_id"] in findings], findings, impressions
+                ),
+            )
+            for condition in args.condition
+        ],
+    )
     print(write_results(args.out, payload, render))
     return 0
 

@@ -28,24 +28,37 @@ import argparse
 import csv
 import platform
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
 from eval.common.stats import format_p, mcnemar
 from eval.diagnosis.grader_validation import agreement
 from eval.negation.finding_mentions import Detector, Status, status_of
 from eval.negation.labelled import evaluate_labelled, render_labelled
+from eval.negation.results import (
+    Detection,
+    DetectionScores,
+    Disagreement,
+    LabelledPart,
+    LeftOut,
+    NegexPart,
+    OpeniPart,
+    OpeniScores,
+    PairedTest,
+)
 from eval.negation.sentences import SENTENCES_FILE, load_labelled_sentences
 from retriever.negation.pairs import mentions, term_spans
 from retriever.negation.rules import is_negated
 from retriever.reports.findings import OPENI_FINDINGS
 
 DETECTORS = ("rules", "context", "either", "both")
+#: A detector's scores on one dataset (any of the records of eval.negation.results).
+Scored = TypeVar("Scored")
 #: How the combined detectors merge the two verdicts.
 COMBINE: dict[str, Callable[[Sequence[bool]], bool]] = {"either": any, "both": all}
 NEGEX_FILE = Path("negex") / "negex_Annotations-1-120.txt"
@@ -106,14 +119,16 @@ def load_detector(name: str) -> Detector:
     return lambda text, concept: combine([is_negated(text, concept), context(text, concept)])
 
 
-def scores(predicted: Sequence[bool], truth: Sequence[bool]) -> dict[str, Any]:
+def scores(predicted: Sequence[bool], truth: Sequence[bool]) -> DetectionScores:
     """Precision, recall and F1 of the positive class, with accuracy and the confusion counts."""
     result = agreement(list(predicted), list(truth))
-    tp, fp, fn = result["true_positive"], result["false_positive"], result["false_negative"]
+    tp, fp, fn = result.true_positive, result.false_positive, result.false_negative
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"n": len(truth), "precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4), **result}
+    return DetectionScores(
+        **asdict(result), n=len(truth), precision=round(precision, 4), recall=round(recall, 4), f1=round(f1, 4)
+    )
 
 
 # ------------------------------------------------------------------------------------------------ (a) NegEx set
@@ -198,10 +213,10 @@ def evaluate_openi(cases: Sequence[LabelCase], detectors: dict[str, Detector]) -
     affirmed = {name: [s == Status.AFFIRMED for s in v] for name, v in statuses.items()}
     return {
         "scores": {
-            name: {
-                "affirmed": scores(affirmed[name], truth),
-                "negated_only": scores([not a for a in affirmed[name]], [not t for t in truth]),
-            }
+            name: OpeniScores(
+                affirmed=scores(affirmed[name], truth),
+                negated_only=scores([not a for a in affirmed[name]], [not t for t in truth]),
+            )
             for name in statuses
         },
         "correct": {name: [a == t for a, t in zip(v, truth, strict=True)] for name, v in affirmed.items()},
@@ -215,113 +230,102 @@ def evaluate_openi(cases: Sequence[LabelCase], detectors: dict[str, Detector]) -
 
 def _disagreements(
     items: Sequence[tuple[str, str, str]], negated: dict[str, list[bool]], truth: Sequence[bool], limit: int = 8
-) -> list[dict[str, str]]:
+) -> list[Disagreement]:
     """Examples where the rules and ConText disagree, half where each is right."""
     if "rules" not in negated or "context" not in negated:
         return []
-    rows: dict[str, list[dict[str, str]]] = {"rules": [], "context": []}
+    rows: dict[str, list[Disagreement]] = {"rules": [], "context": []}
     seen: set[tuple[str, str]] = set()
     for item, rule, ctx, gold in zip(items, negated["rules"], negated["context"], truth, strict=True):
         if rule != ctx and item[:2] not in seen:
             seen.add(item[:2])
             right = "rules" if rule == gold else "context"
-            rows[right].append({"concept": item[0], "text": item[1][:300], "gold": item[2], "right": right})
+            rows[right].append(Disagreement(concept=item[0], text=item[1][:300], gold=item[2], right=right))
     return rows["rules"][: limit // 2] + rows["context"][: limit // 2]
 
 
 # ------------------------------------------------------------------------------------------------------- report
-def best(table: dict[str, dict[str, Any]], metric: Callable[[dict[str, Any]], float]) -> str:
+def best(table: dict[str, Scored], metric: Callable[[Scored], float]) -> str:
     """The detector with the highest `metric` (the first listed on a tie)."""
     return max(table, key=lambda name: metric(table[name]))
 
 
-def paired_tests(correct: dict[str, list[bool]]) -> dict[str, dict[str, Any]]:
+def paired_tests(correct: dict[str, list[bool]]) -> dict[str, PairedTest]:
     """McNemar of each other detector against the rules (the current product choice)."""
     if "rules" not in correct:
         return {}
     tests = {name: mcnemar(correct["rules"], v) for name, v in correct.items() if name != "rules"}
-    return {name: {"p": t.p, "only_rules_right": t.b, "only_this_right": t.c} for name, t in tests.items()}
+    return {name: PairedTest(t.p, only_rules_right=t.b or 0, only_this_right=t.c or 0) for name, t in tests.items()}
 
 
-def render(payload: dict[str, Any]) -> str:
+def _versus(test: PairedTest | None) -> str:
+    if test is None:
+        return "—"
+    return f"p {format_p(test.p)} ({test.only_rules_right} only rules right, {test.only_this_right} only this right)"
+
+
+def render(payload: Detection) -> str:
     """The Markdown report."""
-    negex, openi = payload["negex"], payload["openi"]
+    negex, openi = payload.negex, payload.openi
     lines = [
         "# Negation detection: project NegEx rules vs medspaCy ConText",
         "",
-        f"Command: `{payload['command']}` ({payload['created']}; {payload['versions']}).",
+        f"Command: `{payload.command}` ({payload.created}; {payload.versions}).",
         "",
-        f"## (a) NegEx annotated set: {negex['rows']} (concept, sentence) rows "
-        f"({negex['negated']} negated; {negex['concept_not_found']} left out, concept not found as whole words)",
+        f"## (a) NegEx annotated set: {negex.rows} (concept, sentence) rows "
+        f"({negex.negated} negated; {negex.concept_not_found} left out, concept not found as whole words)",
         "",
         "| detector | precision (negated) | recall (negated) | F1 (negated) | accuracy | TP | FP | FN | TN | "
         "McNemar vs rules |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for name, s in negex["scores"].items():
-        test = negex["vs_rules"].get(name)
+    for name, s in negex.scores.items():
         lines.append(
-            f"| {name}{' **best**' if name == negex['best'] else ''} | {s['precision']:.3f} | {s['recall']:.3f} | "
-            f"{s['f1']:.3f} | {s['accuracy']:.3f} | {s['true_positive']} | {s['false_positive']} | "
-            f"{s['false_negative']} | {s['true_negative']} | "
-            + (
-                f"p {format_p(test['p'])} ({test['only_rules_right']} only rules right, "
-                f"{test['only_this_right']} only this right)"
-                if test
-                else "—"
-            )
-            + " |"
+            f"| {name}{' **best**' if name == negex.best else ''} | {s.precision:.3f} | {s.recall:.3f} | "
+            f"{s.f1:.3f} | {s.accuracy:.3f} | {s.true_positive} | {s.false_positive} | "
+            f"{s.false_negative} | {s.true_negative} | {_versus(negex.vs_rules.get(name))} |"
         )
-    left = openi["left_out"]
+    left = openi.left_out
     lines += [
         "",
-        f"## (b) NegBio Open-i labels: {openi['cases']} mentioned (report, finding) pairs "
-        f"({openi['positive']} NegBio-positive)",
+        f"## (b) NegBio Open-i labels: {openi.cases} mentioned (report, finding) pairs "
+        f"({openi.positive} NegBio-positive)",
         "",
-        f"Left out (no term of the finding in findings + impression): {left['positive_not_mentioned']} positive and "
-        f"{left['negative_not_mentioned']} negative pairs; {left['reports_without_labels']} reports without a label "
+        f"Left out (no term of the finding in findings + impression): {left.positive_not_mentioned} positive and "
+        f"{left.negative_not_mentioned} negative pairs; {left.reports_without_labels} reports without a label "
         "row.",
         "",
         "| detector | P affirmed | R affirmed | F1 affirmed | P negated-only | R negated-only | F1 negated-only | "
         "accuracy | McNemar vs rules |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for name, s in openi["scores"].items():
-        a, n, test = s["affirmed"], s["negated_only"], openi["vs_rules"].get(name)
+    for name, s in openi.scores.items():
+        a, n = s.affirmed, s.negated_only
         lines.append(
-            f"| {name}{' **best**' if name == openi['best'] else ''} | {a['precision']:.3f} | {a['recall']:.3f} | "
-            f"{a['f1']:.3f} | {n['precision']:.3f} | {n['recall']:.3f} | {n['f1']:.3f} | {a['accuracy']:.3f} | "
-            + (
-                f"p {format_p(test['p'])} ({test['only_rules_right']} only rules right, "
-                f"{test['only_this_right']} only this right)"
-                if test
-                else "—"
-            )
-            + " |"
+            f"| {name}{' **best**' if name == openi.best else ''} | {a.precision:.3f} | {a.recall:.3f} | "
+            f"{a.f1:.3f} | {n.precision:.3f} | {n.recall:.3f} | {n.f1:.3f} | {a.accuracy:.3f} | "
+            f"{_versus(openi.vs_rules.get(name))} |"
         )
-    if payload.get("labelled"):
-        lines += ["", *render_labelled(payload["labelled"], payload["labelled"]["vs_rules"], format_p)]
-    elif payload.get("labelled_skipped"):
-        lines += ["", f"(c) hand-labelled sentences not measured: {payload['labelled_skipped']}"]
-    lines += ["", "## Verdict", "", payload["verdict"], ""]
-    for key, title in (("negex", "(a) NegEx"), ("openi", "(b) Open-i")):
-        if payload[key]["disagreements"]:
+    if payload.labelled:
+        lines += ["", *render_labelled(payload.labelled, format_p)]
+    elif payload.labelled_skipped:
+        lines += ["", f"(c) hand-labelled sentences not measured: {payload.labelled_skipped}"]
+    lines += ["", "## Verdict", "", payload.verdict, ""]
+    for part, title in ((negex, "(a) NegEx"), (openi, "(b) Open-i")):
+        if part.disagreements:
             lines += [f"Rules and ConText disagree, {title} (gold in brackets):", ""]
-            lines += [
-                f"- right: {d['right']} [{d['gold']}] `{d['concept']}`: {d['text']}"
-                for d in payload[key]["disagreements"]
-            ]
+            lines += [f"- right: {d.right} [{d.gold}] `{d.concept}`: {d.text}" for d in part.disagreements]
             lines.append("")
-    if payload["unavailable"]:
-        lines += [f"Not measured: {payload['unavailable']}", ""]
+    if payload.unavailable:
+        lines += [f"Not measured: {payload.unavailable}", ""]
     return "\n".join(lines)
 
 
-def verdict(negex: dict[str, Any], openi: dict[str, Any]) -> str:
+def verdict(negex: NegexPart, openi: OpeniPart) -> str:
     """Which detector to keep by F1 of the negated class, honest when the two datasets disagree."""
-    a, b = negex["best"], openi["best"]
-    f1_a = ", ".join(f"{n} {s['f1']:.3f}" for n, s in negex["scores"].items())
-    f1_b = ", ".join(f"{n} {s['negated_only']['f1']:.3f}" for n, s in openi["scores"].items())
+    a, b = negex.best, openi.best
+    f1_a = ", ".join(f"{n} {s.f1:.3f}" for n, s in negex.scores.items())
+    f1_b = ", ".join(f"{n} {s.negated_only.f1:.3f}" for n, s in openi.scores.items())
     if a == b:
         return f"`{a}` is best on both datasets (F1 negated, NegEx: {f1_a}; F1 negated-only, Open-i: {f1_b})."
     return (
@@ -331,7 +335,7 @@ def verdict(negex: dict[str, Any], openi: dict[str, Any]) -> str:
     )
 
 
-def run(data: Path, names: Sequence[str]) -> dict[str, Any]:
+def run(data: Path, names: Sequence[str]) -> Detection:
     """Both evaluations for the detectors that can be loaded."""
     detectors: dict[str, Detector] = {}
     unavailable = ""
@@ -344,63 +348,63 @@ def run(data: Path, names: Sequence[str]) -> dict[str, Any]:
     negex = evaluate_negex(rows, detectors)
     cases, left_out = openi_cases(data)
     openi = evaluate_openi(cases, detectors)
-    negex_part = {
-        "rows": len(rows),
-        "negated": sum(r.negated for r in rows),
-        "concept_not_found": missing,
-        "scores": negex["scores"],
-        "best": best(negex["scores"], lambda s: s["f1"]),
-        "vs_rules": paired_tests(negex["correct"]),
-        "disagreements": negex["disagreements"],
-    }
-    openi_part = {
-        "cases": len(cases),
-        "positive": sum(c.positive for c in cases),
-        "left_out": left_out,
-        "scores": openi["scores"],
-        "best": best(openi["scores"], lambda s: s["negated_only"]["f1"]),
-        "vs_rules": paired_tests(openi["correct"]),
-        "disagreements": openi["disagreements"],
-    }
+    negex_part = NegexPart(
+        rows=len(rows),
+        negated=sum(r.negated for r in rows),
+        concept_not_found=missing,
+        scores=negex["scores"],
+        best=best(negex["scores"], lambda s: s.f1),
+        vs_rules=paired_tests(negex["correct"]),
+        disagreements=negex["disagreements"],
+    )
+    openi_part = OpeniPart(
+        cases=len(cases),
+        positive=sum(c.positive for c in cases),
+        left_out=LeftOut(**left_out),
+        scores=openi["scores"],
+        best=best(openi["scores"], lambda s: s.negated_only.f1),
+        vs_rules=paired_tests(openi["correct"]),
+        disagreements=openi["disagreements"],
+    )
     labelled, labelled_skipped = _labelled(data, detectors)
-    return {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, python {platform.python_version()}",
-        "versions": ", ".join(f"{p} {_version(p)}" for p in ("medspacy", "spacy")),
-        "command": "python -m eval.negation.detection"
+    return Detection(
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        machine=f"{platform.machine()}, python {platform.python_version()}",
+        versions=", ".join(f"{p} {_version(p)}" for p in ("medspacy", "spacy")),
+        command="python -m eval.negation.detection"
         + (f" --detectors {','.join(names)}" if tuple(names) != DETECTORS else ""),
-        "negex": negex_part,
-        "openi": openi_part,
-        "labelled": labelled,
-        "labelled_skipped": labelled_skipped,
-        "verdict": verdict(negex_part, openi_part) + _labelled_verdict(labelled),
-        "unavailable": unavailable,
-    }
+        negex=negex_part,
+        openi=openi_part,
+        labelled=labelled,
+        labelled_skipped=labelled_skipped,
+        verdict=verdict(negex_part, openi_part) + _labelled_verdict(labelled),
+        unavailable=unavailable,
+    )
 
 
-def _labelled(data: Path, detectors: dict[str, Detector]) -> tuple[dict[str, Any] | None, str]:
+def _labelled(data: Path, detectors: dict[str, Detector]) -> tuple[LabelledPart | None, str]:
     """Dataset (c), or None and why it was skipped (no labelled file)."""
     if not SENTENCES_FILE.is_file():
         return None, f"{SENTENCES_FILE.name} is absent"
     result = evaluate_labelled(load_labelled_sentences(data), detectors, scores)
     correct = result.pop("correct")
-    return {**result, "best": best(result["scores"], lambda s: s["all"]["f1"]), "vs_rules": paired_tests(correct)}, ""
+    return LabelledPart(**result, best=best(result["scores"], lambda s: s.all.f1), vs_rules=paired_tests(correct)), ""
 
 
-def _labelled_verdict(labelled: dict[str, Any] | None) -> str:
+def _labelled_verdict(labelled: LabelledPart | None) -> str:
     """The (c) sentence of the verdict: best by F1 of "ruled out" over all rows, and whether the rules reach the
     0.95 precision and recall asked of them."""
     if not labelled:
         return ""
-    rules = labelled["scores"].get("rules", {}).get("all")
+    rules = labelled.scores["rules"].all if "rules" in labelled.scores else None
     reached = ""
     if rules:
-        met = "met" if min(rules["precision"], rules["recall"]) >= 0.95 else "not met"
+        met = "met" if min(rules.precision, rules.recall) >= 0.95 else "not met"
         reached = (
-            f" The rules score precision {rules['precision']:.3f} and recall {rules['recall']:.3f} of "
+            f" The rules score precision {rules.precision:.3f} and recall {rules.recall:.3f} of "
             f'"ruled out" over all rows (target >= 0.95 each: {met}).'
         )
-    return f' On the hand-labelled real sentences (c), `{labelled["best"]}` is best by F1 of "ruled out".{reached}'
+    return f' On the hand-labelled real sentences (c), `{labelled.best}` is best by F1 of "ruled out".{reached}'
 
 
 def _version(package: str) -> str:

@@ -17,18 +17,16 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import platform
 import re
 from collections.abc import Sequence
-from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from eval.common.provenance import stamp
-from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option
+from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
+from eval.negation.results import EncoderPairs, Pair, PairGap
 from retriever.negation.pairs import NegationPair, pair_for, sentence_pairs
 from retriever.reports.ingest import ingest
 from retriever.reports.splits import split_reports
@@ -67,12 +65,31 @@ def pair_gaps(encoder: Encoder, pairs: Sequence[NegationPair]) -> np.ndarray:
     return (q * a).sum(1) - (q * n).sum(1)
 
 
-def delta_cos(encoder_ref: str, pairs: list[NegationPair]) -> dict[str, float]:
+def delta_cos(encoder_ref: str, origin: str, pairs: list[NegationPair]) -> PairGap:
     """Mean Δcos and the share of pairs where the affirmed sentence is closer, for one encoder."""
     from retriever.encoders.encoder import load_encoder
 
     gaps = pair_gaps(load_encoder(encoder_ref), pairs)
-    return {"delta_cos": float(gaps.mean()), "affirmed_closer": float((gaps > 0).mean()), "pairs": len(pairs)}
+    return PairGap(encoder_ref, origin, float(gaps.mean()), float((gaps > 0).mean()), len(pairs))
+
+
+def render(payload: EncoderPairs) -> str:
+    """The Markdown report: one row per encoder and origin, then a few example pairs."""
+    lines = [
+        "# Negation test: Δcos = cos(query, affirmed) − cos(query, negated)",
+        "",
+        f"Command: `{payload.command}` ({payload.created}). Target for the default encoder: Δcos ≥ 0.3.",
+        "",
+        "| encoder | pairs from | pairs | mean Δcos | affirmed closer |",
+        "|---|---|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {r.encoder} | {r.origin} | {r.pairs} | {r.delta_cos:.3f} | {r.affirmed_closer:.1%} |"
+        for r in payload.results
+    ]
+    lines += ["", "Examples (query / affirmed / negated):", ""]
+    lines += [f"- `{p.query}` / {p.affirmed} / {p.negated}" for s in payload.examples.values() for p in s[:3]]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
@@ -87,32 +104,16 @@ def main() -> None:
     rows = []
     for ref in args.encoders:
         for origin, subset in pairs.items():
-            rows.append({"encoder": ref, "origin": origin, **delta_cos(ref, subset)})
+            rows.append(delta_cos(ref, origin, subset))
             print(rows[-1])
-    payload = {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}",
-        "command": "python -m eval.negation.encoder_pairs --encoders " + " ".join(args.encoders),
-        "results": rows,
-        "examples": {o: [asdict(p) for p in s[:5]] for o, s in pairs.items()},
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(stamp(payload), indent=2) + "\n", encoding="utf-8")
-    lines = [
-        "# Negation test: Δcos = cos(query, affirmed) − cos(query, negated)",
-        "",
-        f"Command: `{payload['command']}` ({payload['created']}). Target for the default encoder: Δcos ≥ 0.3.",
-        "",
-        "| encoder | pairs from | pairs | mean Δcos | affirmed closer |",
-        "|---|---|---:|---:|---:|",
-    ]
-    lines += [
-        f"| {r['encoder']} | {r['origin']} | {r['pairs']} | {r['delta_cos']:.3f} | {r['affirmed_closer']:.1%} |"
-        for r in rows
-    ]
-    lines += ["", "Examples (query / affirmed / negated):", ""]
-    lines += [f"- `{p.query}` / {p.affirmed} / {p.negated}" for s in pairs.values() for p in s[:3]]
-    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    payload = EncoderPairs(
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        machine=f"{platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}",
+        command="python -m eval.negation.encoder_pairs --encoders " + " ".join(args.encoders),
+        results=rows,
+        examples={o: [Pair.of(p) for p in s[:5]] for o, s in pairs.items()},
+    )
+    write_results(args.out, payload, render, indent=2)
     print(f"wrote {args.out}.json and .md; mean pairs {np.mean([len(s) for s in pairs.values()]):.0f}")
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from eval.negation.finding_mentions import Detector
+from eval.negation.results import DetectionScores, LabelledError, LabelledPart, LabelledScores, RulesBefore
 from eval.negation.sentences import LabelledSentence
 from retriever.reports.splits import split_of
 
@@ -24,31 +25,12 @@ from retriever.reports.splits import split_of
 SPLIT_GROUPS = ("train+dev", "test")
 #: The rules as they were before real phrasing was added (commit 5d727ae: six-word window, no list or post-negation
 #: scopes, "rule out" a negation), on this set: the baseline the change is judged against.
-RULES_BEFORE: dict[str, dict[str, float | int]] = {
-    "all": {
-        "n": 479,
-        "precision": 0.928,
-        "recall": 0.566,
-        "true_positive": 129,
-        "false_positive": 10,
-        "false_negative": 99,
-    },
-    "train+dev": {
-        "n": 426,
-        "precision": 0.934,
-        "recall": 0.551,
-        "true_positive": 113,
-        "false_positive": 8,
-        "false_negative": 92,
-    },
-    "test": {
-        "n": 53,
-        "precision": 0.889,
-        "recall": 0.696,
-        "true_positive": 16,
-        "false_positive": 2,
-        "false_negative": 7,
-    },
+RULES_BEFORE = {
+    "all": RulesBefore(n=479, precision=0.928, recall=0.566, true_positive=129, false_positive=10, false_negative=99),
+    "train+dev": RulesBefore(
+        n=426, precision=0.934, recall=0.551, true_positive=113, false_positive=8, false_negative=92
+    ),
+    "test": RulesBefore(n=53, precision=0.889, recall=0.696, true_positive=16, false_positive=2, false_negative=7),
 }
 _SHIPPABLE = frozenset({"mtsamples"})  # sources whose text may appear in the results
 _ERRORS_SHOWN = 20
@@ -62,7 +44,7 @@ def split_group(row: LabelledSentence) -> str:
 def evaluate_labelled(
     rows: Sequence[LabelledSentence],
     detectors: dict[str, Detector],
-    scores: Callable[[Sequence[bool], Sequence[bool]], dict[str, Any]],
+    scores: Callable[[Sequence[bool], Sequence[bool]], DetectionScores],
 ) -> dict[str, Any]:
     """Per detector, scores of "ruled out" over all rows, per split group, source and kind (`scores` is
     eval.negation.detection.scores); the verdicts' correctness (for paired tests); the rules' train + dev errors."""
@@ -74,15 +56,15 @@ def evaluate_labelled(
         "kind": lambda r: r.kind,
     }
 
-    def scored(predicted: list[bool]) -> dict[str, Any]:
-        result: dict[str, Any] = {"all": scores(predicted, truth)}
+    def scored(predicted: list[bool]) -> LabelledScores:
+        result: dict[str, dict[str, DetectionScores]] = {}
         for facet, key in facets.items():
             groups: dict[str, list[int]] = {}
             for i, row in enumerate(rows):
                 groups.setdefault(key(row), []).append(i)
             order = [g for g in SPLIT_GROUPS if g in groups] if facet == "split" else sorted(groups)
             result[facet] = {g: scores([predicted[i] for i in groups[g]], [truth[i] for i in groups[g]]) for g in order}
-        return result
+        return LabelledScores(all=scores(predicted, truth), **result)
 
     return {
         "rows": len(rows),
@@ -96,32 +78,30 @@ def evaluate_labelled(
     }
 
 
-def _errors(rows: Sequence[LabelledSentence], predicted: list[bool] | None) -> list[dict[str, str]]:
+def _errors(rows: Sequence[LabelledSentence], predicted: list[bool] | None) -> list[LabelledError]:
     """The rules' wrong verdicts on train + dev rows (test rows are never listed)."""
     if predicted is None:
         return []
     wrong = [(r, p) for r, p in zip(rows, predicted, strict=True) if p != r.ruled_out and split_group(r) != "test"]
     return [
-        {
-            "error": "false positive" if p else "false negative",
-            "gold": r.label,
-            "kind": r.kind,
-            "source": r.source,
-            "concept": r.concept,
-            "where": r.sentence[:240] if r.source in _SHIPPABLE else f"report {r.report_id} ({r.field})",
-        }
+        LabelledError(
+            error="false positive" if p else "false negative",
+            gold=r.label,
+            kind=r.kind,
+            source=r.source,
+            concept=r.concept,
+            where=r.sentence[:240] if r.source in _SHIPPABLE else f"report {r.report_id} ({r.field})",
+        )
         for r, p in wrong[:_ERRORS_SHOWN]
     ]
 
 
-def render_labelled(
-    part: dict[str, Any], vs_rules: dict[str, dict[str, Any]], format_p: Callable[[float], str]
-) -> list[str]:
+def render_labelled(part: LabelledPart, format_p: Callable[[float], str]) -> list[str]:
     """The Markdown section of dataset (c)."""
-    labels = ", ".join(f"{n} {label}" for label, n in part["labels"].items())
-    per_split = ", ".join(f"{n} {g}" for g, n in part["rows_per_split"].items())
+    labels = ", ".join(f"{n} {label}" for label, n in part.labels.items())
+    per_split = ", ".join(f"{n} {g}" for g, n in part.rows_per_split.items())
     lines = [
-        f"## (c) Hand-labelled real report sentences: {part['rows']} (sentence, concept) rows ({labels}; {per_split})",
+        f"## (c) Hand-labelled real report sentences: {part.rows} (sentence, concept) rows ({labels}; {per_split})",
         "",
         "Positive class: ruled out. The rules were developed on train + dev rows only; test rows were scored once. "
         "The acceptance figure is all rows.",
@@ -129,27 +109,26 @@ def render_labelled(
         "| detector | rows | P (ruled out) | R (ruled out) | F1 | TP | FP | FN | McNemar vs rules (all rows) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for name, s in part["scores"].items():
-        test = vs_rules.get(name)
+    for name, s in part.scores.items():
+        test = part.vs_rules.get(name)
         versus = (
-            f"p {format_p(test['p'])} ({test['only_rules_right']} only rules right, "
-            f"{test['only_this_right']} only this right)"
+            f"p {format_p(test.p)} ({test.only_rules_right} only rules right, {test.only_this_right} only this right)"
             if test
             else "—"
         )
-        for group, row in (("all", s["all"]), *s["split"].items()):
+        for group, row in (("all", s.all), *s.split.items()):
             lines.append(
-                f"| {name} | {group} | {row['precision']:.3f} | {row['recall']:.3f} | {row['f1']:.3f} | "
-                f"{row['true_positive']} | {row['false_positive']} | {row['false_negative']} | "
+                f"| {name} | {group} | {row.precision:.3f} | {row.recall:.3f} | {row.f1:.3f} | "
+                f"{row.true_positive} | {row.false_positive} | {row.false_negative} | "
                 f"{versus if group == 'all' else ''} |"
             )
-    for group, row in part["rules_before"].items():
+    for group, before in part.rules_before.items():
         lines.append(
-            f"| rules before (5d727ae) | {group} | {row['precision']:.3f} | {row['recall']:.3f} | | "
-            f"{row['true_positive']} | {row['false_positive']} | {row['false_negative']} | |"
+            f"| rules before (5d727ae) | {group} | {before.precision:.3f} | {before.recall:.3f} | | "
+            f"{before.true_positive} | {before.false_positive} | {before.false_negative} | |"
         )
     for facet in ("source", "kind"):
-        names = list(part["scores"])
+        names = list(part.scores)
         lines += [
             "",
             f"Per {facet} (P / R / accuracy; FP, FN):",
@@ -157,20 +136,18 @@ def render_labelled(
             f"| {facet} | rows | " + " | ".join(names) + " |",
             "|---|---:|" + "---|" * len(names),
         ]
-        for value in part["scores"][names[0]][facet]:
-            cells = [part["scores"][n][facet][value] for n in names]
+        for value in getattr(part.scores[names[0]], facet):
+            cells = [getattr(part.scores[n], facet)[value] for n in names]
             lines.append(
-                f"| {value} | {cells[0]['n']} | "
+                f"| {value} | {cells[0].n} | "
                 + " | ".join(
-                    f"{c['precision']:.2f} / {c['recall']:.2f} / {c['accuracy']:.2f}; {c['false_positive']}, "
-                    f"{c['false_negative']}"
+                    f"{c.precision:.2f} / {c.recall:.2f} / {c.accuracy:.2f}; {c.false_positive}, {c.false_negative}"
                     for c in cells
                 )
                 + " |"
             )
     lines += ["", "Rules' errors on train + dev rows (sentence shown for MTSamples only, licences):", ""]
-    lines += [
-        f"- {e['error']} [{e['gold']}, {e['kind']}, {e['source']}] `{e['concept']}`: {e['where']}"
-        for e in part["errors"]
-    ] or ["- none"]
+    lines += [f"- {e.error} [{e.gold}, {e.kind}, {e.source}] `{e.concept}`: {e.where}" for e in part.errors] or [
+        "- none"
+    ]
     return [*lines, ""]

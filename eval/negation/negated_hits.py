@@ -37,6 +37,7 @@ from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_h
 from eval.diagnosis.conditions import load_or_build_index
 from eval.negation.detection import DETECTORS, load_detector
 from eval.negation.finding_mentions import Detector, Status, mention_status
+from eval.negation.results import HitRate, MethodRates, NegatedHitExample, NegatedHits, QueryInfo, SparseHits
 from eval.retrieval.findings_impression import RERANK_SUFFIX, reranker_for
 from retriever.negation.pairs import mentions
 from retriever.reports.findings import FINDINGS_BY_SOURCE, Finding
@@ -121,30 +122,29 @@ def _status(text: str, finding: Finding, detector: Detector) -> Status:
     return mention_status(text, finding, detector)
 
 
-def summarize(rows: Sequence[dict[str, Any]], detector: str) -> dict[str, dict[str, Any]]:
+def summarize(rows: Sequence[dict[str, Any]], detector: str) -> dict[str, HitRate]:
     """Mean rate per (kind, source), and pooled over the sources of a kind."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         for source in (row["source"], POOLED):
             groups.setdefault(f"{row['kind']}/{source}", []).append(row)
     return {
-        key: {
-            "queries": len(group),
-            **{f"@{k}": round(mean(r["rates"][detector][f"@{k}"] for r in group), 4) for k in K_VALUES},
-        }
+        key: HitRate(
+            len(group), {f"@{k}": round(mean(r["rates"][detector][f"@{k}"] for r in group), 4) for k in K_VALUES}
+        )
         for key, group in sorted(groups.items())
     }
 
 
-def sparse(rows: Sequence[dict[str, Any]], detector_names: Sequence[str]) -> dict[str, Any]:
+def sparse(rows: Sequence[dict[str, Any]], detector_names: Sequence[str]) -> SparseHits:
     """What the summary does not hold, compactly (for paired tests between runs): per detector the negated hits of
     each query that has any, and the queries that got fewer hits than the deepest k. Keys are query numbers."""
-    return {
-        "negated": {
+    return SparseHits(
+        negated={
             name: {str(r["query"]): r["negated"][name] for r in rows if r["negated"][name]} for name in detector_names
         },
-        "short": {str(r["query"]): r["hits"] for r in rows if r["hits"] < max(K_VALUES)},
-    }
+        short={str(r["query"]): r["hits"] for r in rows if r["hits"] < max(K_VALUES)},
+    )
 
 
 def index_search(index: Any, field: str) -> Search:
@@ -154,7 +154,7 @@ def index_search(index: Any, field: str) -> Search:
 
 def run(
     encoders: Sequence[str], kinds: Sequence[str], field: str, detector_names: Sequence[str], data: Path
-) -> dict[str, Any]:
+) -> NegatedHits:
     """Every (method, encoder) over the queries of `kinds`; skipped encoders noted, not fatal."""
     from models.resolve import ModelNotAvailable
 
@@ -165,7 +165,7 @@ def run(
         for kind in kinds
         for q in (label_queries() if kind == "label" else findings_queries(reports, detectors[detector_names[0]]))
     ]
-    results: list[dict[str, Any]] = []
+    results: list[MethodRates] = []
     skipped: dict[str, str] = {}
     timings: dict[str, float] = {}
     for encoder in encoders:
@@ -177,7 +177,7 @@ def run(
             print(f"skipped {encoder}: {exc}", file=sys.stderr)
             continue
         timings[f"index {encoder}"] = round(time.monotonic() - started, 1)
-        methods = [m for m in METHODS if m != "bm25" or not any(r["method"] == "bm25" for r in results)]
+        methods = [m for m in METHODS if m != "bm25" or not any(r.method == "bm25" for r in results)]
         # the product's default method twice when it has a second stage: as searched (the default) and without it
         stages = [(method, None) for method in methods] + (
             [(DEFAULT_METHOD, DEFAULT_SECOND_STAGE)] if DEFAULT_SECOND_STAGE else []
@@ -189,87 +189,76 @@ def run(
             rows = judge(queries, index_search(index, field), method, field, detectors)
             timings[f"{label} {encoder}"] = round(time.monotonic() - started, 1)
             results.append(
-                {
-                    "method": label,
-                    "encoder": "" if method == "bm25" else encoder,
-                    "default": method == DEFAULT_METHOD and stage == DEFAULT_SECOND_STAGE,
-                    "summary": {name: summarize(rows, name) for name in detector_names},
-                    "per_query": sparse(rows, detector_names),
-                }
+                MethodRates(
+                    method=label,
+                    encoder="" if method == "bm25" else encoder,
+                    default=method == DEFAULT_METHOD and stage == DEFAULT_SECOND_STAGE,
+                    summary={name: summarize(rows, name) for name in detector_names},
+                    per_query=sparse(rows, detector_names),
+                )
             )
-            print(f"{label} {encoder}: {results[-1]['summary'][detector_names[0]]}", file=sys.stderr)
+            print(f"{label} {encoder}: {results[-1].summary[detector_names[0]]}", file=sys.stderr)
         index.reranker = None
-    return {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, python {platform.python_version()}",
-        "command": f"python -m eval.negation.negated_hits --encoders {','.join(encoders)} --kinds {','.join(kinds)} "
+    return NegatedHits(
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        machine=f"{platform.machine()}, python {platform.python_version()}",
+        command=f"python -m eval.negation.negated_hits --encoders {','.join(encoders)} --kinds {','.join(kinds)} "
         f"--field {field} --detectors {','.join(detector_names)}",
-        "field": field,
-        "corpus_reports": len(reports),
-        "queries": {kind: sum(q.kind == kind for q in queries) for kind in kinds},
-        "query_list": [
-            {"kind": q.kind, "source": q.source, "finding": q.finding.label, "text": q.text[:80], "exclude": q.exclude}
-            for q in queries
-        ],
-        "detectors": list(detector_names),
-        "default_method": DEFAULT_METHOD,
-        "second_stage": DEFAULT_SECOND_STAGE,
-        "skipped_encoders": skipped,
-        "seconds": timings,
-        "results": results,
-        "examples": _examples(results, queries, reports, field, detector_names[0]),
-    }
+        field=field,
+        corpus_reports=len(reports),
+        queries={kind: sum(q.kind == kind for q in queries) for kind in kinds},
+        query_list=[QueryInfo(q.kind, q.source, q.finding.label, q.text[:80], q.exclude) for q in queries],
+        detectors=list(detector_names),
+        default_method=DEFAULT_METHOD,
+        second_stage=DEFAULT_SECOND_STAGE,
+        skipped_encoders=skipped,
+        seconds=timings,
+        results=results,
+        examples=_examples(results, queries, reports, field, detector_names[0]),
+    )
 
 
 def _examples(
-    results: Sequence[dict[str, Any]],
+    results: Sequence[MethodRates],
     queries: Sequence[Query],
     reports: Sequence[Report],
     field: str,
     detector: str,
     limit: int = 6,
-) -> list[dict[str, str]]:
+) -> list[NegatedHitExample]:
     """Negated hits of the default method, with the sentence that rules the finding out."""
     by_id = {r.id: r for r in reports}
     examples = []
     for result in results:
-        if not result["default"]:
+        if not result.default:
             continue
-        for number, negated in result["per_query"]["negated"][detector].items():
-            query, (_, hit_id) = queries[int(number)], negated[0]
+        for number, negated in result.per_query.negated[detector].items():
+            query, hit_id = queries[int(number)], str(negated[0][1])
             said = " | ".join(text for text, _ in mentions(by_id[hit_id].text_of(field), query.finding.terms))
-            examples.append(
-                {
-                    "encoder": result["encoder"],
-                    "query": query.text[:80],
-                    "finding": query.finding.label,
-                    "hit": hit_id,
-                    "says": said[:200],
-                }
-            )
+            examples.append(NegatedHitExample(result.encoder, query.text[:80], query.finding.label, hit_id, said[:200]))
             if len(examples) >= limit:
                 return examples
     return examples
 
 
-def render(payload: dict[str, Any]) -> str:
+def render(payload: NegatedHits) -> str:
     """Markdown: one table per detector and query kind, the default method marked, the acceptance check."""
     lines = [
         "# Negated-hit rate: share of top-k hits that mention the query's finding only negated",
         "",
-        f"Command: `{payload['command']}` ({payload['created']}). Corpus: {payload['corpus_reports']} shared "
-        f"reports, field `{payload['field']}` searched and judged. Queries: "
-        + ", ".join(f"{n} {kind}" for kind, n in payload["queries"].items())
-        + f". Default as searched: `{payload['default_method']}`"
-        + (f" with the `{payload['second_stage']}` second stage" if payload.get("second_stage") else "")
+        f"Command: `{payload.command}` ({payload.created}). Corpus: {payload.corpus_reports} shared "
+        f"reports, field `{payload.field}` searched and judged. Queries: "
+        + ", ".join(f"{n} {kind}" for kind, n in payload.queries.items())
+        + f". Default as searched: `{payload.default_method}`"
+        + (f" with the `{payload.second_stage}` second stage" if payload.second_stage else "")
         + " (**bold**).",
         "",
     ]
-    bm25 = next((r for r in payload["results"] if r["method"] == "bm25"), None)
-    for detector in payload["detectors"]:
-        for kind in payload["queries"]:
+    bm25 = next((r for r in payload.results if r.method == "bm25"), None)
+    for detector in payload.detectors:
+        for kind in payload.queries:
             keys = sorted(
-                {key for r in payload["results"] for key in r["summary"][detector] if key.startswith(kind)},
+                {key for r in payload.results for key in r.summary[detector] if key.startswith(kind)},
                 key=lambda key: (key.endswith(POOLED), key),
             )
             if not keys:
@@ -282,45 +271,42 @@ def render(payload: dict[str, Any]) -> str:
                 + " |",
                 "|---|---|" + "---:|" * (len(keys) * len(K_VALUES)),
             ]
-            for r in payload["results"]:
-                summary = r["summary"][detector]
-                cells = [f"{summary[key][f'@{k}']:.1%}" if key in summary else "—" for key in keys for k in K_VALUES]
-                name = f"**{r['method']}**" if r["default"] else r["method"]
-                lines.append(f"| {name} | {r['encoder'] or '—'} | " + " | ".join(cells) + " |")
+            for r in payload.results:
+                summary = r.summary[detector]
+                cells = [f"{summary[key].at[f'@{k}']:.1%}" if key in summary else "—" for key in keys for k in K_VALUES]
+                name = f"**{r.method}**" if r.default else r.method
+                lines.append(f"| {name} | {r.encoder or '—'} | " + " | ".join(cells) + " |")
             queries = {
-                key: max(r["summary"][detector].get(key, {}).get("queries", 0) for r in payload["results"])
+                key: max(r.summary[detector][key].queries if key in r.summary[detector] else 0 for r in payload.results)
                 for key in keys
             }
             lines += ["", "Queries: " + ", ".join(f"{key.split('/')[1]} {n}" for key, n in queries.items()), ""]
             if bm25 is not None:
-                lines += _acceptance(payload["results"], bm25, detector, f"{kind}/{POOLED}")
-    if payload["skipped_encoders"]:
+                lines += _acceptance(payload.results, bm25, detector, f"{kind}/{POOLED}")
+    if payload.skipped_encoders:
         lines += [
-            "Skipped encoders: " + "; ".join(f"`{e}`: {why}" for e, why in payload["skipped_encoders"].items()),
+            "Skipped encoders: " + "; ".join(f"`{e}`: {why}" for e, why in payload.skipped_encoders.items()),
             "",
         ]
-    if payload["examples"]:
-        lines += [f"Negated hits of the default method (judged by `{payload['detectors'][0]}`):", ""]
-        lines += [
-            f'- `{e["encoder"]}` query "{e["query"]}" ({e["finding"]}) -> {e["hit"]}: {e["says"]}'
-            for e in payload["examples"]
-        ]
+    if payload.examples:
+        lines += [f"Negated hits of the default method (judged by `{payload.detectors[0]}`):", ""]
+        lines += [f'- `{e.encoder}` query "{e.query}" ({e.finding}) -> {e.hit}: {e.says}' for e in payload.examples]
         lines.append("")
     return "\n".join(lines)
 
 
-def _acceptance(results: Sequence[dict[str, Any]], bm25: dict[str, Any], detector: str, key: str) -> list[str]:
+def _acceptance(results: Sequence[MethodRates], bm25: MethodRates, detector: str, key: str) -> list[str]:
     """Issue 17's bar for the default method at @5, per encoder: <= 2 % and <= 1/3 of BM25's rate."""
-    if key not in bm25["summary"][detector]:
+    if key not in bm25.summary[detector]:
         return []
-    base = bm25["summary"][detector][key]["@5"]
+    base = bm25.summary[detector][key].at["@5"]
     lines = []
     for r in results:
-        if r["default"] and key in r["summary"][detector]:
-            rate = r["summary"][detector][key]["@5"]
+        if r.default and key in r.summary[detector]:
+            rate = r.summary[detector][key].at["@5"]
             ok = rate <= TARGET_RATE and rate <= base * TARGET_SHARE_OF_BM25
             lines.append(
-                f"- target ({key}, @5): `{r['method']}` + {r['encoder']} {rate:.1%} vs BM25 {base:.1%} "
+                f"- target ({key}, @5): `{r.method}` + {r.encoder} {rate:.1%} vs BM25 {base:.1%} "
                 f"(bar: ≤ {TARGET_RATE:.0%} and ≤ {base * TARGET_SHARE_OF_BM25:.1%}): "
                 f"{'met' if ok else 'not met'}"
             )

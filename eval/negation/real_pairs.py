@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from eval.common.provenance import stamp
+from eval.negation.results import FindingGap, Pair, RealPairGap, RealPairs, RealPairsVerdict, SentenceCounts
 from eval.retrieval.benchmark import DEFAULT_MODEL
 from retriever.negation.label_pairs import collect, report_sentences
 from retriever.negation.pairs import MAX_PAIR_WORDS, PAIR_SEED, NegationPair, folded, match
@@ -105,22 +106,22 @@ def mean_ci(values: Sequence[float], level: float = 0.95) -> tuple[float, float,
     return mean, mean - half, mean + half
 
 
-def summarize(gaps: Sequence[float]) -> dict[str, float]:
+def summarize(gaps: Sequence[float]) -> dict[str, Any]:
     """Pair count, mean Δcos with its 95% interval, and the share of pairs whose affirmed sentence is nearer."""
     mean, low, high = mean_ci(gaps)
     nearer = float((np.asarray(gaps) > 0).mean())
     return {"pairs": len(gaps), "delta_cos": mean, "ci_low": low, "ci_high": high, "affirmed_closer": nearer}
 
 
-def by_finding(pairs: Sequence[NegationPair], gaps: Sequence[float]) -> dict[str, dict[str, float]]:
+def by_finding(pairs: Sequence[NegationPair], gaps: Sequence[float]) -> dict[str, FindingGap]:
     """Pair count and mean Δcos per finding query."""
     groups: dict[str, list[float]] = {}
     for pair, gap in zip(pairs, gaps, strict=True):
         groups.setdefault(pair.query, []).append(float(gap))
-    return {q: {"pairs": len(g), "delta_cos": float(np.mean(g))} for q, g in groups.items()}
+    return {q: FindingGap(len(g), float(np.mean(g))) for q, g in groups.items()}
 
 
-def measure(encoders: Sequence[str], pair_sets: dict[str, list[NegationPair]]) -> list[dict[str, Any]]:
+def measure(encoders: Sequence[str], pair_sets: dict[str, list[NegationPair]]) -> list[RealPairGap]:
     """One row per encoder and pair set (real pairs also per finding)."""
     from eval.negation.encoder_pairs import pair_gaps
     from retriever.encoders.encoder import load_encoder
@@ -130,27 +131,28 @@ def measure(encoders: Sequence[str], pair_sets: dict[str, list[NegationPair]]) -
         encoder = load_encoder(ref)
         for origin, pairs in pair_sets.items():
             gaps = pair_gaps(encoder, pairs)
-            rows.append({"encoder": ref, "pairs_from": origin, **summarize(gaps)})
+            real = origin in VARIANTS or origin in NEW_TEXT
+            rows.append(
+                RealPairGap(ref, origin, **summarize(gaps), by_finding=by_finding(pairs, gaps) if real else None)
+            )
             print(rows[-1], flush=True)
-            if origin in VARIANTS or origin in NEW_TEXT:
-                rows[-1]["by_finding"] = by_finding(pairs, gaps)
     return rows
 
 
-def verdict(rows: Sequence[dict[str, Any]], encoder: str = DEFAULT_ENCODER) -> dict[str, Any]:
+def verdict(rows: Sequence[RealPairGap], encoder: str = DEFAULT_ENCODER) -> RealPairsVerdict:
     """Whether the default encoder reaches the target on the real dev+test pairs, and by how much it misses."""
-    row = next((r for r in rows if r["encoder"] == encoder and r["pairs_from"] == MAIN_VARIANT), None)
+    row = next((r for r in rows if r.encoder == encoder and r.pairs_from == MAIN_VARIANT), None)
     if row is None:
-        return {"encoder": encoder, "measured": False}
-    return {
-        "encoder": encoder,
-        "measured": True,
-        "target": TARGET,
-        "delta_cos": row["delta_cos"],
-        "ci": [row["ci_low"], row["ci_high"]],
-        "meets_target": row["delta_cos"] >= TARGET,
-        "short_by": max(0.0, TARGET - row["delta_cos"]),
-    }
+        return RealPairsVerdict(encoder, measured=False)
+    return RealPairsVerdict(
+        encoder,
+        measured=True,
+        target=TARGET,
+        delta_cos=row.delta_cos,
+        ci=[row.ci_low, row.ci_high],
+        meets_target=row.delta_cos >= TARGET,
+        short_by=max(0.0, TARGET - row.delta_cos),
+    )
 
 
 def new_text(pairs: Sequence[NegationPair], train: Iterable[Report]) -> list[NegationPair]:
@@ -169,43 +171,43 @@ def spread(items: Sequence[Any], n: int) -> list[Any]:
     return list(items[:: max(1, len(items) // n)][:n])
 
 
-def render(payload: dict[str, Any]) -> str:
+def render(payload: RealPairs) -> str:
     """The Markdown results page."""
-    v = payload["verdict"]
+    v = payload.verdict
     lines = [
         "# Negation test on real report sentences: Δcos = cos(query, affirmed) − cos(query, negated)",
         "",
-        f"Command: `{payload['command']}` ({payload['created']}). Real pairs as `eval/negation/real_pairs.py` builds "
+        f"Command: `{payload.command}` ({payload.created}). Real pairs as `eval/negation/real_pairs.py` builds "
         "them (its docstring): a sentence affirming a finding and a sentence of another report ruling it out, both as "
         f"written, one finding mention and at most {MAX_PAIR_WORDS} words each, from dev- and test-split reports only "
         "(no report the fine-tuned encoders trained on); the query is the finding as a resident types it. Beside them "
         "the synthetic pairs of `eval.negation.encoder_pairs` (the other half made by rule). "
         "95% CI: t interval over pairs."
         " "
-        f"Target for the default encoder ({v['encoder']}) on the real {MAIN_VARIANT.removeprefix('real ')} pairs: "
+        f"Target for the default encoder ({v.encoder}) on the real {MAIN_VARIANT.removeprefix('real ')} pairs: "
         f"Δcos ≥ {TARGET} (published: 0.42 for a negation-trained SBERT).",
         "",
         "| encoder | pairs from | pairs | mean Δcos | 95% CI | affirmed nearer |",
         "|---|---|---:|---:|---|---:|",
     ]
     lines += [
-        f"| {r['encoder']} | {r['pairs_from']} | {r['pairs']} | {r['delta_cos']:.3f} | "
-        f"{r['ci_low']:.3f} to {r['ci_high']:.3f} | {r['affirmed_closer']:.1%} |"
-        for r in payload["results"]
+        f"| {r.encoder} | {r.pairs_from} | {r.pairs} | {r.delta_cos:.3f} | "
+        f"{r.ci_low:.3f} to {r.ci_high:.3f} | {r.affirmed_closer:.1%} |"
+        for r in payload.results
     ]
-    if v["measured"]:
-        met = "meets the target" if v["meets_target"] else f"misses the target by {v['short_by']:.3f}"
-        lines += ["", f"**{v['encoder']}: Δcos {v['delta_cos']:.3f} on the {MAIN_VARIANT} pairs, {met} ({TARGET}).**"]
-    default = [r for r in payload["results"] if r["encoder"] == v["encoder"] and r["pairs_from"] == MAIN_VARIANT]
+    if v.measured:
+        met = "meets the target" if v.meets_target else f"misses the target by {v.short_by:.3f}"
+        lines += ["", f"**{v.encoder}: Δcos {v.delta_cos:.3f} on the {MAIN_VARIANT} pairs, {met} ({TARGET}).**"]
+    default = [r for r in payload.results if r.encoder == v.encoder and r.pairs_from == MAIN_VARIANT]
     if default:
-        lines += ["", f"Per finding ({MAIN_VARIANT} pairs, {v['encoder']}):", "", "| finding | pairs | mean Δcos |"]
+        lines += ["", f"Per finding ({MAIN_VARIANT} pairs, {v.encoder}):", "", "| finding | pairs | mean Δcos |"]
         lines += ["|---|---:|---:|"]
-        ordered = sorted(default[0]["by_finding"].items(), key=lambda kv: (-kv[1]["pairs"], kv[0]))
-        lines += [f"| {q} | {s['pairs']} | {s['delta_cos']:.3f} |" for q, s in ordered]
-    shown = MAIN_VARIANT if MAIN_VARIANT in payload["examples"] else next(iter(payload["examples"]), None)
+        ordered = sorted((default[0].by_finding or {}).items(), key=lambda kv: (-kv[1].pairs, kv[0]))
+        lines += [f"| {q} | {s.pairs} | {s.delta_cos:.3f} |" for q, s in ordered]
+    shown = MAIN_VARIANT if MAIN_VARIANT in payload.examples else next(iter(payload.examples), None)
     if shown:
         lines += ["", f"Examples of {shown} pairs (query / affirmed / negated):", ""]
-        lines += [f"- `{p['query']}` / {p['affirmed']} / {p['negated']}" for p in payload["examples"][shown]]
+        lines += [f"- `{p.query}` / {p.affirmed} / {p.negated}" for p in payload.examples[shown]]
     return "\n".join(lines) + "\n"
 
 
@@ -242,26 +244,25 @@ def main(argv: list[str] | None = None) -> int:
     synthetic = dict(zip(SYNTHETIC, (openi_pairs, negex_pairs), strict=True))
     pair_sets |= {name: synthetic[name](args.limit) for name in args.pair_sets if name in synthetic}
     rows = measure(args.encoders, pair_sets)
-    payload = {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}",
-        "command": f"python -m eval.negation.real_pairs --encoders {' '.join(args.encoders)} --seed {args.seed}"
+    payload = RealPairs(
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        machine=f"{platform.machine()}, {platform.processor() or 'cpu'}, python {platform.python_version()}",
+        command=f"python -m eval.negation.real_pairs --encoders {' '.join(args.encoders)} --seed {args.seed}"
         + ("" if set(args.pair_sets) == set(PAIR_SETS) else f" --pair-sets {shlex.join(args.pair_sets)}"),
-        "seed": args.seed,
-        "target": TARGET,
-        "verdict": verdict(rows),
-        "results": rows,
-        # Distinct sentences per finding before matching.
-        "candidates": {
-            name: {q: {"affirmed": len(s[False]), "negated": len(s[True])} for q, s in sorted(f.items())}
+        seed=args.seed,
+        target=TARGET,
+        verdict=verdict(rows),
+        results=rows,
+        candidates={
+            name: {q: SentenceCounts(affirmed=len(s[False]), negated=len(s[True])) for q, s in sorted(f.items())}
             for name, f in found.items()
         },
         # The pairs themselves stay out of the repository (shared data terms): a few examples and a fingerprint.
-        "pairs_sha256": {name: fingerprint(pairs) for name, pairs in pair_sets.items()},
-        "examples": {name: [asdict(p) for p in spread(pairs, EXAMPLES)] for name, pairs in pair_sets.items()},
-    }
+        pairs_sha256={name: fingerprint(pairs) for name, pairs in pair_sets.items()},
+        examples={name: [Pair.of(p) for p in spread(pairs, EXAMPLES)] for name, pairs in pair_sets.items()},
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(stamp(payload), indent=1, ensure_ascii=False)
+    text = json.dumps(stamp(payload.to_json()), indent=1, ensure_ascii=False)
     args.out.with_suffix(".json").write_text(text + "\n", encoding="utf-8")
     args.out.with_suffix(".md").write_text(render(payload), encoding="utf-8")
     print(f"wrote {args.out}.json and .md")

@@ -16,7 +16,6 @@ same prompts: only the compiled kernels differ (greedy answers may still part wh
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import statistics
@@ -28,6 +27,7 @@ from typing import Any
 
 from eval.common.shared_data import eval_home
 from eval.perf import results
+from eval.perf.sections import AskLatency
 
 VERSION = "0.3.36"
 DEFAULT_BUILDS = {"portable": "-DGGML_NATIVE=OFF", "native": "-DGGML_NATIVE=ON"}
@@ -76,8 +76,8 @@ def cpu_features(folder: Path) -> str:
     return ", ".join(flag.removeprefix("CPU : ") for flag in flags)
 
 
-def one_round(folder: Path, threads: int, queries: int, model: str, quick: bool = False) -> dict[str, Any]:
-    """eval.perf.ask_latency's section, measured in a process importing the build in `folder` (empty when it
+def one_round(folder: Path, threads: int, queries: int, model: str, quick: bool = False) -> AskLatency | None:
+    """eval.perf.ask_latency's section, measured in a process importing the build in `folder` (None when it
     skipped: no shared data)."""
     with tempfile.TemporaryDirectory(prefix="radsearch-build-") as tmp:
         out = Path(tmp) / "latency.json"
@@ -87,18 +87,17 @@ def one_round(folder: Path, threads: int, queries: int, model: str, quick: bool 
             env=_with_build(folder), cwd=REPO, check=True,
         )  # fmt: skip
         if not out.is_file():
-            return {}
-        sections = json.loads(out.read_text(encoding="utf-8"))["sections"]
-        return sections["ask_latency_quick" if quick else "ask_latency"]
+            return None
+        return results.sections_of(AskLatency, out)["ask_latency_quick" if quick else "ask_latency"]
 
 
-def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(rounds: list[AskLatency]) -> dict[str, Any]:
     """Medians over every question of every round, per side (cold, saved_prefix)."""
     summary: dict[str, Any] = {"rounds": len(rounds)}
     for side in ("cold", "saved_prefix"):
-        runs = [run for section in rounds for run in section["runs"][side]]
+        runs = [run for section in rounds for run in section.runs[side]]
         for key in ("ttft_s", "total_s"):
-            summary[f"{side}_{key}"] = round(statistics.median(run[key] for run in runs), 3)
+            summary[f"{side}_{key}"] = round(statistics.median(getattr(run, key) for run in runs), 3)
     return summary
 
 
@@ -112,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     args = results.parse_args(parser, argv)
     builds = dict(spec.split("=", 1) for spec in args.build) if args.build else dict(DEFAULT_BUILDS)
     folders = {name: build_folder(cmake) for name, cmake in builds.items()}
-    measured: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
+    measured: dict[str, list[AskLatency]] = {name: [] for name in builds}
     for round_no in range(1 if args.quick else args.rounds):
         for name, folder in folders.items():
             print(f"round {round_no + 1}: {name}", flush=True)
@@ -123,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             measured[name].append(section)
     data = {
         "version": VERSION,
-        "model": measured[next(iter(builds))][0]["model"],
+        "model": measured[next(iter(builds))][0].model,
         "queries": 1 if args.quick else args.queries,
         "builds": {
             name: {"cmake_args": builds[name], "cpu_features": cpu_features(folders[name])} | summarize(measured[name])

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 import platform
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+
+from eval.common.records import Record
 
 PACKAGES = ("torch", "sentence-transformers", "onnxruntime", "faiss-cpu", "llama_cpp_python", "numpy")
 
@@ -58,18 +60,33 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def describe() -> dict[str, Any]:
+@dataclass
+class Machine(Record):
+    """The machine and library versions a results file was measured with."""
+
+    cpu: str
+    simd: list[str]
+    cores: int | None
+    ram_gib: float
+    gpu: str | None
+    python: str
+    platform: str
+    #: Package -> version (None: not installed).
+    versions: dict[str, str | None]
+
+
+def describe() -> Machine:
     """The machine and library versions, for the top of the results file."""
-    return {
-        "cpu": _cpu_model(),
-        "simd": _simd(),
-        "cores": os.cpu_count(),
-        "ram_gib": _ram_gib(),
-        "gpu": None,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "versions": {p: _version(p) for p in PACKAGES},
-    }
+    return Machine(
+        cpu=_cpu_model(),
+        simd=_simd(),
+        cores=os.cpu_count(),
+        ram_gib=_ram_gib(),
+        gpu=None,
+        python=platform.python_version(),
+        platform=platform.platform(),
+        versions={p: _version(p) for p in PACKAGES},
+    )
 
 
 def limit_threads(threads: int) -> None:

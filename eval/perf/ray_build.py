@@ -32,6 +32,7 @@ from eval.perf import results
 from eval.perf.data import NoData, shared_reports
 from eval.perf.machine import load_average
 from eval.perf.ray_cluster import local_cluster
+from eval.perf.sections import RayBuild
 
 RESULTS_JSON = RESULTS / "ray_build.json"
 REPO = Path(__file__).resolve().parents[2]
@@ -142,11 +143,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     data["measured"] = datetime.now(UTC).isoformat(timespec="seconds")
     results.store_run("ray_build", data, args, "eval.perf.ray_build", argv)
-    write_markdown(results.read(args.results)["sections"], args.results.with_suffix(".md"))
+    write_markdown(results.sections_of(RayBuild, args.results), args.results.with_suffix(".md"))
     return 0
 
 
-def write_markdown(sections: dict[str, Any], path: Path) -> None:
+def write_markdown(sections: dict[str, RayBuild], path: Path) -> None:
     lines = [
         "# Building an index on Ray (issue 40)",
         "",
@@ -156,26 +157,24 @@ def write_markdown(sections: dict[str, Any], path: Path) -> None:
     ]
     for name, run in sections.items():
         lines += [
-            f"## {name}: {run['corpus_reports']:,} reports, measured {run['measured']}",
+            f"## {name}: {run.corpus_reports:,} reports, measured {run.measured}",
             "",
-            f"`{run['command']}`, load average {run['load_average_at_start']} at start, {run['load_average_at_end']} "
-            "at end.",
+            f"`{run.command}`, load average {run.load_average_at_start} at start, {run.load_average_at_end} at end.",
             "",
             "| arm | seconds | reports/s | load average before | after |",
             "|---|---:|---:|---|---|",
             *(
-                f"| {a['arm']} | {a['seconds']} | {a['reports_per_s']} | {a['load_average_before']} | "
-                f"{a['load_average_after']} |"
-                for a in run["arms"]
+                f"| {a.arm} | {a.seconds} | {a.reports_per_s} | {a.load_average_before} | {a.load_average_after} |"
+                for a in run.arms
             ),
             "",
         ]
-        if overhead := run.get("ray_overhead"):
+        if overhead := run.ray_overhead:
             lines += [
-                f"Ray's per-job overhead: a build of {overhead['reports']} reports took {overhead['ray_s']} s on the "
-                f"2-node cluster and {overhead['single_s']} s in one process: **{overhead['overhead_s']} s** to join "
+                f"Ray's per-job overhead: a build of {overhead.reports} reports took {overhead.ray_s} s on the "
+                f"2-node cluster and {overhead.single_s} s in one process: **{overhead.overhead_s} s** to join "
                 "the cluster, start the actors and load the encoder in each (load average "
-                f"{overhead['load_average']}).",
+                f"{overhead.load_average}).",
                 "",
             ]
     path.write_text("\n".join(lines), encoding="utf-8")

@@ -6,10 +6,26 @@ python -m eval.perf.report        # rewrite the Markdown from the JSON (the benc
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from eval.perf.results import RESULTS_FILE, read
+from eval.perf.results import RESULTS_FILE, PerformanceResults, read
+from eval.perf.sections import (
+    Answer,
+    AskLatency,
+    AskVsChat,
+    Coldstart,
+    Concurrency,
+    Embedding,
+    Fusions,
+    LlamaBuilds,
+    Percentiles,
+    Search,
+    SearchRow,
+    SecondStage,
+    Section,
+)
 
 #: Issue 7's targets on this 2-core machine.
 TARGETS = {
@@ -32,10 +48,10 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     return lines + [""]
 
 
-def _stamp(section: dict[str, Any]) -> str:
+def _stamp(section: Section) -> str:
     return (
-        f"*Measured {section['measured']} with {section['threads']} thread(s), load average at the end "
-        f"{section['load_average_at_end']}: `{section['command']}`*"
+        f"*Measured {section.measured} with {section.threads} thread(s), load average at the end "
+        f"{section.load_average_at_end}: `{section.command}`*"
     )
 
 
@@ -43,7 +59,7 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "**missed**"
 
 
-def embedding(section: dict[str, Any], targets: list[str]) -> list[str]:
+def embedding(section: Embedding, targets: list[str]) -> list[str]:
     """The throughput table and the speedup targets, one per encoder and thread count (torch's default encode uses
     every core; the 1-thread figure is shown beside it because the backends scale differently with threads).
 
@@ -51,113 +67,113 @@ def embedding(section: dict[str, Any], targets: list[str]) -> list[str]:
     met: torch's 32-text batches lose more to shared caches and memory bandwidth than ONNX's 8-text ones, so the
     ratio overstates a quiet machine's (issue 7's runs: float ONNX 1.14x torch for MiniLM at load 1.0, 1.39x at
     load 5)."""
-    rows = section["rows"]
-    load = max(section["load_average_at_end"])
-    loaded = load > section["threads"] + 1
-    lines = [f"## Embedding throughput ({section['texts']} full reports; quality on {section['test_reports']} "
+    rows = section.rows
+    load = max(section.load_average_at_end)
+    loaded = load > section.threads + 1
+    lines = [f"## Embedding throughput ({section.texts} full reports; quality on {section.test_reports} "
              "held-out test reports)", "", _stamp(section), "",
              "At 1 thread and at every core (what sentence-transformers' default encode uses). Quality does not "
              "depend on threads; match@5 is measured once per backend.", ""]  # fmt: skip
     lines += _table(
         ["encoder", "threads", "backend", "batch", "reports/s", "speedup", "cos to torch (min / mean)", "match@5",
          "Δ match@5", "equal quality"],
-        [[r["encoder"], r["threads"], r["backend"], r["batch_size"], r["reports_per_s"],
-          f"{r['speedup']}x", f"{r['cosine_to_torch_min']} / {r['cosine_to_torch_mean']}", r["match@5"],
-          f"{r['match@5_delta']:+.4f}", "yes" if r["equal_quality"] else "no"] for r in rows],
+        [[r.encoder, r.threads, r.backend, r.batch_size, r.reports_per_s,
+          f"{r.speedup}x", f"{r.cosine_to_torch_min} / {r.cosine_to_torch_mean}", r.match_at_5,
+          f"{r.match_at_5_delta:+.4f}", "yes" if r.equal_quality else "no"] for r in rows],
     )  # fmt: skip
-    runs = dict.fromkeys((r["encoder"], r["threads"]) for r in rows)
+    runs = dict.fromkeys((r.encoder, r.threads) for r in rows)
     for encoder, threads in runs:
-        fast = [r for r in rows if (r["encoder"], r["threads"]) == (encoder, threads)
-                and r["backend"] != "torch" and r["equal_quality"]]  # fmt: skip
-        best = max(fast, key=lambda r: r["speedup"], default=None)
-        ok = best is not None and best["speedup"] >= TARGETS["embedding_speedup"]
-        got = f"{best['speedup']}x ({best['backend']})" if best else "no fast backend of equal quality"
+        fast = [r for r in rows if (r.encoder, r.threads) == (encoder, threads)
+                and r.backend != "torch" and r.equal_quality]  # fmt: skip
+        best = max(fast, key=lambda r: r.speedup, default=None)
+        ok = best is not None and best.speedup >= TARGETS["embedding_speedup"]
+        got = f"{best.speedup}x ({best.backend})" if best else "no fast backend of equal quality"
         verdict = f"**not shown**: met at load {load} only" if ok and loaded else _verdict(ok)
         targets.append(f"| {encoder}, {threads} thread(s): >= 2x default encode at equal quality | {got} | "
                        f"{verdict} |")  # fmt: skip
     return lines
 
 
-def _p(stats: dict[str, float]) -> str:
-    return f"{stats['p50_ms']} / {stats['p99_ms']}"
+def _p(stats: Percentiles) -> str:
+    return f"{stats.p50_ms} / {stats.p99_ms}"
 
 
-def is_default(row: dict[str, Any]) -> bool:
+def is_default(row: SearchRow) -> bool:
     """Whether the project would use this row's index and setting at its size (retriever/index/vectors.py now)."""
     from retriever.index.vectors import index_kind, search_params_defaults
 
     defaults = search_params_defaults()
-    same_setting = all(defaults.get(key) == value for key, value in row["setting"].items())
-    return index_kind(row["vectors"]) == row["kind"] and same_setting
+    same_setting = all(defaults.get(key) == value for key, value in row.setting.items())
+    return index_kind(row.vectors) == row.kind and same_setting
 
 
-def search(section: dict[str, Any], targets: list[str]) -> list[str]:
-    rows = section["rows"]
-    encode = section["query_encode"]
-    lines = [f"## Search latency and scale ({section['encoder']}, {section['dims']}-d; queries encoded and searched "
+def search(section: Search, targets: list[str]) -> list[str]:
+    rows = section.rows
+    encode = section.query_encode
+    lines = [f"## Search latency and scale ({section.encoder}, {section.dims}-d; queries encoded and searched "
              "one at a time)", "", _stamp(section), "",
-             f"Queries: {section['queries']['findings']} held-out findings sections (what `ask` sends; encode alone "
-             f"p50 / p99 {_p(encode['findings'])} ms) and {section['queries']['short']} short free-text queries (what "
+             f"Queries: {section.queries['findings']} held-out findings sections (what `ask` sends; encode alone "
+             f"p50 / p99 {_p(encode['findings'])} ms) and {section.queries['short']} short free-text queries (what "
              f"a person types into `search`; encode alone {_p(encode['short'])} ms). Corpus: "
-             f"{section['real_vectors']:,} real report embeddings, then synthetic ones around them "
-             f"(eval/perf/synthetic.py); mean nearest-neighbour cosine by size {section['nn_cosine_mean']}. "
+             f"{section.real_vectors:,} real report embeddings, then synthetic ones around them "
+             f"(eval/perf/synthetic.py); mean nearest-neighbour cosine by size {section.nn_cosine_mean}. "
              "Recall@10 is against exact search, for the findings queries.", ""]  # fmt: skip
     lines += _table(
         ["vectors", "index", "setting", "build s", "MB per 1M vectors", "search p50 / p99 ms",
          "encode+search p50 / p99 ms, findings", "encode+search p50 / p99 ms, short", "recall@10", "project uses"],
-        [[f"{r['vectors']:,}", r["kind"], ", ".join(f"{k}={v}" for k, v in r["setting"].items()) or "-", r["build_s"],
-          r["mb_per_million"], _p(r["findings"]["search"]), _p(r["findings"]["encode_plus_search"]),
-          _p(r["short"]["encode_plus_search"]), r["findings"]["recall@10"], "**yes**" if is_default(r) else ""]
+        [[f"{r.vectors:,}", r.kind, ", ".join(f"{k}={v}" for k, v in r.setting.items()) or "-", r.build_s,
+          r.mb_per_million, _p(r.latency["findings"].search), _p(r.latency["findings"].encode_plus_search),
+          _p(r.latency["short"].encode_plus_search), r.latency["findings"].recall_at_10,
+          "**yes**" if is_default(r) else ""]
          for r in rows],
     )  # fmt: skip
 
-    def chosen(size: int) -> dict[str, Any] | None:
-        return next((r for r in rows if r["vectors"] == size and is_default(r)), None)
+    def chosen(size: int) -> SearchRow | None:
+        return next((r for r in rows if r.vectors == size and is_default(r)), None)
 
     for size, label in ((100_000, "100k"), (1_000_000, "1M")):
         if (row := chosen(size)) is None:
             continue
-        recall = row["findings"]["recall@10"]
+        recall = row.latency["findings"].recall_at_10
         for query in ("findings", "short"):
-            p50 = row[query]["encode_plus_search"]["p50_ms"]
+            p50 = row.latency[query].encode_plus_search.p50_ms
             if size == 100_000:
                 ok, got = p50 <= TARGETS["p50_ms_100k"], f"{p50} ms"
                 goal = "p50 <= 20 ms"
             else:
                 ok, got = p50 <= TARGETS["p50_ms_1m"] and recall >= TARGETS["recall_1m"], f"{p50} ms, recall {recall}"
                 goal = "p50 <= 50 ms and recall@10 >= 0.95"
-            targets.append(f"| {label}: {goal} ({row['kind']}, {query} queries) | {got} | {_verdict(ok)} |")
+            targets.append(f"| {label}: {goal} ({row.kind}, {query} queries) | {got} | {_verdict(ok)} |")
     return lines
 
 
-def answer(section: dict[str, Any], targets: list[str]) -> list[str]:
-    lines = [f"## Answer latency ({section['queries']} held-out findings per backend, k={section['k']}, "
-             f"max_tokens={section['max_tokens']}, streaming)", "", _stamp(section), ""]  # fmt: skip
+def answer(section: Answer, targets: list[str]) -> list[str]:
+    lines = [f"## Answer latency ({section.queries} held-out findings per backend, k={section.k}, "
+             f"max_tokens={section.max_tokens}, streaming)", "", _stamp(section), ""]  # fmt: skip
     rows = []
     for name in ("embedded", "vllm"):
-        if name in section:
-            s = section[name]
-            rows.append([name, s["model"], s["raw_ttft_s"], s["project_ttft_s"], s["raw_total_s"],
-                         s["project_total_s"], f"{s['overhead']:+.1%}"])  # fmt: skip
-            targets.append(f"| project overhead over raw backend <= 10% ({name}) | {s['overhead']:+.1%} | "
-                           f"{_verdict(s['overhead'] <= TARGETS['overhead'])} |")  # fmt: skip
+        if (s := getattr(section, name)) is not None:
+            rows.append([name, s.model, s.raw_ttft_s, s.project_ttft_s, s.raw_total_s,
+                         s.project_total_s, f"{s.overhead:+.1%}"])  # fmt: skip
+            targets.append(f"| project overhead over raw backend <= 10% ({name}) | {s.overhead:+.1%} | "
+                           f"{_verdict(s.overhead <= TARGETS['overhead'])} |")  # fmt: skip
     lines += _table(["backend", "model", "raw TTFT s", "project TTFT s", "raw total s", "project total s",
                      "overhead"], rows)  # fmt: skip
-    if error := section.get("vllm_error"):
+    if error := section.vllm_error:
         lines += [f"vLLM not measured: {error}", ""]
     return lines
 
 
-def ask_latency(section: dict[str, Any], targets: list[str]) -> list[str]:
-    prompt = section.get("prompt", "diagnosis_rag")  # sections measured before 2026-11-27 asked with the paper's prompt
-    how = "no model: the evidence differential answers" if prompt == "evidence" else f"{section['model']}"
+def ask_latency(section: AskLatency, targets: list[str]) -> list[str]:
+    prompt = section.prompt or "diagnosis_rag"  # sections measured before 2026-11-27 asked with the paper's prompt
+    how = "no model: the evidence differential answers" if prompt == "evidence" else f"{section.model}"
     lines = [
-        f"## `assistant ask --prompt {prompt}` latency, a new context per question ({section['queries']} "
+        f"## `assistant ask --prompt {prompt}` latency, a new context per question ({section.queries} "
         f"held-out findings, {how}, streaming)",
         "",
         _stamp(section),
         "",
-        f"Model load (page cache warm): {section['model_load_s']} s per process, not in the figures below"
+        f"Model load (page cache warm): {section.model_load_s} s per process, not in the figures below"
         + (
             " (the default answer loads no model; the figure is what `--prompt diagnosis_evidence` adds)."
             if prompt == "evidence"
@@ -166,11 +182,11 @@ def ask_latency(section: dict[str, Any], targets: list[str]) -> list[str]:
         "",
     ]
     rows = [
-        [side.replace("_", " "), section[f"{side}_ttft_s"], section[f"{side}_total_s"]]
+        [side.replace("_", " "), getattr(section, f"{side}_ttft_s"), getattr(section, f"{side}_total_s")]
         for side in ("cold", "saved_prefix")
     ]
     lines += _table(["system prompt", "median TTFT s", "median total s"], rows)
-    ttft, total = section["saved_prefix_ttft_s"], section["saved_prefix_total_s"]
+    ttft, total = section.saved_prefix_ttft_s, section.saved_prefix_total_s
     targets.append(
         f"| `assistant ask --prompt {prompt}` TTFT <= 2.5 s ({how}) | {ttft} s | "
         f"{_verdict(ttft <= TARGETS['ask_ttft_s'])} |"
@@ -182,103 +198,104 @@ def ask_latency(section: dict[str, Any], targets: list[str]) -> list[str]:
     return lines
 
 
-def llama_build(section: dict[str, Any], targets: list[str]) -> list[str]:
+def llama_build(section: LlamaBuilds, targets: list[str]) -> list[str]:
     """The same `assistant ask` questions with llama.cpp compiled two ways (no target of its own: the ask latency
     section above measures the build the venv has)."""
-    lines = [f"## llama.cpp build: `assistant ask` latency by how llama-cpp-python {section['version']} was compiled "
-             f"({section['queries']} held-out findings x {next(iter(section['builds'].values()))['rounds']} rounds, "
-             f"{section['model']})", "", _stamp(section), "",
+    lines = [f"## llama.cpp build: `assistant ask` latency by how llama-cpp-python {section.version} was compiled "
+             f"({section.queries} held-out findings x {next(iter(section.builds.values())).rounds} rounds, "
+             f"{section.model})", "", _stamp(section), "",
              "Medians over every question of every round; the builds alternate round by round. `make llm-embedded` "
              "builds with LLAMA_CMAKE_ARGS (models/llm_setup.mk).", ""]  # fmt: skip
-    rows = [[name, f"`{build['cmake_args']}`", build["cpu_features"], build["cold_ttft_s"],
-             build["saved_prefix_ttft_s"], build["saved_prefix_total_s"]]
-            for name, build in section["builds"].items()]  # fmt: skip
+    rows = [[name, f"`{build.cmake_args}`", build.cpu_features, build.cold_ttft_s,
+             build.saved_prefix_ttft_s, build.saved_prefix_total_s]
+            for name, build in section.builds.items()]  # fmt: skip
     return lines + _table(["build", "CMake arguments", "SIMD used", "TTFT s, cold", "TTFT s, saved prompt",
                            "total s, saved prompt"], rows)  # fmt: skip
 
 
-def coldstart(section: dict[str, Any], targets: list[str]) -> list[str]:
+def coldstart(section: Coldstart, targets: list[str]) -> list[str]:
     lines = ["## Cold start of the CLI (fresh process each, median)", "", _stamp(section), ""]
-    rows = [["`assistant --help`", section["help_s"]], [f"`assistant search` ({section['index']} index)",
-                                                         section["search_s"]]]  # fmt: skip
-    if "search_model_path_s" in section:  # results written before the torch-free query path have no comparison
+    rows = [["`assistant --help`", section.help_s], [f"`assistant search` ({section.index} index)",
+                                                         section.search_s]]  # fmt: skip
+    if section.search_model_path_s is not None:  # sections before the torch-free query path have no comparison
         rows.append(["... the same search through the sentence-transformers model (the path before)",
-                     section["search_model_path_s"]])  # fmt: skip
-    if ask := section.get("ask"):
-        rows.append([f"`assistant ask` ({ask['model']}): whole process", ask["wall_s"]])
-        rows.append(["... of which start-up (imports, index load)", ask["startup_s"]])
-        rows.append(["... of which model load + prompt", ask["model_load_and_prompt_s"]])
-        rows.append(["... of which retrieval (first search loads the encoder)", ask["retrieval_s"]])
-        rows.append(["... of which generation", ask["llm_s"]])
+                     section.search_model_path_s])  # fmt: skip
+    if ask := section.ask:
+        rows.append([f"`assistant ask` ({ask.model}): whole process", ask.wall_s])
+        rows.append(["... of which start-up (imports, index load)", ask.startup_s])
+        rows.append(["... of which model load + prompt", ask.model_load_and_prompt_s])
+        rows.append(["... of which retrieval (first search loads the encoder)", ask.retrieval_s])
+        rows.append(["... of which generation", ask.llm_s])
     lines += _table(["what", "seconds"], rows)
-    heavy = section["heavy_imports_of_cli"]
+    heavy = section.heavy_imports_of_cli
     lines += [f"Heavy libraries imported by `assistant --help`: {', '.join(heavy) if heavy else 'none'}."]
     for name, what in (("search", "`assistant search`"), ("search_model_path", "the search through the model")):
-        if (imported := section.get(f"heavy_imports_of_{name}")) is not None:
+        if (imported := getattr(section, f"heavy_imports_of_{name}")) is not None:
             lines.append(f"Heavy libraries imported by {what}: {', '.join(imported) if imported else 'none'}.")
     lines.append("")
-    targets.append(f"| `assistant --help` lazy (no heavy imports) | {section['help_s']} s, "
+    targets.append(f"| `assistant --help` lazy (no heavy imports) | {section.help_s} s, "
                    f"{len(heavy)} heavy imports | {_verdict(not heavy)} |")  # fmt: skip
     return lines
 
 
-def fusions(section: dict[str, Any], targets: list[str]) -> list[str]:
+def fusions(section: Fusions, targets: list[str]) -> list[str]:
     """Why the fast path leaves SkipLayerNormalization out: the node alone and the whole model, each side by side."""
-    shape = "x".join(str(n) for n in section["node_shape"])
+    shape = "x".join(str(n) for n in section.node_shape)
     lines = ["## Fusion left out: SkipLayerNormalization (residual add + layer norm in one node)", "",
              _stamp(section), "",
              f"The node alone, on {shape} float32 inputs (median of interleaved calls):", ""]  # fmt: skip
     lines += _table(["threads", "node", "ms per call", "ns per element", "max abs difference of the two"],
-                    [[r["threads"], r["node"], r["ms_per_call"], r["ns_per_element"], r["max_abs_difference"]]
-                     for r in section["nodes"]])  # fmt: skip
-    lines += [f"The whole model ({section['encoder']} int8, the same file; {section['texts']} full reports, "
+                    [[r.threads, r.node, r.ms_per_call, r.ns_per_element, r.max_abs_difference]
+                     for r in section.nodes])  # fmt: skip
+    lines += [f"The whole model ({section.encoder} int8, the same file; {section.texts} full reports, "
               "interleaved rounds; node counts from each session's optimized graph):", ""]  # fmt: skip
     lines += _table(["threads", "session", "reports/s", "vs fused", "SkipLayerNormalization", "LayerNormalization",
                      "min cosine to shipped"],
-                    [[r["threads"], r["session"], r["reports_per_s"], f"{r['speedup_over_fused']}x",
-                      r["skip_layer_norm_nodes"], r["layer_norm_nodes"], r["cosine_to_shipped_min"]]
-                     for r in section["model"]])  # fmt: skip
+                    [[r.threads, r.session, r.reports_per_s, f"{r.speedup_over_fused}x",
+                      r.skip_layer_norm_nodes, r.layer_norm_nodes, r.cosine_to_shipped_min]
+                     for r in section.model])  # fmt: skip
     lines += ["Share of the kernel time per op type (ONNX Runtime's profiler, one more pass over the texts; "
               "ops under 0.5% left out):", ""]  # fmt: skip
     lines += _table(["threads", "session", "op types"],
-                    [[r["threads"], r["session"], ", ".join(f"{op} {share:.1%}" for op, share in
-                                                            r.get("kernel_time_shares", {}).items())]
-                     for r in section["model"]])  # fmt: skip
+                    [[r.threads, r.session, ", ".join(f"{op} {share:.1%}" for op, share in
+                                                            (r.kernel_time_shares or {}).items())]
+                     for r in section.model])  # fmt: skip
     return lines
 
 
-def concurrency(section: dict[str, Any], targets: list[str]) -> list[str]:
-    lines = [f"## Diagnosis benchmark throughput ({section['backend']}, condition {section['condition']}, "
-             f"max_tokens={section['max_tokens']})", "", _stamp(section), ""]  # fmt: skip
+def concurrency(section: Concurrency, targets: list[str]) -> list[str]:
+    lines = [f"## Diagnosis benchmark throughput ({section.backend}, condition {section.condition}, "
+             f"max_tokens={section.max_tokens})", "", _stamp(section), ""]  # fmt: skip
     lines += _table(
         ["workers", "cases", "wall s", "cases/minute"],
-        [[r["workers"], r["cases"], r["wall_s"], r["cases_per_minute"]] for r in section["runs"]],
+        [[r.workers, r.cases, r.wall_s, r.cases_per_minute] for r in section.runs],
     )
-    lines += [f"Concurrent / sequential: {section['speedup']}x.", ""]
+    lines += [f"Concurrent / sequential: {section.speedup}x.", ""]
     return lines
 
 
-def ask_vs_chat(section: dict[str, Any], targets: list[str]) -> list[str]:
+def ask_vs_chat(section: AskVsChat, targets: list[str]) -> list[str]:
     """`assistant ask` (a new process per question) beside a running chat, the same questions, quiet and loaded."""
     lines = [
-        f"## `assistant ask` beside the chat ({section['queries']} held-out findings, {section['model']}, "
-        f"`--prompt {section['prompt']}`)",
+        f"## `assistant ask` beside the chat ({section.queries} held-out findings, {section.model}, "
+        f"`--prompt {section.prompt}`)",
         "",
         _stamp(section),
         "",
         "Medians; seconds from the question to the reports shown, to the first diagnosis text and to the end. The "
-        f"loaded rows ran beside {section['load_processes']} busy processes. `ask`: a new `assistant ask` process "
+        f"loaded rows ran beside {section.load_processes} busy processes. `ask`: a new `assistant ask` process "
         "with `assistant serve` running (it hands the question over); `ask_alone`: `ask --no-server`, which loads "
         "the index and the model itself; `chat`: the running chat.",
         "",
     ]
     rows = []
-    for condition, figures in section["conditions"].items():
-        sides = [side for side in ("ask", "ask_alone", "chat") if f"{side}_ttft_s" in figures]
+    for condition, figures in section.conditions.items():
+        sides = [side for side in ("ask", "ask_alone", "chat") if getattr(figures, f"{side}_ttft_s") is not None]
         for side in sides:
-            rows.append([condition, side, *(figures[f"{side}_{key}"] for key in ("reports_s", "ttft_s", "total_s"))])
-        ask_ttft, chat_ttft = figures["ask_ttft_s"], figures["chat_ttft_s"]
-        alone = f" (without the server {figures['ask_alone_ttft_s']} s)" if "ask_alone" in sides else ""
+            rows.append([condition, side, *(getattr(figures, f"{side}_{key}") for key in ("reports_s", "ttft_s",
+                                                                                          "total_s"))])  # fmt: skip
+        ask_ttft, chat_ttft = figures.ask_ttft_s, figures.chat_ttft_s
+        alone = f" (without the server {figures.ask_alone_ttft_s} s)" if "ask_alone" in sides else ""
         targets.append(
             f"| `ask` time to first token no worse than the chat's ({condition}) | {ask_ttft} s vs {chat_ttft} s"
             f"{alone} | {_verdict(ask_ttft <= chat_ttft)} |"
@@ -287,35 +304,45 @@ def ask_vs_chat(section: dict[str, Any], targets: list[str]) -> list[str]:
     return lines
 
 
-def second_stage(section: dict[str, Any], targets: list[str]) -> list[str]:
+def second_stage(section: SecondStage, targets: list[str]) -> list[str]:
     """The time each second stage adds to one search (the same hits for both, interleaved)."""
-    lines = [f"## Second stage: re-scoring a search's top {section['hits_per_query']} hits", "", _stamp(section), "",
-             f"{section['queries']} held-out findings queries, their top hits among {section['corpus']} test-split "
+    lines = [f"## Second stage: re-scoring a search's top {section.hits_per_query} hits", "", _stamp(section), "",
+             f"{section.queries} held-out findings queries, their top hits among {section.corpus} test-split "
              "reports' impressions or whole reports; milliseconds per search:", ""]  # fmt: skip
     lines += _table(["field", "stage", "median ms", "p95 ms"],
-                    [[r["field"], r["stage"], r["median_ms"], r["p95_ms"]] for r in section["rows"]])  # fmt: skip
-    if section.get("not_measured"):
-        lines += ["Not measured in this run: " + "; ".join(section["not_measured"]) + ".", ""]
+                    [[r.field, r.stage, r.median_ms, r.p95_ms] for r in section.rows])  # fmt: skip
+    if section.not_measured:
+        lines += ["Not measured in this run: " + "; ".join(section.not_measured) + ".", ""]
     return lines
 
 
-SECTIONS = {"embedding": embedding, "fusions": fusions, "search": search, "second_stage": second_stage,
-            "answer": answer, "ask_latency": ask_latency, "ask_latency_llm": ask_latency, "llama_build": llama_build,
-            "ask_vs_chat": ask_vs_chat, "coldstart": coldstart,
-            "concurrency": concurrency}  # fmt: skip
+#: Section name -> its renderer (each takes the record eval.perf.sections.section_type names for it).
+SECTIONS: dict[str, Callable[[Any, list[str]], list[str]]] = {
+    "embedding": embedding,
+    "fusions": fusions,
+    "search": search,
+    "second_stage": second_stage,
+    "answer": answer,
+    "ask_latency": ask_latency,
+    "ask_latency_llm": ask_latency,
+    "llama_build": llama_build,
+    "ask_vs_chat": ask_vs_chat,
+    "coldstart": coldstart,
+    "concurrency": concurrency,
+}
 
 
-def render(results: dict[str, Any]) -> str:
-    machine = results["machine"]
-    versions = ", ".join(f"{k} {v}" for k, v in machine["versions"].items() if v)
-    simd = ", ".join(machine.get("simd", [])) or "SIMD unknown"
+def render(results: PerformanceResults) -> str:
+    machine = results.machine
+    versions = ", ".join(f"{k} {v}" for k, v in machine.versions.items() if v)
+    simd = ", ".join(machine.simd) or "SIMD unknown"
     lines = ["# Performance", "", "Written by `python -m eval.perf.report` from `performance.json` (`make bench`).", "",
-             f"Machine: {machine['cpu']} ({simd}), {machine['cores']} cores, {machine['ram_gib']} GiB RAM, no GPU; "
-             f"Python {machine['python']}; {versions}. Each section gives its thread count and the load average "
+             f"Machine: {machine.cpu} ({simd}), {machine.cores} cores, {machine.ram_gib} GiB RAM, no GPU; "
+             f"Python {machine.python}; {versions}. Each section gives its thread count and the load average "
              "it ran under (a busy machine slows every figure).", ""]  # fmt: skip
     targets: list[str] = []
     body: list[str] = []
-    sections = results["sections"]
+    sections = results.sections
     for name, render_section in SECTIONS.items():
         key = name if name in sections else f"{name}_quick"  # a smoke run stands in until a full one exists
         if key in sections:

@@ -1,7 +1,8 @@
 """The results file: one JSON object with a section per benchmark, updated section by section.
 
 Sections are written as they finish, so a long run that is interrupted keeps what it measured and a single
-benchmark can be rerun without the others.
+benchmark can be rerun without the others. The file is a `PerformanceResults` record (performance.json, ingest.json,
+ray_build.json), each section the record eval.perf.sections names for it.
 """
 
 from __future__ import annotations
@@ -9,38 +10,65 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self, TypeVar
 
 from eval.common.provenance import provenance
+from eval.common.records import ResultsFile
 from eval.common.shared_data import RESULTS
-from eval.perf.machine import describe, limit_threads, load_average
+from eval.perf.machine import Machine, describe, limit_threads, load_average
+from eval.perf.sections import Section, section_type
 
 RESULTS_FILE = RESULTS / "performance.json"
+#: A kind of section (eval.perf.sections).
+Kind = TypeVar("Kind", bound=Section)
 
 
-def read(path: Path = RESULTS_FILE) -> dict[str, Any]:
+@dataclass
+class PerformanceResults(ResultsFile):
+    """The machine of the last section stored, and every section by name (`SECTION_quick` for smoke runs)."""
+
+    KIND = "performance results"
+
+    machine: Machine
+    sections: dict[str, Section]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Self:
+        results = super().from_json({**data, "sections": {}})
+        results.sections = {name: section_type(name).from_json(s) for name, s in data["sections"].items()}
+        return results
+
+
+def read(path: Path = RESULTS_FILE) -> PerformanceResults:
     """The current results, or an empty skeleton."""
     if path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
-    return {"machine": describe(), "sections": {}}
+        return PerformanceResults.read(path)
+    return PerformanceResults(describe(), {})
+
+
+def sections_of(kind: type[Kind], path: Path = RESULTS_FILE) -> dict[str, Kind]:
+    """The sections of `path` that are `kind` records, by name: a benchmark's own (full and quick, every size)."""
+    return {name: section for name, section in read(path).sections.items() if isinstance(section, kind)}
 
 
 def store(section: str, data: dict[str, Any], *, threads: int, command: str, path: Path = RESULTS_FILE) -> None:
-    """Replace one section, stamped with when, how and under what load it was measured."""
+    """Replace one section, stamped with when, how and under what load it was measured; the section's record
+    (eval.perf.sections) is built from `data`, so a benchmark's measurements must fit it."""
     results = read(path)
-    results["machine"] = describe()
-    results["sections"][section] = {
+    results.machine = describe()
+    stamp = {
         "measured": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": command,
         "threads": threads,
         "load_average_at_end": load_average(),
         "provenance": provenance(),
-        **data,
     }
+    results.sections[section] = section_type(section).from_json(stamp | data)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    path.write_text(json.dumps(results.to_json(), indent=2) + "\n", encoding="utf-8")
 
 
 def parser(

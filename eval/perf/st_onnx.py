@@ -31,11 +31,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from eval.common.records import Record, ResultsFile
+from eval.perf.machine import Machine
 
 ENCODER = "minilm"
 TEXTS = 256
@@ -45,6 +49,49 @@ WITHIN = 0.9
 #: optimum's dynamic int8 configuration for this CPU family (the machine has AVX2, no AVX-512/VNNI).
 QUANTIZATION = "avx2"
 LIBRARY_BATCH = 32  # SentenceTransformer.encode's default
+
+
+@dataclass
+class OnnxPath(Record):
+    """One way of running the encoder: its speed, time to a usable encoder and closeness to torch's vectors."""
+
+    path: str
+    reports_per_s: float
+    ready_s: float
+    batch: int
+    cosine_to_torch_mean: float
+    cosine_to_torch_min: float
+
+
+@dataclass
+class LibraryVerdict(Record):
+    """The library's speed as a share of the project's at one precision, and whether it may replace it."""
+
+    library_speed_share: float
+    equal_quality: bool
+    library_within: bool
+
+
+@dataclass
+class StOnnx(ResultsFile):
+    """The library's ONNX path against the project's export (eval/results/st_onnx.json)."""
+
+    KIND = "sentence-transformers ONNX results"
+
+    created: str
+    command: str
+    encoder: str
+    texts: int
+    threads: int
+    rounds: int
+    quantization_config: str
+    equal_quality_cosine: float
+    machine: Machine
+    library_versions: dict[str, str]
+    #: Load averages at the start, after the project's side and after the library's.
+    load_average: dict[str, list[float]]
+    rows: list[OnnxPath]
+    verdict: dict[str, LibraryVerdict]
 
 
 def timed_rounds(encoders: dict[str, Any], texts: list[str], rounds: int = ROUNDS) -> dict[str, tuple[Any, float]]:
@@ -168,67 +215,63 @@ def measure(library_python: str) -> dict[str, Any]:
     }
 
 
-def _row(name: str, rate: float, ready_s: float, batch: int, vectors: np.ndarray, reference: np.ndarray) -> dict:
+def _row(name: str, rate: float, ready_s: float, batch: int, vectors: np.ndarray, reference: np.ndarray) -> OnnxPath:
     cosine = np.sum(vectors * reference, axis=1)
-    return {
-        "path": name,
-        "reports_per_s": round(rate, 1),
-        "ready_s": round(ready_s, 1),
-        "batch": batch,
-        "cosine_to_torch_mean": round(float(cosine.mean()), 5),
-        "cosine_to_torch_min": round(float(cosine.min()), 5),
-    }
+    return OnnxPath(
+        path=name,
+        reports_per_s=round(rate, 1),
+        ready_s=round(ready_s, 1),
+        batch=batch,
+        cosine_to_torch_mean=round(float(cosine.mean()), 5),
+        cosine_to_torch_min=round(float(cosine.min()), 5),
+    )
 
 
-def verdict(rows: list[dict[str, Any]], min_cosine: float) -> dict[str, Any]:
+def verdict(rows: list[OnnxPath], min_cosine: float) -> dict[str, LibraryVerdict]:
     """Per precision (onnx, onnx-int8): the library's speed as a share of the project's, and whether it is within
     WITHIN at equal quality (mean cosine to torch >= min_cosine on both sides)."""
-    by_path = {row["path"]: row for row in rows}
+    by_path = {row.path: row for row in rows}
     out = {}
     for backend in ("onnx", "onnx-int8"):
         mine, theirs = by_path[f"project {backend}"], by_path[f"library {backend}"]
-        share = theirs["reports_per_s"] / mine["reports_per_s"]
-        equal = min(mine["cosine_to_torch_mean"], theirs["cosine_to_torch_mean"]) >= min_cosine
-        out[backend] = {
-            "library_speed_share": round(share, 3),
-            "equal_quality": equal,
-            "library_within": equal and share >= WITHIN,
-        }
+        share = theirs.reports_per_s / mine.reports_per_s
+        equal = min(mine.cosine_to_torch_mean, theirs.cosine_to_torch_mean) >= min_cosine
+        out[backend] = LibraryVerdict(round(share, 3), equal_quality=equal, library_within=equal and share >= WITHIN)
     return out
 
 
-def render(results: dict[str, Any]) -> str:
+def render(results: StOnnx) -> str:
     lines = [
         "# sentence-transformers' ONNX path vs the project's export",
         "",
-        f"Written {results['created']} by `{results['command']}`. {results['encoder']}, {results['texts']} full report "
-        f"texts of the shared data, {results['threads']} thread, {results['rounds']} interleaved rounds per side. "
-        f"Library side: {', '.join(f'{p} {v}' for p, v in results['library_versions'].items())} (in its own "
+        f"Written {results.created} by `{results.command}`. {results.encoder}, {results.texts} full report "
+        f"texts of the shared data, {results.threads} thread, {results.rounds} interleaved rounds per side. "
+        f"Library side: {', '.join(f'{p} {v}' for p, v in results.library_versions.items())} (in its own "
         f"environment: optimum-onnx needs transformers < 4.58, the product runs transformers 5); int8 with "
-        f'`export_dynamic_quantized_onnx_model(model, "{results["quantization_config"]}", folder)`. Load average '
-        f"(1/5/15 min, 2 cores shared with other jobs): {json.dumps(results['load_average'])}.",
+        f'`export_dynamic_quantized_onnx_model(model, "{results.quantization_config}", folder)`. Load average '
+        f"(1/5/15 min, 2 cores shared with other jobs): {json.dumps(results.load_average)}.",
         "",
         "| path | reports/s | ready (s) | batch | cosine to torch, mean | min |",
         "|---|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r['path']} | {r['reports_per_s']} | {r['ready_s']} | {r['batch']} | {r['cosine_to_torch_mean']:.5f} | "
-        f"{r['cosine_to_torch_min']:.5f} |"
-        for r in results["rows"]
+        f"| {r.path} | {r.reports_per_s} | {r.ready_s} | {r.batch} | {r.cosine_to_torch_mean:.5f} | "
+        f"{r.cosine_to_torch_min:.5f} |"
+        for r in results.rows
     ]
     lines += [
         "",
-        f"Equal quality: mean cosine to torch >= {results['equal_quality_cosine']} "
+        f"Equal quality: mean cosine to torch >= {results.equal_quality_cosine} "
         '(retriever.encoders.onnx.quantize.MIN_COSINE). "ready" = time to a usable encoder: the library '
         "exports (and quantizes) in the run; the project's export is cached under the models folder after its "
         "first use, so its figure is usually a load alone.",
         "",
     ]
-    for backend, v in results["verdict"].items():
+    for backend, v in results.verdict.items():
         lines.append(
-            f"- {backend}: the library runs at {v['library_speed_share']:.0%} of the project's speed, quality "
-            f"{'equal' if v['equal_quality'] else 'NOT equal'}: "
-            f"{'within' if v['library_within'] else 'not within'} {1 - WITHIN:.0%}."
+            f"- {backend}: the library runs at {v.library_speed_share:.0%} of the project's speed, quality "
+            f"{'equal' if v.equal_quality else 'NOT equal'}: "
+            f"{'within' if v.library_within else 'not within'} {1 - WITHIN:.0%}."
         )
     return "\n".join(lines) + "\n"
 
@@ -254,11 +297,11 @@ def main(argv: list[str] | None = None) -> int:
     except NoData as exc:
         print(f"skipped: {exc}")
         return 0
-    results = {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m eval.perf.st_onnx", *(argv if argv is not None else sys.argv[1:])]),
+    results = StOnnx(
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        command=" ".join(["python -m eval.perf.st_onnx", *(argv if argv is not None else sys.argv[1:])]),
         **data,
-    }
+    )
     print(write_results(args.out or RESULTS / "st_onnx", results, render))
     return 0
 

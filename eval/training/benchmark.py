@@ -24,6 +24,14 @@ from typing import Any
 
 from eval.common.provenance import stamp
 from eval.common.shared_data import CORPORA, RESULTS, SHARED_DATA, add_out_option
+from eval.training.results import (
+    DevMetrics,
+    SetScores,
+    TrainedVariant,
+    TrainingData,
+    TrainingMachine,
+    TrainingResults,
+)
 
 BASELINES = ("bm25", "minilm", "mpnet")
 #: The benchmarks' default recipe until 2026-11-27, which `labelneg-2ep-256` extends (the default encoder,
@@ -67,16 +75,16 @@ def model_name(variant: str) -> str:
     return "radsearch-minilm" if variant == "plain" else f"radsearch-minilm-{variant}"
 
 
-def evaluate(ranker: Any, test: dict[str, list[Any]]) -> dict[str, Any]:
+def evaluate(ranker: Any, test: dict[str, list[Any]]) -> dict[str, SetScores]:
     """Findings -> impression metrics per source (each against its own impressions) and pooled."""
     from eval.retrieval.findings_impression import findings_to_impression
 
     pooled = [r for reports in test.values() for r in reports]
-    scores = {source: findings_to_impression(reports, ranker) for source, reports in test.items()}
-    return scores | {"overall": findings_to_impression(pooled, ranker)}
+    sets = {**test, "overall": pooled}
+    return {source: SetScores.from_json(findings_to_impression(reports, ranker)) for source, reports in sets.items()}
 
 
-def machine() -> dict[str, Any]:
+def machine() -> TrainingMachine:
     """What the numbers were measured on (CPU model, cores, load: the machine is shared)."""
     import torch
 
@@ -91,15 +99,15 @@ def machine() -> dict[str, Any]:
             ),
             cpu,
         )
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
-    }
+    return TrainingMachine(
+        cpu=cpu,
+        cores=os.cpu_count(),
+        torch_threads=torch.get_num_threads(),
+        torch=torch.__version__,
+        python=platform.python_version(),
+        platform=platform.platform(),
+        load_average_at_end=[round(x, 2) for x in os.getloadavg()],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,38 +131,39 @@ def main(argv: list[str] | None = None) -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     result_file = args.out / "training.json"
-    results: dict[str, Any] = {} if args.fresh or not result_file.is_file() else json.loads(result_file.read_text())
+    previous = None if args.fresh or not result_file.is_file() else TrainingResults.read(result_file)
     corpora = [str(args.data / c) for c in CORPORA]
     ingested = ingest(corpora)
     groups = split_reports(ingested.reports)
     test: dict[str, list[Any]] = {}
     for report in groups["test"]:
         test.setdefault(report.source, []).append(report)
-    results |= {
-        "task": "findings -> impression retrieval on the held-out test split; corpus = the split's unique "
+    results = TrainingResults(
+        task="findings -> impression retrieval on the held-out test split; corpus = the split's unique "
         "impressions (per source: that source's; overall: all sources')",
-        "data": {
-            "corpora": [str(Path(c).relative_to(args.data.parent.parent)) for c in corpora],
-            "reports_in": ingested.records_in,
-            "usable": len(ingested.reports),
-            "rejected": dict(ingested.reasons()),
-            "split": {k: len(v) for k, v in groups.items()},
-            "test_by_source": {s: len(v) for s, v in sorted(test.items())},
-            "split_spec": DEFAULT_SPLIT.__dict__,
-        },
-        "command": "python -m eval.training.benchmark " + " ".join(argv if argv is not None else sys.argv[1:]),
-    }
-    baselines = results.setdefault("baselines", {})
-    variants = results.setdefault("variants", {})
+        data=TrainingData(
+            corpora=[str(Path(c).relative_to(args.data.parent.parent)) for c in corpora],
+            reports_in=ingested.records_in,
+            usable=len(ingested.reports),
+            rejected=dict(ingested.reasons()),
+            split={k: len(v) for k, v in groups.items()},
+            test_by_source={s: len(v) for s, v in sorted(test.items())},
+            split_spec=DEFAULT_SPLIT.__dict__,
+        ),
+        command="python -m eval.training.benchmark " + " ".join(argv if argv is not None else sys.argv[1:]),
+        baselines=previous.baselines if previous else {},
+        variants=previous.variants if previous else {},
+    )
+    baselines, variants = results.baselines, results.variants
 
     def save() -> None:
         # Variants trained meanwhile by another run of this script (in parallel, on other variants) are kept.
         if result_file.is_file():
-            on_disk = json.loads(result_file.read_text()).get("variants", {})
+            on_disk = TrainingResults.read(result_file).variants
             variants.update({name: v for name, v in on_disk.items() if name not in variants})
-        results["machine"] = machine()
-        results["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
-        result_file.write_text(json.dumps(stamp(results), indent=2) + "\n", encoding="utf-8")
+        results.machine = machine()
+        results.updated = datetime.now(UTC).isoformat(timespec="seconds")
+        result_file.write_text(json.dumps(stamp(results.to_json()), indent=2) + "\n", encoding="utf-8")
         (args.out / "training.md").write_text(render(results), encoding="utf-8")
 
     for ref in BASELINES:
@@ -165,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     for variant in [v.strip() for v in args.variants.split(",") if v.strip()]:
         options = {"epochs": args.epochs, "max_seq_length": args.max_seq_length, "max_steps": args.max_steps}
         config = TrainConfig(**(options | VARIANTS[variant]))
-        if variant in variants and variants[variant]["hyperparameters"] == config.__dict__:
+        if variant in variants and variants[variant].hyperparameters == config.__dict__:
             continue
         print(f"training variant {variant}: {config.loss_name}", flush=True)
         started = time.perf_counter()
@@ -173,59 +182,59 @@ def main(argv: list[str] | None = None) -> int:
             ingested.reports, model_name(variant), config, skipped=ingested.reasons(), overwrite=True
         )
         card = trained.card
-        variants[variant] = {
-            "model": model_name(variant),
-            "loss": config.loss_name,
-            "hyperparameters": config.__dict__,
-            "train_pairs": card["data"]["pairs"]["train"],
-            "seconds_per_epoch": card["train_seconds_per_epoch"],
-            "wall_seconds": round(time.perf_counter() - started, 1),
-            "dev": card["dev_metrics"],
-            "masked_negatives": card["masked_negatives"],
-            "test": evaluate(make_ranker(model_name(variant)), test),
-        }
+        variants[variant] = TrainedVariant(
+            model=model_name(variant),
+            loss=config.loss_name,
+            hyperparameters=config.__dict__,
+            train_pairs=card["data"]["pairs"]["train"],
+            seconds_per_epoch=card["train_seconds_per_epoch"],
+            wall_seconds=round(time.perf_counter() - started, 1),
+            dev=DevMetrics.from_json(card["dev_metrics"]),
+            masked_negatives=card["masked_negatives"],
+            test=evaluate(make_ranker(model_name(variant)), test),
+        )
         save()
     save()
     print(f"wrote {result_file} and {args.out / 'training.md'}")
     return 0
 
 
-def _row(name: str, scores: dict[str, Any], key: str = "all") -> str:
-    s = scores[key]
+def _row(name: str, s: dict[str, float]) -> str:
     return f"| {name} | {s['n']} | {s['match@1']:.3f} | {s['match@5']:.3f} | {s['match@10']:.3f} | {s['mrr@10']:.3f} |"
 
 
-def render(results: dict[str, Any]) -> str:
+def render(results: TrainingResults) -> str:
     """Markdown report: pooled and per-source test tables, dev comparison of the options, cost, machine."""
-    systems = {f"untuned {k}": v for k, v in results.get("baselines", {}).items()}
-    systems |= {f"fine-tuned MiniLM ({k}: {v['loss']})": v["test"] for k, v in results.get("variants", {}).items()}
+    systems = {f"untuned {k}": v for k, v in results.baselines.items()}
+    systems |= {f"fine-tuned MiniLM ({k}: {v.loss})": v.test for k, v in results.variants.items()}
     header = ["| system | n | match@1 | match@5 | match@10 | MRR@10 |", "|---|---|---|---|---|---|"]
+    data = results.data
     lines = [
         "# Findings -> impression retrieval: fine-tuned vs untuned encoders",
         "",
-        f"Written by `{results['command'].strip()}` on {results.get('updated', '')}. Held-out TEST split of "
+        f"Written by `{results.command.strip()}` on {results.updated or ''}. Held-out TEST split of "
         "the shared development data (reports never seen in training, split by a salted hash of the report id). "
         "Query = findings, corpus = the unique impressions of the test reports, hit = the report's own "
         "impression text in the top k.",
         "",
-        f"Data: {json.dumps(results['data']['split'])} reports per split; test by source "
-        f"{json.dumps(results['data']['test_by_source'])}; rejected at ingestion "
-        f"{json.dumps(results['data']['rejected'])}.",
+        f"Data: {json.dumps(data.split)} reports per split; test by source "
+        f"{json.dumps(data.test_by_source)}; rejected at ingestion "
+        f"{json.dumps(data.rejected)}.",
         "",
         "## Overall (all sources pooled)",
         *header,
-        *(_row(name, scores["overall"]) for name, scores in systems.items()),
+        *(_row(name, scores["overall"].all) for name, scores in systems.items()),
         "",
         "## Overall, without the 20 most frequent impressions (boilerplate normals cannot carry the score)",
         *header,
-        *(_row(name, scores["overall"], "without_top20_impressions") for name, scores in systems.items()),
+        *(_row(name, scores["overall"].without_top20_impressions) for name, scores in systems.items()),
     ]
-    for source in results["data"]["test_by_source"]:
+    for source in data.test_by_source:
         lines += [
             "",
             f"## {source} (corpus = this source's test impressions)",
             *header,
-            *(_row(name, scores[source]) for name, scores in systems.items() if source in scores),
+            *(_row(name, scores[source].all) for name, scores in systems.items() if source in scores),
         ]
     lines += [
         "",
@@ -234,25 +243,36 @@ def render(results: dict[str, Any]) -> str:
         "in-batch negatives masked |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, v in results.get("variants", {}).items():
-        before, after = v["dev"]["before"], v["dev"]["after"]
-        masked = "" if v["masked_negatives"] is None else f"{100 * v['masked_negatives']:.1f} %"
+    for name, v in results.variants.items():
+        before, after = v.dev.before, v.dev.after
+        masked = "" if v.masked_negatives is None else f"{100 * v.masked_negatives:.1f} %"
         lines.append(
-            f"| {name} | {v['loss']} | {before.get('match@5', '')} | {after.get('match@5', '')} | "
-            f"{after.get('mrr@10', '')} | {', '.join(map(str, v['seconds_per_epoch']))} | {masked} |"
+            f"| {name} | {v.loss} | {before.get('match@5', '')} | {after.get('match@5', '')} | "
+            f"{after.get('mrr@10', '')} | {', '.join(map(str, v.seconds_per_epoch))} | {masked} |"
         )
-    m = results.get("machine", {})
+    m = results.machine
     lines += [
         "",
         "## Cost and machine",
-        f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores ({m.get('torch_threads', '?')} torch threads), "
-        f"torch {m.get('torch', '?')}, Python {m.get('python', '?')}; CPU only. The machine was shared with "
-        f"other jobs (load average at the end {m.get('load_average_at_end')}), so times are upper bounds.",
+        _machine(m),
         "",
         "Reproduce: `python -m eval.training.benchmark` (add `--fresh` to retrain everything). Trained models "
         "are written to the models directory as `radsearch-minilm` (plain) and `radsearch-minilm-<option>`.",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _machine(m: TrainingMachine | None) -> str:
+    """What the numbers were measured on, "?" for a run saved before its machine was."""
+    described = (
+        f"{m.cpu}, {m.cores} cores ({m.torch_threads} torch threads), torch {m.torch}, Python {m.python}"
+        if m
+        else "?, ? cores (? torch threads), torch ?, Python ?"
+    )
+    return (
+        f"{described}; CPU only. The machine was shared with other jobs (load average at the end "
+        f"{m.load_average_at_end if m else None}), so times are upper bounds."
+    )
 
 
 if __name__ == "__main__":

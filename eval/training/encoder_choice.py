@@ -29,14 +29,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from eval.common.records import Record, ResultsFile, optional
 from eval.common.shared_data import RESULTS, add_out_option, write_results
+from eval.negation.results import RealPairs
 from eval.retrieval.benchmark import CHOICE_RESULTS, DEFAULT_MODEL, check_targets, product_default
 from eval.retrieval.results import RetrievalResults
-from eval.robustness.report import results_split, shipped
+from eval.robustness.report import Scores, shipped
+from eval.robustness.results import RobustnessResults
 
 NEGATION_TARGET = 0.45  # issue 17 (eval.negation.real_pairs.TARGET)
 ERRORS_TARGET = 0.85  # issue 20
@@ -65,7 +67,7 @@ def shipped_source() -> str:
 
 
 @dataclass(frozen=True)
-class Scored:
+class Scored(Record):
     """One candidate's dev scores and targets met."""
 
     model: str
@@ -95,36 +97,55 @@ class Scored:
         return (self.match_at_5 + self.error_discrimination + self.abbreviated_match_at_5) / 3
 
 
-def _robustness_row(part: dict[str, Any], model: str) -> dict[str, Any]:
+@dataclass
+class EncoderChoice(ResultsFile):
+    """The choice among the candidates (eval/results/encoder_choice_dev.json)."""
+
+    KIND = "encoder choice results"
+
+    chosen: str
+    #: The trained model the shipped encoder was packaged from when the choice was made ("" before one was).
+    current_default: str
+    candidates: list[Scored]
+    #: The three dev results files the scores were read from.
+    inputs: list[str]
+    #: Files written before these were recorded name the defaults of then.
+    shipped_as: str | None = optional()
+    max_training_runs: int | None = optional()
+
+
+def _robustness_row(rankers: dict[str, Scores], model: str) -> Scores:
     """The model's row as users search (with the shipped query expansion where measured)."""
-    _, row = shipped(part, product_default(model))
+    _, row = shipped(rankers, product_default(model))
     if row is None:
         raise KeyError(f"{product_default(model)} has no dev robustness results: run eval.robustness --split dev")
     return row
 
 
-def score(model: str, retrieval: RetrievalResults, robustness: dict[str, Any], negation: dict[str, Any]) -> Scored:
+def score(model: str, retrieval: RetrievalResults, robustness: RobustnessResults, negation: RealPairs) -> Scored:
     """One candidate's dev scores from the three dev results files."""
     ranker = product_default(model)
     if ranker not in retrieval.rankers:
         raise KeyError(f"{ranker} is not in the dev retrieval results: run eval.retrieval.benchmark --split dev")
     rows = check_targets(retrieval.rankers, ranker).rows
     negation_row = next(
-        (r for r in negation["results"] if r["encoder"] == model and r["pairs_from"] == NEGATION_DEV_PAIRS), None
+        (r for r in negation.results if r.encoder == model and r.pairs_from == NEGATION_DEV_PAIRS), None
     )
     if negation_row is None:
         raise KeyError(f"{model} has no {NEGATION_DEV_PAIRS!r} negation pairs result: run eval.negation.real_pairs")
-    queries = _robustness_row(robustness.get("queries", {}), model)
-    errors = _robustness_row(robustness.get("errors", {}), model)
+    abbreviated = _robustness_row(robustness.queries.rankers if robustness.queries else {}, model).variants[
+        "abbreviated"
+    ]
+    errors = _robustness_row(robustness.errors.rankers if robustness.errors else {}, model)
     return Scored(
         model=model,
         retrieval_rows_passed=sum(r.passed for r in rows),
         retrieval_rows=len(rows),
-        negation_delta_cos=negation_row["delta_cos"],
-        error_discrimination=errors["all"]["value"],
-        abbreviated_drop=queries["abbreviated"]["drop@5"],
+        negation_delta_cos=negation_row.delta_cos,
+        error_discrimination=errors.all.value,
+        abbreviated_drop=abbreviated.drop_at_5,
         match_at_5=retrieval.rankers[ranker].pooled().all["match@5"],
-        abbreviated_match_at_5=queries["abbreviated"]["match@5"],
+        abbreviated_match_at_5=abbreviated.match_at_5,
     )
 
 
@@ -136,7 +157,7 @@ def choose(scored: list[Scored], current: str = "", max_runs: int = MAX_TRAINING
     return max(eligible, key=lambda s: (s.targets_met, round(s.tie_break, 6), s.model == current))
 
 
-def render(payload: dict[str, Any]) -> str:
+def render(payload: EncoderChoice) -> str:
     lines = [
         "# Default encoder recipe: chosen on the dev split",
         "",
@@ -145,7 +166,7 @@ def render(payload: dict[str, Any]) -> str:
         f"negation Δcos >= {NEGATION_TARGET}, error discrimination >= {ERRORS_TARGET}, abbreviated match@5 drop <= "
         f"{ABBREVIATED_DROP}); ties broken by the mean of pooled match@5, error discrimination and abbreviated "
         "match@5, then by keeping the current default; only recipes of at most "
-        f"{payload.get('max_training_runs', MAX_TRAINING_RUNS)} training run(s) compete (the shipped default must be "
+        f"{payload.max_training_runs or MAX_TRAINING_RUNS} training run(s) compete (the shipped default must be "
         "rebuildable by `make encoder` in one session). Each candidate measured as users search: "
         f"`{product_default('MODEL')}` with the shipped query expansion.",
         "",
@@ -153,23 +174,22 @@ def render(payload: dict[str, Any]) -> str:
         "error discrimination | abbreviated drop | pooled match@5 | abbreviated match@5 | tie-break mean |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for s in payload["candidates"]:
-        c = Scored(**s)
-        mark = "**" if c.model == payload["chosen"] else ""
+    for c in payload.candidates:
+        mark = "**" if c.model == payload.chosen else ""
         lines.append(
             f"| {mark}{c.model}{mark} | {training_runs(c.model)} | {c.targets_met} / {c.targets} | "
             f"{c.retrieval_rows_passed} / {c.retrieval_rows} "
             f"| {c.negation_delta_cos:.3f} | {c.error_discrimination:.3f} | {c.abbreviated_drop:+.3f} | "
             f"{c.match_at_5:.3f} | {c.abbreviated_match_at_5:.3f} | {c.tie_break:.4f} |"
         )
-    same = "is" if payload["chosen"] == payload["current_default"] else "is NOT"
+    same = "is" if payload.chosen == payload.current_default else "is NOT"
     lines += [
         "",
-        f"Chosen: `{payload['chosen']}`. The shipped encoder (`{payload.get('shipped_as', DEFAULT_MODEL)}`, "
-        f"models/radsearch/) was packaged from `{payload['current_default'] or 'nothing yet'}`, which {same} the "
+        f"Chosen: `{payload.chosen}`. The shipped encoder (`{payload.shipped_as or DEFAULT_MODEL}`, "
+        f"models/radsearch/) was packaged from `{payload.current_default or 'nothing yet'}`, which {same} the "
         "chosen one.",
         "",
-        f"Inputs: {', '.join(f'`{Path(p).name}`' for p in payload['inputs'])}.",
+        f"Inputs: {', '.join(f'`{Path(p).name}`' for p in payload.inputs)}.",
     ]
     return "\n".join(lines) + "\n"
 
@@ -184,9 +204,9 @@ def main(argv: list[str] | None = None) -> int:
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
     retrieval = RetrievalResults.read(args.retrieval)
-    robustness = json.loads(args.robustness.read_text(encoding="utf-8"))
-    negation = json.loads(args.negation.read_text(encoding="utf-8"))
-    for name, split in (("retrieval", retrieval.split), ("robustness", results_split(robustness))):
+    robustness = RobustnessResults.read(args.robustness)
+    negation = RealPairs.read(args.negation)
+    for name, split in (("retrieval", retrieval.split), ("robustness", robustness.split)):
         if split != "dev":
             parser.error(f"the {name} results are of the {split} split: the choice is made on dev only")
     models = [m.strip() for m in args.candidates.split(",") if m.strip()]
@@ -196,14 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(missing.args[0]))
     current = shipped_source()
     chosen = choose(scored, current)
-    payload = {
-        "chosen": chosen.model,
-        "current_default": current,
-        "shipped_as": DEFAULT_MODEL,
-        "max_training_runs": MAX_TRAINING_RUNS,
-        "candidates": [asdict(s) for s in scored],
-        "inputs": [str(args.retrieval), str(args.robustness), str(args.negation)],
-    }
+    payload = EncoderChoice(
+        chosen=chosen.model,
+        current_default=current,
+        shipped_as=DEFAULT_MODEL,
+        max_training_runs=MAX_TRAINING_RUNS,
+        candidates=scored,
+        inputs=[str(args.retrieval), str(args.robustness), str(args.negation)],
+    )
     print(write_results(args.out / args.name, payload, render))
     return 0
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, load_shared, write_results
+from eval.training.results import EncoderRebuild
 from models.preset import PRESET
 from models.registry import ENCODERS
 from models.resolve import shipped_folder
@@ -169,29 +170,29 @@ def main(argv: list[str] | None = None) -> int:
     # Against the shipped encoder; when replacing it, against the float32 model it was packaged from.
     reference = dev if args.ship else dev_match(PRESET.encoder, dev_reports)
     difference = abs(rebuilt["pooled"] - reference["pooled"])
-    result = {
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "command": "python -m eval.training.encoder_rebuild " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "trained": trained,
-        "packaged": str(target),
-        "shipped": args.ship,
-        "dev_match_at_5": {"rebuilt": rebuilt, "shipped": reference, "trained_float32": dev},
-        "pooled_difference": round(difference, 4),
-        "tolerance": TOLERANCE,
-        "passed": difference <= TOLERANCE,
-    }
+    result = EncoderRebuild(
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        command="python -m eval.training.encoder_rebuild " + " ".join(argv if argv is not None else sys.argv[1:]),
+        trained=trained,
+        packaged=str(target),
+        shipped=args.ship,
+        dev_match_at_5={"rebuilt": rebuilt, "shipped": reference, "trained_float32": dev},
+        pooled_difference=round(difference, 4),
+        tolerance=TOLERANCE,
+        passed=difference <= TOLERANCE,
+    )
     print(write_results(args.out / "encoder_rebuild", result, render, indent=2))
-    return 0 if result["passed"] else 1
+    return 0 if result.passed else 1
 
 
-def render(result: dict[str, Any]) -> str:
-    rows = result["dev_match_at_5"]
+def render(result: EncoderRebuild) -> str:
+    rows = result.dev_match_at_5
     sources = list(rows["rebuilt"])
     lines = [
         "# Shipped encoder rebuilt from its recipe (dev split)",
         "",
-        f"`{result['command']}` on {result['created']}: trained `{result['trained']}`, packaged to "
-        f"`{result['packaged']}`{' (shipped)' if result['shipped'] else ''}.",
+        f"`{result.command}` on {result.created}: trained `{result.trained}`, packaged to "
+        f"`{result.packaged}`{' (shipped)' if result.shipped else ''}.",
         "",
         "| findings -> impression match@5 | " + " | ".join(sources) + " |",
         "|---|" + "---:|" * len(sources),
@@ -200,8 +201,8 @@ def render(result: dict[str, Any]) -> str:
             for name in ("shipped", "rebuilt", "trained_float32")
         ],
         "",
-        f"Pooled difference {result['pooled_difference']:.3f} (tolerance {result['tolerance']}): "
-        f"{'passed' if result['passed'] else 'FAILED'}.",
+        f"Pooled difference {result.pooled_difference:.3f} (tolerance {result.tolerance}): "
+        f"{'passed' if result.passed else 'FAILED'}.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -8,6 +8,7 @@ from llm_fixtures import build_index, require_embedded_smollm2
 
 from eval.perf.ask_latency import measure
 from eval.perf.report import ask_latency
+from eval.perf.sections import AskLatency
 
 
 def test_cold_runs_read_the_whole_prompt_and_saved_runs_load_the_prefix(tmp_path: Path, minilm) -> None:
@@ -21,8 +22,8 @@ def test_cold_runs_read_the_whole_prompt_and_saved_runs_load_the_prefix(tmp_path
     assert len(list((tmp_path / "states").glob("*.kv"))) == 1
     assert data["cold_ttft_s"] <= data["cold_total_s"] and data["saved_prefix_ttft_s"] <= data["saved_prefix_total_s"]
     targets: list[str] = []
-    section = {"queries": 1, "measured": "now", "threads": 1, "load_average_at_end": [0, 0, 0], "command": "x"} | data
-    lines = ask_latency(section, targets)
+    stamp = {"queries": 1, "measured": "now", "threads": 1, "load_average_at_end": [0, 0, 0], "command": "x"}
+    lines = ask_latency(AskLatency.from_json(stamp | data), targets)
     assert any("saved prefix" in line for line in lines) and len(targets) == 2
 
 

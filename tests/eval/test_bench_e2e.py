@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from assistant.cli import app
 from eval.diagnosis.benchmark import main
 from eval.diagnosis.cases import Case, write_cases
+from eval.diagnosis.results import DiagnosisResults
 
 pytestmark = pytest.mark.models  # real CLI processes or a real model: not the fast tier
 
@@ -71,32 +72,32 @@ def test_tiny_benchmark_end_to_end_and_resume(tmp_path, monkeypatch, minilm) -> 
 
     assert main([*common, "--icd", "off"]) == 0
 
-    results = json.loads((out / "tiny.json").read_text())
-    assert results["n_cases"] == 3 and results["conditions"] == NAMES
-    assert results["meta"]["corpus_reports"] == len(REPORTS) - 1  # the case's own report was removed
-    assert results["prompt_ids"] == ["diagnosis_candidates@1", "diagnosis_norag@1", "diagnosis_rag@1"]
-    assert "smollm2" in results["model_id"].lower()
-    for condition, verdicts in results["cases"].items():
-        assert [v["case_id"] for v in verdicts] == [c.id for c in CASES]
-        assert not any(v["missing"] or v["own_report_retrieved"] for v in verdicts)
+    results = DiagnosisResults.read(out / "tiny.json")
+    assert results.n_cases == 3 and results.conditions == NAMES
+    assert results.meta.corpus_reports == len(REPORTS) - 1  # the case's own report was removed
+    assert results.prompt_ids == ["diagnosis_candidates@1", "diagnosis_norag@1", "diagnosis_rag@1"]
+    assert "smollm2" in (results.model_id or "").lower()
+    for condition, verdicts in results.cases.items():
+        assert [v.case_id for v in verdicts] == [c.id for c in CASES]
+        assert not any(v.missing or v.own_report_retrieved for v in verdicts)
         most = {"none": 0, NAMES[-1]: 2}.get(condition, 1)
-        assert all(len(v["retrieved"]) <= most for v in verdicts)
-    assert results["cases"]["minilm"][0]["retrieved"]  # dense retrieval always finds a nearest report
+        assert all(len(v.retrieved) <= most for v in verdicts)
+    assert results.cases["minilm"][0].retrieved  # dense retrieval always finds a nearest report
     cached = [json.loads(line) for line in cache.read_text().splitlines()]
     llm_rows = [row for row in cached if not row["condition"].startswith("tophit:")]
     assert llm_rows and all(row["configuration_hash"] for row in llm_rows)  # what produced each cached answer
     by_condition = {row["condition"]: row["configuration_hash"] for row in llm_rows}
     assert by_condition["none"] != by_condition["minilm"] != by_condition["bm25"]
-    assert len(results["cases"][NAMES[-1]][0]["retrieved"]) == 2
-    top_hit = results["cases"]["tophit:minilm"]
+    assert len(results.cases[NAMES[-1]][0].retrieved) == 2
+    top_hit = results.cases["tophit:minilm"]
     # without an LLM the answer is the top hit's impression: for the pneumonia case, another report's impression
-    assert all(v["prediction"] for v in top_hit)
-    assert top_hit[0]["retrieved"] == results["cases"]["minilm"][0]["retrieved"]
-    summary = results["summary"]
-    assert summary["sources"] == ["fixture", "other"]
-    assert len(summary["mcnemar"]) == 10  # every pair of conditions, Bonferroni-adjusted
-    overall = summary["accuracy"]["none"]["overall"]
-    assert overall["n"] == 3 and 0 <= overall["ci95"][0] <= overall["accuracy"] <= overall["ci95"][1] <= 1
+    assert all(v.prediction for v in top_hit)
+    assert top_hit[0].retrieved == results.cases["minilm"][0].retrieved
+    summary = results.summary
+    assert summary.sources == ["fixture", "other"]
+    assert len(summary.mcnemar) == 10  # every pair of conditions, Bonferroni-adjusted
+    overall = summary.accuracy["none"].overall
+    assert overall.n == 3 and 0 <= overall.ci95[0] <= overall.accuracy <= overall.ci95[1] <= 1
     assert "## Paired comparisons" in (out / "tiny.md").read_text()
     assert (out / "tiny_accuracy.png").read_bytes()[:4] == b"\x89PNG"
     lines = cache.read_text().splitlines()
@@ -161,7 +162,7 @@ def test_shards_fill_one_cache_and_the_run_without_shard_asks_nothing(tmp_path, 
 
     assert main(common) == 0
     assert cache.read_text().splitlines() == lines
-    assert json.loads((out / "sharded.json").read_text())["n_cases"] == 3
+    assert DiagnosisResults.read(out / "sharded.json").n_cases == 3
 
 
 @pytest.mark.parametrize("bad", ["2/2", "1", "a/2", "-1/2"])

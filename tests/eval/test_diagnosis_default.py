@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from diagnosis_runs import accuracy_run as _results
 
 from eval.diagnosis.default import choose
 
 D = "hybrid-weighted:enc"
-
-
-def _results(accuracies: dict[str, float]) -> dict:
-    return {
-        "conditions": list(accuracies),
-        "n_cases": 40,
-        "summary": {"accuracy": {name: {"overall": {"accuracy": a}} for name, a in accuracies.items()}},
-    }
 
 
 def test_the_most_accurate_llm_condition_with_the_default_method_wins() -> None:

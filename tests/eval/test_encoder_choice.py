@@ -8,11 +8,14 @@ import json
 import pytest
 
 from eval.common.shared_data import RESULTS
+from eval.negation.results import RealPairs
 from eval.retrieval.benchmark import CHOICE_RESULTS, DEFAULT_MODEL
 from eval.retrieval.results import RetrievalResults
+from eval.robustness.results import RobustnessResults
 from eval.training.encoder_choice import (
     NEGATION_DEV,
     ROBUSTNESS_DEV,
+    EncoderChoice,
     Scored,
     choose,
     score,
@@ -53,14 +56,14 @@ def test_a_tie_in_targets_goes_to_the_higher_mean_then_to_the_current_default() 
 @pytest.mark.models
 def test_the_benchmarks_default_encoder_is_the_one_the_committed_dev_results_choose() -> None:
     """Like the retrieval method's default: a new recipe becomes the default only through the dev rule."""
-    committed = json.loads((RESULTS / "encoder_choice_dev.json").read_text(encoding="utf-8"))
+    committed = EncoderChoice.read(RESULTS / "encoder_choice_dev.json")
     retrieval = RetrievalResults.read(CHOICE_RESULTS)
-    robustness = json.loads(ROBUSTNESS_DEV.read_text(encoding="utf-8"))
-    negation = json.loads(NEGATION_DEV.read_text(encoding="utf-8"))
-    rescored = [score(c["model"], retrieval, robustness, negation) for c in committed["candidates"]]
-    assert [s.__dict__ for s in rescored] == committed["candidates"]
-    assert choose(rescored, shipped_source()).model == committed["chosen"] == shipped_source()
-    assert committed["shipped_as"] == DEFAULT_MODEL
+    robustness = RobustnessResults.read(ROBUSTNESS_DEV)
+    negation = RealPairs.read(NEGATION_DEV)
+    rescored = [score(c.model, retrieval, robustness, negation) for c in committed.candidates]
+    assert rescored == committed.candidates
+    assert choose(rescored, shipped_source()).model == committed.chosen == shipped_source()
+    assert committed.shipped_as == DEFAULT_MODEL
 
 
 def test_only_recipes_rebuildable_in_one_session_compete() -> None:
@@ -80,7 +83,7 @@ def test_a_candidate_missing_from_a_dev_results_file_is_named_with_the_command_t
     from eval.training.encoder_choice import main
 
     robustness = tmp_path / "robustness_dev.json"
-    robustness.write_text(json.dumps({"split": "dev", "errors": {"rankers": {}}}))
+    robustness.write_text(json.dumps(RobustnessResults("robustness_dev", "now", "c", "0", split="dev").to_json()))
     with pytest.raises(SystemExit) as stopped:
         main(["--candidates", shipped_source(), "--robustness", str(robustness), "--out", str(tmp_path)])
     assert stopped.value.code == 2

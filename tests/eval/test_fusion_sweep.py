@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 from eval.retrieval import fusion_sweep
@@ -26,10 +25,10 @@ def test_sweep_scores_every_setting_and_picks_a_weight(tmp_path: Path) -> None:
     out = tmp_path / "results"
     command = ["--corpus", str(corpus), "--encoder", "minilm", "--encoder-backend", "torch", "--split", "all"]
     assert fusion_sweep.main([*command, "--out", str(out)]) == 0
-    results = json.loads((out / "fusion_sweep.json").read_text())
-    assert results["best_dense_weight"] in fusion_sweep.WEIGHTS
-    assert {"dense", "bm25", "hybrid (RRF)"} <= set(results["rows"])
-    assert len(results["rows"]) == 3 + len(fusion_sweep.WEIGHTS)
-    for row in results["rows"].values():
-        assert 0.0 <= row["mean"] <= 1.0 and row["metrics"]
+    results = fusion_sweep.FusionSweep.read(out / "fusion_sweep.json")
+    assert results.best_dense_weight in fusion_sweep.WEIGHTS
+    assert {"dense", "bm25", "hybrid (RRF)"} <= set(results.rows)
+    assert len(results.rows) == 3 + len(fusion_sweep.WEIGHTS)
+    for row in results.rows.values():
+        assert 0.0 <= row.mean <= 1.0 and row.metrics
     assert "Best dense weight" in (out / "fusion_sweep.md").read_text()

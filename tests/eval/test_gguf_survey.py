@@ -10,8 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
+from diagnosis_runs import accuracy_run
 
 from eval.diagnosis import llm_survey
+from eval.diagnosis.results import ModelAccuracy, ModelSurvey, SurveyedModel, Timing, Verification
+from eval.perf.machine import describe
 from models.gguf import MODELS
 
 
@@ -37,23 +40,31 @@ def not_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_measurements_of_the_same_file_are_carried_over(not_installed: Path) -> None:
-    run = {"threads": 2, "prompt_tok_s": 90.0, "gen_tok_s": 25.0, "load_average_before": [0.5, 0.5, 0.5]}
-    speed = [run | {"measured": "2026-11-23T09:00", "answer": "Left pleural effusion."}]
-    old = {
-        "name": "qwen1.5b",
-        "verification": {"sha256": MODELS["qwen1.5b"].sha256, "checksum_ok": True, "checked": "d", "header": {}},
-        "speed": speed,
-        "diagnosis": {"accuracy": 0.4, "seconds_per_answer": 9.5},
-    }
-    stale = {"name": "qwen0.5b", "verification": {"sha256": "0" * 64}, "speed": speed}
-    not_installed.write_text(json.dumps({"models": [old, stale]}))
+    load = [0.5, 0.5, 0.5]
+    speed = [Timing("2026-11-23T09:00", 2, 1.0, 100, 90.0, 20, 25.0, load, load, "Left pleural effusion.")]
+
+    def entry(name: str, sha256: str) -> SurveyedModel:
+        return SurveyedModel(
+            "p",
+            "m",
+            "verified",
+            "r",
+            "e",
+            name=name,
+            verification=Verification(sha256, 1, "d", True, {}),
+            speed=speed,
+            diagnosis=ModelAccuracy(0.4, 0.3, 9.5, "c", 44, f"diagnosis_model_{name}.json"),
+        )
+
+    previous = [entry("qwen1.5b", MODELS["qwen1.5b"].sha256), entry("qwen0.5b", "0" * 64)]
+    not_installed.write_text(json.dumps(ModelSurvey("s", "m", "d", describe(), previous).to_json()))
     results = llm_survey.build(speed=False)
-    models = {e.get("name"): e for e in results["models"]}
-    assert models["qwen1.5b"]["speed"] == speed and models["qwen1.5b"]["diagnosis"]["accuracy"] == 0.4
-    assert models["qwen0.5b"]["speed"] is None and models["qwen0.5b"]["verification"] is None
-    assert not models["qwen1.5b"]["installed_here"]
+    models = {e.name: e for e in results.models}
+    assert models["qwen1.5b"].speed == speed and models["qwen1.5b"].diagnosis == previous[0].diagnosis
+    assert models["qwen0.5b"].speed is None and models["qwen0.5b"].verification is None
+    assert not models["qwen1.5b"].installed_here
     markdown = llm_survey.render_markdown(results)
-    assert "| 90 | 25 | 0.5 | 0.4 | 9.5 |" in markdown and "2 threads): Left pleural effusion." in markdown
+    assert "| 90 | 25 | 0.5 | 0.4 (alone 0.3) | 9.5 |" in markdown and "2 threads): Left pleural effusion." in markdown
 
 
 def test_the_table_lists_every_package_and_leaves_benchmark_columns_pending(not_installed: Path) -> None:
@@ -68,21 +79,13 @@ def test_a_models_diagnosis_run_fills_its_accuracy_columns(not_installed: Path, 
 
     chosen = "hybrid-weighted:enc[report,k=3,prompt=diagnosis_candidates]"
     monkeypatch.setattr(eval.diagnosis.default, "read_choice", lambda: {"condition": chosen})
-    run = {
-        "n_cases": 44,
-        "summary": {
-            "accuracy": {
-                "none": {"overall": {"accuracy": 0.2}, "mean_seconds_per_case": 4.0},
-                chosen: {"overall": {"accuracy": 0.3}, "mean_seconds_per_case": 7.5},
-            }
-        },
-    }
-    (not_installed.parent / "diagnosis_model_qwen0.5b.json").write_text(json.dumps(run))
-    models = {e.get("name"): e for e in llm_survey.build(speed=False)["models"]}
-    assert models["qwen0.5b"]["diagnosis"]["condition"] == chosen and models["qwen0.5b"]["diagnosis"]["cases"] == 44
-    markdown = llm_survey.render_markdown({**llm_survey.build(speed=False)})
+    run = accuracy_run({"none": 0.2, chosen: 0.3}, n_cases=44, seconds={"none": 4.0, chosen: 7.5})
+    (not_installed.parent / "diagnosis_model_qwen0.5b.json").write_text(json.dumps(run.to_json()))
+    diagnosis = {e.name: e for e in llm_survey.build(speed=False).models}["qwen0.5b"].diagnosis
+    assert diagnosis is not None and (diagnosis.condition, diagnosis.cases) == (chosen, 44)
+    markdown = llm_survey.render_markdown(llm_survey.build(speed=False))
     assert "| 0.3 (alone 0.2) | 7.5 |" in markdown
-    del run["summary"]["accuracy"]["none"]
-    (not_installed.parent / "diagnosis_model_qwen0.5b.json").write_text(json.dumps(run))
+    run = accuracy_run({chosen: 0.3}, n_cases=44)
+    (not_installed.parent / "diagnosis_model_qwen0.5b.json").write_text(json.dumps(run.to_json()))
     with pytest.raises(SystemExit, match="runs no `none`"):
         llm_survey.build(speed=False)

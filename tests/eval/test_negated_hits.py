@@ -18,6 +18,7 @@ from eval.negation.negated_hits import (
     render,
     sparse,
 )
+from eval.negation.results import HitRate, MethodRates, NegatedHits, SparseHits
 from retriever.negation.pairs import mentions
 from retriever.negation.rules import is_negated
 from retriever.reports.findings import OPENI_FINDINGS
@@ -74,7 +75,7 @@ def test_judge_leaves_the_query_report_out_and_counts_negated_hits() -> None:
     # hits r2..r6 (r1 is the query's own report): r2 and r4 only negate the effusion -> 2 of 5
     assert rows[0]["rates"]["rules"] == {"@5": pytest.approx(0.4), "@10": pytest.approx(0.4)}
     assert rows[0]["negated"]["rules"] == [[1, "r2"], [3, "r4"]]  # ranks among the hits left
-    assert sparse(rows, ["rules"]) == {"negated": {"rules": {"0": [[1, "r2"], [3, "r4"]]}}, "short": {"0": 5}}
+    assert sparse(rows, ["rules"]) == SparseHits(negated={"rules": {"0": [[1, "r2"], [3, "r4"]]}}, short={"0": 5})
 
 
 def _test_split_id(prefix: str, start: int = 0) -> str:
@@ -154,33 +155,30 @@ def test_main_skips_without_shared_data(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_report_marks_the_default_as_searched_with_its_second_stage_and_checks_it() -> None:
-    def row(method: str, default: bool, rate: float) -> dict:
-        summary = {"either": {"findings/all": {"@5": rate, "@10": rate, "queries": 10}}}
-        return {
-            "method": method,
-            "encoder": "" if method == "bm25" else "enc",
-            "default": default,
-            "summary": summary,
-            "per_query": {},
-        }
+    def row(method: str, default: bool, rate: float) -> MethodRates:
+        summary = {"either": {"findings/all": HitRate(10, {"@5": rate, "@10": rate})}}
+        return MethodRates(method, "" if method == "bm25" else "enc", default, summary, SparseHits({}, {}))
 
-    payload = {
-        "command": "python -m eval.negation.negated_hits",
-        "created": "now",
-        "corpus_reports": 3,
-        "field": "impression",
-        "queries": {"findings": 10},
-        "default_method": "hybrid-weighted",
-        "second_stage": "support",
-        "detectors": ["either"],
-        "skipped_encoders": {},
-        "examples": [],
-        "results": [
+    payload = NegatedHits(
+        command="python -m eval.negation.negated_hits",
+        created="now",
+        machine="m",
+        corpus_reports=3,
+        field="impression",
+        queries={"findings": 10},
+        query_list=[],
+        default_method="hybrid-weighted",
+        second_stage="support",
+        detectors=["either"],
+        skipped_encoders={},
+        seconds={},
+        examples=[],
+        results=[
             row("bm25", False, 0.09),
             row("hybrid-weighted", False, 0.05),
             row("hybrid-weighted+rerank=support", True, 0.01),
         ],
-    }
+    )
     text = render(payload)
     assert "Default as searched: `hybrid-weighted` with the `support` second stage" in text
     assert "| **hybrid-weighted+rerank=support** | enc | 1.0% | 1.0% |" in text

@@ -18,6 +18,7 @@ from eval.negation.detection import (
     scores,
 )
 from eval.negation.labelled import evaluate_labelled, render_labelled, split_group
+from eval.negation.results import LabelledPart
 from eval.negation.sentences import SENTENCES_FILE, LabelledSentence, load_labelled_sentences
 from retriever.negation.rules import is_negated
 from retriever.reports.splits import split_of
@@ -27,21 +28,16 @@ LIST_NEGATION = "There is no focal airspace opacity, pleural effusion, or pneumo
 
 def test_scores_by_hand() -> None:
     result = scores([True, True, False, False, True], [True, False, True, False, True])
-    assert (result["true_positive"], result["false_positive"], result["false_negative"], result["true_negative"]) == (
-        2,
-        1,
-        1,
-        1,
-    )
-    assert result["precision"] == pytest.approx(2 / 3, abs=1e-4)
-    assert result["recall"] == pytest.approx(2 / 3, abs=1e-4)
-    assert result["f1"] == pytest.approx(2 / 3, abs=1e-4)
-    assert result["accuracy"] == pytest.approx(0.6)
+    assert (result.true_positive, result.false_positive, result.false_negative, result.true_negative) == (2, 1, 1, 1)
+    assert result.precision == pytest.approx(2 / 3, abs=1e-4)
+    assert result.recall == pytest.approx(2 / 3, abs=1e-4)
+    assert result.f1 == pytest.approx(2 / 3, abs=1e-4)
+    assert result.accuracy == pytest.approx(0.6)
 
 
 def test_no_positive_prediction_scores_zero_not_an_error() -> None:
     result = scores([False, False], [True, False])
-    assert (result["precision"], result["recall"], result["f1"]) == (0.0, 0.0, 0.0)
+    assert (result.precision, result.recall, result.f1) == (0.0, 0.0, 0.0)
 
 
 def _negex_file(folder: Path) -> Path:
@@ -76,8 +72,8 @@ def test_negex_scores_of_the_rules(tmp_path: Path) -> None:
     # all four: in the list "no" is 7 words before pneumothorax, beyond the 6-word window, but a scope goes on
     # through a list of findings (retriever/negation/scope.py)
     assert result["correct"]["rules"] == [True, True, True, True]
-    assert result["scores"]["rules"]["recall"] == 1.0
-    assert result["scores"]["rules"]["precision"] == 1.0
+    assert result["scores"]["rules"].recall == 1.0
+    assert result["scores"]["rules"].precision == 1.0
 
 
 def _openi_folder(folder: Path) -> Path:
@@ -116,8 +112,8 @@ def test_openi_cases_join_labels_and_count_what_is_left_out(tmp_path: Path) -> N
     }
     result = evaluate_openi(cases, {"rules": is_negated})
     assert result["correct"]["rules"] == [True, True, True]
-    assert result["scores"]["rules"]["affirmed"]["precision"] == 1.0
-    assert result["scores"]["rules"]["negated_only"]["recall"] == 1.0
+    assert result["scores"]["rules"].affirmed.precision == 1.0
+    assert result["scores"]["rules"].negated_only.recall == 1.0
 
 
 def test_unknown_detector() -> None:
@@ -147,7 +143,7 @@ def test_main_skips_without_shared_data(tmp_path: Path, capsys: pytest.CaptureFi
 def test_rules_on_the_real_negex_set(shared_data: Path) -> None:
     rows, missing = negex_rows(shared_data / "negex" / "negex_Annotations-1-120.txt")
     assert len(rows) + missing == 2376
-    assert evaluate_negex(rows, {"rules": is_negated})["scores"]["rules"]["f1"] >= 0.9
+    assert evaluate_negex(rows, {"rules": is_negated})["scores"]["rules"].f1 >= 0.9
 
 
 def _labelled_row(report_id: str, source: str, sentence: str, concept: str, label: str, kind: str) -> LabelledSentence:
@@ -169,19 +165,20 @@ def test_labelled_scores_per_split_and_errors_of_train_dev_rows_only() -> None:
     result = evaluate_labelled(rows, {"rules": is_negated}, scores)
     rules = result["scores"]["rules"]
     counts = [
-        (s["true_positive"], s["false_positive"], s["false_negative"])
-        for s in (rules["all"], rules["split"]["train+dev"], rules["split"]["test"])
+        (s.true_positive, s.false_positive, s.false_negative)
+        for s in (rules.all, rules.split["train+dev"], rules.split["test"])
     ]
     assert counts == [(1, 1, 2), (1, 1, 1), (0, 0, 1)]
-    assert rules["all"]["precision"] == 0.5 and rules["all"]["recall"] == pytest.approx(1 / 3, abs=1e-4)
-    assert set(rules["source"]) == {"mtsamples", "openi"} and rules["kind"]["resolved"]["false_negative"] == 1
+    assert rules.all.precision == 0.5 and rules.all.recall == pytest.approx(1 / 3, abs=1e-4)
+    assert set(rules.source) == {"mtsamples", "openi"} and rules.kind["resolved"].false_negative == 1
     assert result["rows_per_split"] == {"train+dev": 4, "test": 1}
     # errors: train + dev rows only; report text only where its licence allows (MTSamples)
-    assert [(e["error"], e["where"]) for e in result["errors"]] == [
+    assert [(e.error, e.where) for e in result["errors"]] == [
         ("false negative", "The effusion has gone."),
         ("false positive", f"report {train} (findings)"),
     ]
-    markdown = "\n".join(render_labelled({**result, "vs_rules": {}}, {}, format_p))
+    del result["correct"]
+    markdown = "\n".join(render_labelled(LabelledPart(**result, best="rules", vs_rules={}), format_p))
     assert "(c) Hand-labelled" in markdown and "Small nodule" not in markdown
 
 
@@ -191,5 +188,5 @@ def test_rules_on_the_labelled_sentences_they_were_developed_on(shared_data: Pat
     if not SENTENCES_FILE.is_file():
         pytest.skip("no labelled sentences file")
     rows = [r for r in load_labelled_sentences(shared_data) if split_group(r) != "test"]
-    result = evaluate_labelled(rows, {"rules": is_negated}, scores)["scores"]["rules"]["all"]
-    assert result["precision"] >= 0.95 and result["recall"] >= 0.95
+    result = evaluate_labelled(rows, {"rules": is_negated}, scores)["scores"]["rules"].all
+    assert result.precision >= 0.95 and result.recall >= 0.95

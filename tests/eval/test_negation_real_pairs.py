@@ -3,13 +3,14 @@ sentences count, how pairs are matched, and Δcos by hand on fixed vectors. Repo
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from eval.negation.encoder_pairs import pair_gaps
 from eval.negation.real_pairs import TARGET, held_out, mean_ci, new_text, render, summarize, verdict
+from eval.negation.results import FindingGap, Pair, RealPairGap, RealPairs, RealPairsVerdict
 from retriever.negation.label_pairs import collect, judge, label_sentence_pairs
 from retriever.negation.pairs import NegationPair, match
 from retriever.reports.findings import OWNERS
@@ -158,16 +159,16 @@ def test_mean_ci_of_one_value_is_that_value() -> None:
 
 def test_verdict_and_page_say_whether_the_default_meets_the_target() -> None:
     pairs = [NegationPair("effusion", "Small left effusion.", "No effusion.", "real dev+test")]
-    by_finding = {"effusion": {"pairs": 2, "delta_cos": 0.31}}
-    row = {"encoder": "enc", "pairs_from": "real dev+test", **summarize([0.30, 0.32]), "by_finding": by_finding}
+    by_finding = {"effusion": FindingGap(pairs=2, delta_cos=0.31)}
+    row = RealPairGap("enc", "real dev+test", **summarize([0.30, 0.32]), by_finding=by_finding)
     v = verdict([row], encoder="enc")
-    assert v["measured"] and not v["meets_target"] and v["short_by"] == pytest.approx(TARGET - 0.31)
-    assert verdict([row], encoder="other") == {"encoder": "other", "measured": False}
-    examples = {"real dev+test": [asdict(p) for p in pairs]}
-    payload = {"command": "c", "created": "t", "verdict": v, "results": [row], "examples": examples}
+    assert v.measured and not v.meets_target and v.short_by == pytest.approx(TARGET - 0.31)
+    assert verdict([row], encoder="other") == RealPairsVerdict("other", measured=False)
+    examples = {"real dev+test": [Pair.of(p) for p in pairs]}
+    payload = RealPairs("t", "m", "c", 17, TARGET, v, [row], {}, {}, examples)
     page = render(payload)
     assert f"misses the target by {TARGET - 0.31:.3f}" in page and "| effusion | 2 | 0.310 |" in page
-    assert verdict([{**row, "delta_cos": 0.5}], encoder="enc")["meets_target"]
+    assert verdict([replace(row, delta_cos=0.5)], encoder="enc").meets_target
 
 
 def test_match_is_empty_without_both_polarities() -> None:

@@ -6,11 +6,13 @@ temporary file, never to eval/results/performance.json.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from llm_fixtures import build_index, require_embedded_smollm2
+
+from eval.perf.results import read
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +27,9 @@ def private_models_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: 
     monkeypatch.setenv("RADSEARCH_HOME", str(home))
 
 
-def _section(results_file: Path, name: str) -> dict:
-    return json.loads(results_file.read_text())["sections"][f"{name}_quick"]
+def _section(results_file: Path, name: str) -> Any:
+    """A smoke run's section, as its record (eval.perf.sections)."""
+    return read(results_file).sections[f"{name}_quick"]
 
 
 def test_embedding_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
@@ -35,17 +38,17 @@ def test_embedding_benchmark(shared_data: Path, results_file: Path, private_mode
     args = ["--quick", "--encoders", "minilm", "--threads", "2", "--results", str(results_file)]
     assert embedding.main(args) == 0
     section = _section(results_file, "embedding")
-    assert section["thread_counts"] == [1, 2]
-    assert [(r["threads"], r["backend"]) for r in section["rows"]] == [
+    assert section.thread_counts == [1, 2]
+    assert [(r.threads, r.backend) for r in section.rows] == [
         (threads, backend) for threads in (1, 2) for backend in ("torch", "onnx", "onnx-int8")
     ]
-    assert all(r["reports_per_s"] > 0 and 0 <= r["match@5"] <= 1 for r in section["rows"])
-    assert all(r["cosine_to_torch_min"] > 0.999 for r in section["rows"] if r["backend"] == "onnx")
+    assert all(r.reports_per_s > 0 and 0 <= r.match_at_5 <= 1 for r in section.rows)
+    assert all(r.cosine_to_torch_min > 0.999 for r in section.rows if r.backend == "onnx")
     # speedups are against torch at the same thread count
-    by = {(r["threads"], r["backend"]): r for r in section["rows"]}
+    by = {(r.threads, r.backend): r for r in section.rows}
     for threads in (1, 2):
-        expected = by[threads, "onnx-int8"]["reports_per_s"] / by[threads, "torch"]["reports_per_s"]
-        assert by[threads, "onnx-int8"]["speedup"] == pytest.approx(expected, abs=0.01)
+        expected = by[threads, "onnx-int8"].reports_per_s / by[threads, "torch"].reports_per_s
+        assert by[threads, "onnx-int8"].speedup == pytest.approx(expected, abs=0.01)
 
 
 def test_fusions_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
@@ -56,17 +59,17 @@ def test_fusions_benchmark(shared_data: Path, results_file: Path, private_models
     args = ["--quick", "--threads", "1", "--texts", "4", "--calls", "2", "--results", str(results_file)]
     assert fusions.main(args) == 0
     section = _section(results_file, "fusions")
-    assert [r["node"] for r in section["nodes"]] == ["SkipLayerNormalization", "Add + LayerNormalization"]
-    assert all(r["ms_per_call"] > 0 and r["max_abs_difference"] < 1e-4 for r in section["nodes"])
-    shipped, fused = section["model"]
-    assert shipped["skip_layer_norm_nodes"] == 0 and shipped["layer_norm_nodes"] == 12  # MiniLM-L6: 2 per layer
-    assert fused["skip_layer_norm_nodes"] == 12 and fused["layer_norm_nodes"] == 0
+    assert [r.node for r in section.nodes] == ["SkipLayerNormalization", "Add + LayerNormalization"]
+    assert all(r.ms_per_call > 0 and r.max_abs_difference < 1e-4 for r in section.nodes)
+    shipped, fused = section.model
+    assert shipped.skip_layer_norm_nodes == 0 and shipped.layer_norm_nodes == 12  # MiniLM-L6: 2 per layer
+    assert fused.skip_layer_norm_nodes == 12 and fused.layer_norm_nodes == 0
     # The same maths in another float order; the activations' dynamic int8 quantization turns the difference into
     # int8 rounding noise (0.998 seen), far above the int8 model's own distance to torch (0.98).
-    assert shipped["cosine_to_shipped_min"] == 1.0 and fused["cosine_to_shipped_min"] > 0.99
-    assert "SkipLayerNormalization" in fused["kernel_time_shares"]
-    assert "SkipLayerNormalization" not in shipped["kernel_time_shares"] and shipped["kernel_time_shares"]
-    assert "## Fusion left out" in report.render(json.loads(results_file.read_text()))
+    assert shipped.cosine_to_shipped_min == 1.0 and fused.cosine_to_shipped_min > 0.99
+    assert "SkipLayerNormalization" in fused.kernel_time_shares
+    assert "SkipLayerNormalization" not in shipped.kernel_time_shares and shipped.kernel_time_shares
+    assert "## Fusion left out" in report.render(read(results_file))
 
 
 def test_search_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
@@ -74,10 +77,10 @@ def test_search_benchmark(shared_data: Path, results_file: Path, private_models_
 
     args = ["--quick", "--sizes", "1500", "--queries", "5", "--kinds", "flat,ivfpq", "--results", str(results_file)]
     assert search.main(args) == 0
-    rows = _section(results_file, "search")["rows"]
-    assert {r["kind"] for r in rows} == {"flat", "ivfpq"}
-    flat = next(r for r in rows if r["kind"] == "flat")
-    assert flat["findings"]["recall@10"] == 1.0 and flat["short"]["encode_plus_search"]["p50_ms"] > 0
+    rows = _section(results_file, "search").rows
+    assert {r.kind for r in rows} == {"flat", "ivfpq"}
+    flat = next(r for r in rows if r.kind == "flat")
+    assert flat.latency["findings"].recall_at_10 == 1.0 and flat.latency["short"].encode_plus_search.p50_ms > 0
 
 
 def test_second_stage_benchmark(shared_data: Path, results_file: Path) -> None:
@@ -85,11 +88,11 @@ def test_second_stage_benchmark(shared_data: Path, results_file: Path) -> None:
 
     assert second_stage.main(["--quick", "--results", str(results_file)]) == 0
     section = _section(results_file, "second_stage")
-    assert (section["rows"][0]["field"], section["rows"][0]["stage"]) == ("impression", "support check")
-    assert {r["field"] for r in section["rows"]} == {"impression", "report"} and section["hits_per_query"] == 20
-    assert {"support check", "support check, single terms"} <= {r["stage"] for r in section["rows"]}
-    assert all(r["median_ms"] > 0 and r["queries"] == section["queries"] > 0 for r in section["rows"])
-    assert "## Second stage" in report.render(json.loads(results_file.read_text()))
+    assert (section.rows[0].field, section.rows[0].stage) == ("impression", "support check")
+    assert {r.field for r in section.rows} == {"impression", "report"} and section.hits_per_query == 20
+    assert {"support check", "support check, single terms"} <= {r.stage for r in section.rows}
+    assert all(r.median_ms > 0 and r.queries == section.queries > 0 for r in section.rows)
+    assert "## Second stage" in report.render(read(results_file))
 
 
 def test_answer_benchmark(shared_data: Path, results_file: Path, private_models_cache: None) -> None:
@@ -98,8 +101,8 @@ def test_answer_benchmark(shared_data: Path, results_file: Path, private_models_
 
     args = ["--quick", "--backends", "embedded", "--model", "smollm2", "--queries", "1", "--max-tokens", "8"]
     assert answer.main([*args, "--results", str(results_file)]) == 0
-    embedded = _section(results_file, "answer")["embedded"]
-    assert embedded["raw_total_s"] > 0 and embedded["project_total_s"] > 0 and "overhead" in embedded
+    embedded = _section(results_file, "answer").embedded
+    assert embedded.raw_total_s > 0 and embedded.project_total_s > 0 and embedded.overhead is not None
 
 
 def test_coldstart_benchmark(minilm, results_file: Path, tmp_path: Path) -> None:
@@ -109,8 +112,8 @@ def test_coldstart_benchmark(minilm, results_file: Path, tmp_path: Path) -> None
     args = ["--quick", "--skip-ask", "--repeats", "1", "--index", str(index), "--results", str(results_file)]
     assert coldstart.main(args) == 0
     section = _section(results_file, "coldstart")
-    assert section["help_s"] > 0 and section["search_s"] > 0
-    assert section["heavy_imports_of_cli"] == []  # `assistant --help` stays light
+    assert section.help_s > 0 and section.search_s > 0
+    assert section.heavy_imports_of_cli == []  # `assistant --help` stays light
 
 
 def test_report_renders_every_section(results_file: Path) -> None:
@@ -121,7 +124,7 @@ def test_report_renders_every_section(results_file: Path) -> None:
     text = report.write(results_file).read_text()
     assert text.startswith("# Performance") and "## Targets" in text
     for name, title in (("embedding", "## Embedding"), ("search", "## Search"), ("coldstart", "## Cold start")):
-        if f"{name}_quick" in json.loads(results_file.read_text())["sections"]:
+        if f"{name}_quick" in read(results_file).sections:
             assert title in text
 
 
@@ -134,8 +137,8 @@ def test_concurrency_benchmark(shared_data: Path, results_file: Path) -> None:
         pytest.skip(reason)
     args = ["--quick", "--cases", "2", "--workers", "2", "--max-tokens", "8", "--results", str(results_file)]
     assert concurrency.main(args) == 0
-    runs = _section(results_file, "concurrency")["runs"]
-    assert [r["workers"] for r in runs] == [1, 2] and all(r["answered"] == 2 for r in runs)
+    runs = _section(results_file, "concurrency").runs
+    assert [r.workers for r in runs] == [1, 2] and all(r.answered == 2 for r in runs)
 
 
 class _CallRecorder:
@@ -182,9 +185,9 @@ def test_llama_build_benchmark_measures_each_build_in_its_own_process(
     argv = ["--quick", "--build", "one=-DA=1", "--build", "two=-DB=1", "--model", "smollm2", "--threads", "1",
             "--results", str(results_file)]  # fmt: skip
     assert llama_build.main(argv) == 0
-    builds = _section(results_file, "llama_build")["builds"]
-    assert set(builds) == {"one", "two"} and builds["two"]["cmake_args"] == "-DB=1"
+    builds = _section(results_file, "llama_build").builds
+    assert set(builds) == {"one", "two"} and builds["two"].cmake_args == "-DB=1"
     for build in builds.values():
-        assert build["rounds"] == 1 and build["saved_prefix_ttft_s"] > 0 and "AVX" in build["cpu_features"]
-    text = report.render(json.loads(results_file.read_text()))
+        assert build.rounds == 1 and build.saved_prefix_ttft_s > 0 and "AVX" in build.cpu_features
+    text = report.render(read(results_file))
     assert "## llama.cpp build" in text and "| two | `-DB=1` |" in text

@@ -6,10 +6,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from assistant.rag.configuration import configuration_hash
 from eval.common.provenance import REPO, command_line, provenance, stamp
 from eval.common.shared_data import write_results
-from eval.perf.results import store
+from eval.perf.results import read, store
+from eval.perf.sections import Concurrency
 from models.preset import PRESET
 
 
@@ -48,6 +51,16 @@ def test_results_files_carry_provenance_and_keep_their_keys(tmp_path: Path) -> N
 
 def test_performance_sections_carry_provenance(tmp_path: Path) -> None:
     path = tmp_path / "performance.json"
-    store("demo", {"reports_per_s": 3.0}, threads=1, command="python -m eval.perf.demo", path=path)
-    section = json.loads(path.read_text())["sections"]["demo"]
-    assert section["reports_per_s"] == 3.0 and section["provenance"]["commit"] == _head()
+    run = {"workers": 1, "cases": 2, "answered": 2, "wall_s": 1.0, "cases_per_minute": 120.0}
+    data = {"backend": "b", "server_start_s": 1.0, "condition": "none", "max_tokens": 8, "runs": [run], "speedup": 1}
+    store("concurrency", data, threads=1, command="python -m eval.perf.concurrency", path=path)
+    section = read(path).sections["concurrency"]
+    assert isinstance(section, Concurrency) and section.runs[0].cases_per_minute == 120.0
+    assert section.provenance is not None and section.provenance["commit"] == _head()
+
+
+def test_a_performance_section_without_a_record_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="'demo' has no record"):
+        store("demo", {"reports_per_s": 3.0}, threads=1, command="python -m eval.perf.demo", path=tmp_path / "p.json")
+    with pytest.raises(ValueError, match="Concurrency: missing server_start_s, condition, max_tokens, runs, speedup"):
+        store("concurrency", {"backend": "b"}, threads=1, command="c", path=tmp_path / "p.json")

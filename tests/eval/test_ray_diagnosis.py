@@ -19,6 +19,7 @@ import pytest
 from llm_fixtures import REPORTS, require_embedded_smollm2
 
 from eval.diagnosis.cases import Case, write_cases
+from eval.diagnosis.results import DiagnosisResults
 from eval.perf.ray_cluster import LocalCluster, free_port, local_cluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,8 +83,8 @@ def test_a_ray_cluster_answers_as_one_process_and_its_cache_resumes(cluster: Loc
     assert "0 predictions cached, 6 to ask" in on_ray.stdout
     assert _predictions(inputs, "ray") == _predictions(inputs, "alone")
     assert len(_predictions(inputs, "ray")) == len(CASES) * 2
-    meta = json.loads((inputs / "results" / "ray.json").read_text())["meta"]
-    assert meta["ray"] == cluster.address and meta["llm_threads"] == 1
+    meta = DiagnosisResults.read(inputs / "results" / "ray.json").meta
+    assert meta.ray == cluster.address and meta.llm_threads == 1
 
     again = _benchmark(inputs, "ray", cluster.driver_env(), "--ray", cluster.address)
     assert again.returncode == 0, again.stderr

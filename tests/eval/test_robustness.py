@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from eval.robustness import corrupt, rephrase, variants
 from eval.robustness.metrics import category, cer, code_scores, edit_distance
+from eval.robustness.results import QueriesPart, QueryScores, QuerySet, RobustnessResults, VariantScores
 
 NO_SHARED = Path("/nonexistent-shared-data")
 
@@ -137,7 +139,8 @@ def test_dev_split_results_never_merge_into_a_test_split_file(tmp_path: Path) ->
 
     from eval.robustness.__main__ import main
 
-    (tmp_path / "robustness.json").write_text(json.dumps({"name": "robustness", "icd": {"rankers": {}}}))
+    test_split = RobustnessResults("robustness", "now", "c", "0", split="test")
+    (tmp_path / "robustness.json").write_text(json.dumps(test_split.to_json()))
     with pytest.raises(SystemExit) as stopped:
         main(["--split", "dev", "--out", str(tmp_path), "--data", str(NO_SHARED), "--parts", "queries"])
     assert stopped.value.code == 2
@@ -146,13 +149,9 @@ def test_dev_split_results_never_merge_into_a_test_split_file(tmp_path: Path) ->
 def test_the_report_names_the_split_its_queries_came_from() -> None:
     from eval.robustness.report import render
 
-    row = {"match@5": 0.5, "drop@5": 0.0, "p_vs_clean@5": 1.0, "match@1": 0.3}
-    part = {
-        "set": {"queries": 2, "changed": {v: 1 for v in variants.VARIANTS}},
-        "rankers": {"bm25": {v: row for v in variants.VARIANTS}},
-        "command": "c",
-        "load": "0",
-    }
-    results = {"created": "now", "queries": part}
+    row = VariantScores(2, 0.3, 0.5, 0.5, 0.4, changed=1, drop_at_5=0.0, p_vs_clean_at_5=1.0)
+    scores = QueryScores("bm25", 2, {v: row for v in variants.VARIANTS})
+    part = QueriesPart({"bm25": scores}, QuerySet(2, {v: 1 for v in variants.VARIANTS}), command="c", load="0")
+    results = RobustnessResults("robustness", "now", "c", "0", queries=part)
     assert "shared test split" in render(results)
-    assert "shared dev split" in render(results | {"split": "dev"})
+    assert "shared dev split" in render(replace(results, split="dev"))

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 from eval.perf import st_onnx
+from eval.perf.st_onnx import LibraryVerdict, OnnxPath
 
 
-def _row(path: str, rate: float, cosine: float) -> dict:
-    return {
-        "path": path,
-        "reports_per_s": rate,
-        "ready_s": 1.0,
-        "batch": 32,
-        "cosine_to_torch_mean": cosine,
-        "cosine_to_torch_min": cosine,
-    }
+def _row(path: str, rate: float, cosine: float) -> OnnxPath:
+    return OnnxPath(path, rate, ready_s=1.0, batch=32, cosine_to_torch_mean=cosine, cosine_to_torch_min=cosine)
 
 
 def test_the_library_is_within_only_at_equal_quality_and_90_percent_speed() -> None:
@@ -24,10 +18,10 @@ def test_the_library_is_within_only_at_equal_quality_and_90_percent_speed() -> N
         _row("library onnx-int8", 300, 0.95),
     ]
     verdict = st_onnx.verdict(rows, 0.99)
-    assert verdict["onnx"] == {"library_speed_share": 0.95, "equal_quality": True, "library_within": True}
-    assert verdict["onnx-int8"] == {"library_speed_share": 1.5, "equal_quality": False, "library_within": False}
-    rows[2]["reports_per_s"] = 85
-    assert not st_onnx.verdict(rows, 0.99)["onnx"]["library_within"]
+    assert verdict["onnx"] == LibraryVerdict(0.95, equal_quality=True, library_within=True)
+    assert verdict["onnx-int8"] == LibraryVerdict(1.5, equal_quality=False, library_within=False)
+    rows[2].reports_per_s = 85
+    assert not st_onnx.verdict(rows, 0.99)["onnx"].library_within
 
 
 def test_timed_rounds_encode_every_text_with_every_path() -> None:

@@ -48,14 +48,13 @@ def test_product_fusion_uses_the_dense_weight() -> None:
 def test_the_products_dense_weight_is_the_one_the_committed_dev_sweep_picked() -> None:
     """DENSE_WEIGHT is a measured choice (eval/results/fusion_sweep.md), made with the product's default encoder and
     second stage on the dev split: a change to any of them, or to the weight, must come with a new sweep."""
-    import json
-
     from eval.common.shared_data import RESULTS
     from eval.retrieval.benchmark import DEFAULT_MODEL
+    from eval.retrieval.fusion_sweep import FusionSweep
     from retriever.search.fusion import DENSE_WEIGHT
     from retriever.search.methods import DEFAULT_SECOND_STAGE
 
-    committed = json.loads((RESULTS / "fusion_sweep.json").read_text(encoding="utf-8"))
-    assert committed["best_dense_weight"] == DENSE_WEIGHT
-    assert (committed["split"], committed["encoder"]) == ("dev", DEFAULT_MODEL)
-    assert committed["reranker"] == (DEFAULT_SECOND_STAGE or "off")
+    committed = FusionSweep.read(RESULTS / "fusion_sweep.json")
+    assert committed.best_dense_weight == DENSE_WEIGHT
+    assert (committed.split, committed.encoder) == ("dev", DEFAULT_MODEL)
+    assert committed.reranker == (DEFAULT_SECOND_STAGE or "off")

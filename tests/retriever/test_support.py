@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -126,10 +125,13 @@ def test_settings_name_the_support_check_like_a_reranker() -> None:
 def test_the_products_default_stage_is_the_one_the_committed_dev_run_adopted() -> None:
     from eval.common.shared_data import RESULTS
     from eval.retrieval.findings_impression import reranker_for
+    from eval.robustness.results import RerankResults
     from retriever.search.methods import DEFAULT_SECOND_STAGE
 
-    committed = json.loads((RESULTS / "support_fusion_dev.json").read_text(encoding="utf-8"))
-    assert committed["decision"]["adopt"] == (DEFAULT_SECOND_STAGE == NAME)
-    chosen = reranker_for(committed["refs"][committed["decision"]["chosen"]].rpartition("+rerank=")[2])
+    committed = RerankResults.read(RESULTS / "support_fusion_dev.json")
+    decision = committed.decision
+    assert decision is not None and decision.chosen is not None
+    assert decision.adopt == (DEFAULT_SECOND_STAGE == NAME)
+    chosen = reranker_for(committed.refs[decision.chosen].rpartition("+rerank=")[2])
     assert (chosen.weight, chosen.min_query_words) == (WEIGHT, MIN_QUERY_WORDS)
-    assert committed["card"] == support_card()  # the committed run measured this module's rule
+    assert committed.card == support_card()  # the committed run measured this module's rule
