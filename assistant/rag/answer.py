@@ -46,10 +46,10 @@ class RetrievedReport:
     findings: str = ""
     modality: str = ""
     source: str = ""
-    #: The report says the opposite of the query (retriever.index.report_index.Hit.contradicts): shown marked.
+    #: The report says the opposite of the query (retriever.search.hit.Hit.contradicts): shown marked.
     contradicts: bool = False
     #: The report rules out, somewhere, a phrase the query asserts (or the reverse) without contradicting it overall
-    #: (retriever.index.report_index.Hit.partly_contradicts): shown marked.
+    #: (retriever.search.hit.Hit.partly_contradicts): shown marked.
     partly_contradicts: bool = False
 
 

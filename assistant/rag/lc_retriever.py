@@ -3,7 +3,7 @@
 Each hit becomes a `Document` whose `page_content` is the text the LLM should see (findings + impression) and
 whose metadata carries what the answer cites: report id, rank, score, matched field, impression, findings,
 modality, source, and `contradicts` (the report says the opposite of the query:
-`retriever.index.report_index.Hit.contradicts`, shown marked by the chat and `assistant ask`). Retrieval itself stays in
+`retriever.search.hit.Hit.contradicts`, shown marked by the chat and `assistant ask`). Retrieval itself stays in
 `retriever/`; this is only an adapter.
 """
 
@@ -32,7 +32,7 @@ def report_text(findings: str, impression: str, full_text: str) -> str:
 
 
 def hit_to_document(hit: Any) -> Document:
-    """A `retriever.index.report_index.Hit` -> Document (page_content for the prompt, metadata for the answer)."""
+    """A `retriever.search.hit.Hit` -> Document (page_content for the prompt, metadata for the answer)."""
     report = hit.report
     return Document(
         id=report.id,

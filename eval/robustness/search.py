@@ -29,9 +29,10 @@ from eval.diagnosis.conditions import load_current
 from eval.retrieval.findings_impression import reranker_for, split_rerank
 from eval.robustness.tables import SHORTHAND_FILE
 from retriever.encoders.encoder import INDEX_BACKEND, Encoder, load_encoder
-from retriever.index.report_index import Hit, ReportIndex, SearchFilters, corpus_hash
+from retriever.index.report_index import ReportIndex, SearchFilters, corpus_hash
 from retriever.reports.record import Report
 from retriever.search.abbreviations import QueryExpander, builtin_expander, make_expander
+from retriever.search.hit import Hit
 from retriever.search.methods import split_fused_spec
 
 FIELD = "impression"

@@ -47,6 +47,7 @@ from retriever.reports.sources.study_dates import filter_date
 from retriever.search.abbreviations import QueryExpander, default_expander
 from retriever.search.contradiction import candidate_depth, contradicting_last
 from retriever.search.fusion import FUSION_DEPTH, fuse_dense_and_bm25
+from retriever.search.hit import Hit
 from retriever.search.methods import DEFAULT_METHOD, METHODS, Method
 from retriever.search.query import PreparedQuery, clean_query
 from retriever.search.rerank import SecondStage
@@ -83,26 +84,6 @@ class SearchFilters:
 
     def any(self) -> bool:
         return any((self.modality, self.source, self.label, self.since, self.until))
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One retrieved report: 1-based rank, score and the field matched.
-
-    The score's scale depends on `method`: cosine (dense), BM25 score (bm25), fused score (hybrid*).
-    """
-
-    rank: int
-    score: float
-    field: Field
-    report: Report
-    method: Method = "dense"
-    #: The hit's text rules out what the query asserts, or the reverse (retriever/search/contradiction.py): ranked after
-    #: every hit that does not, and shown marked.
-    contradicts: bool = False
-    #: Not a contradiction overall, but somewhere the hit rules out a phrase the query asserts, or asserts one it
-    #: rules out (a mixed report; retriever.search.contradiction.rules_out_in_part): ranked as usual, shown marked.
-    partly_contradicts: bool = False
 
 
 def index_files(folder: Path, fields: Iterable[str]) -> list[str]:

@@ -218,8 +218,8 @@ def test_candidates_prompt_shows_ranked_impressions_not_whole_reports(llm, index
 def test_contradiction_marks_survive_the_langchain_round_trip() -> None:
     """Hit -> Document -> RetrievedReport keeps both marks, so ask and the chat show what search showed."""
     from assistant.rag.lc_retriever import document_to_report, hit_to_document
-    from retriever.index.report_index import Hit
     from retriever.reports.record import Report
+    from retriever.search.hit import Hit
 
     report = Report("r:1", "Left base.", "No left pleural effusion. Small left pleural effusion.")
     for contradicts, partly in ((False, True), (True, False), (False, False)):
