@@ -15,10 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from assistant.excerpt import Excerpt, matching_excerpt, searched_text
-from assistant.rag.answer import Answer, RetrievedReport, UnparseableOutput, parse_output
+from assistant.rag.answer import Answer, UnparseableOutput, parse_output
 from assistant.rag.answer_defaults import SHOWN_REPORTS
 from assistant.readable import modality_word, strengths
 from assistant.text import shorten
+from retriever.search.hit import Hit
 
 NoticeKind = Literal["info", "warning", "error"]
 
@@ -95,7 +96,7 @@ def notes_html(notes: Iterable[str]) -> str:
 
 
 def report_cards_html(
-    reports: Sequence[RetrievedReport],
+    reports: Sequence[Hit],
     *,
     cited: Iterable[str] = (),
     method: str = "dense",
@@ -113,10 +114,10 @@ def report_cards_html(
     cited_ids = set(cited)
     words = strengths([r.score for r in reports])
     cards = [
-        _card(r, strength, r.report_id in cited_ids, score_label(method), query, (whole or {}).get(r.report_id, ""))
+        _card(r, strength, r.report.id in cited_ids, score_label(method), query, (whole or {}).get(r.report.id, ""))
         for r, strength in zip(reports, words, strict=True)
     ]
-    field = FIELD_LABELS.get(reports[0].field, reports[0].field)
+    field = FIELD_LABELS.get(reports[0].field, reports[0].field or "")
     head = f'<div class="rs-cards-head">{len(reports)} similar report(s), matched on {_e(field)}</div>'
     shown, more = cards[:SHOWN_REPORTS], cards[SHOWN_REPORTS:]
     folded = (
@@ -157,7 +158,7 @@ def evidence_html(answer: Answer) -> str:
     if not evidence.get("candidates"):
         return ""
     rows = []
-    ranks = {r.report_id: r.rank for r in answer.retrieved}
+    ranks = {h.report.id: h.rank for h in answer.retrieved}
     for candidate in evidence["candidates"]:
         links = " ".join(
             f'<a href="#{card_anchor(i)}" title="{_e(i)}">#{ranks.get(i, "?")}</a>' for i in candidate["report_ids"]
@@ -180,13 +181,14 @@ def score_label(method: str) -> str:
     return "similarity" if method == "dense" else f"{method} score"
 
 
-def _card(report: RetrievedReport, strength: str, cited: bool, score_name: str, query: str, whole: str) -> str:
+def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str, whole: str) -> str:
+    report = hit.report
     impression = shorten(report.impression.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
     badges = "".join(
         f'<span class="rs-badge">{_e(v)}</span>' for v in (modality_word(report.modality), report.source) if v
     )
     cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
-    contradicts, partly = report.contradicts, report.partly_contradicts and not report.contradicts
+    contradicts, partly = hit.contradicts, hit.partly_contradicts and not hit.contradicts
     label, note, kind = (
         (CONTRADICTS_LABEL, CONTRADICTS_NOTE, "contradicts")
         if contradicts
@@ -196,7 +198,7 @@ def _card(report: RetrievedReport, strength: str, cited: bool, score_name: str, 
     )
     contradicts_badge = f'<span class="rs-badge rs-{kind}">⚠ {label}</span>' if kind else ""
     contradicts_note = f'<div class="rs-{kind}-note" role="note">{note}</div>' if kind else ""
-    excerpt = matching_excerpt(searched_text(report.field, report.findings, report.impression, whole), query)
+    excerpt = matching_excerpt(searched_text(hit.field, report.findings, report.impression, whole), query)
     match = (
         f'<div class="rs-label">Matching sentence</div><p class="rs-match">{marked_html(excerpt)}</p>'
         if query and excerpt.marks
@@ -209,17 +211,17 @@ def _card(report: RetrievedReport, strength: str, cited: bool, score_name: str, 
     )
     full = whole.strip() or "\n\n".join(p for p in (report.findings.strip(), report.impression.strip()) if p)
     return (
-        f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" id="{card_anchor(report.report_id)}" '
-        f'data-report-id="{_e(report.report_id)}" data-contradicts="{str(contradicts).lower()}" '
+        f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" id="{card_anchor(report.id)}" '
+        f'data-report-id="{_e(report.id)}" data-contradicts="{str(contradicts).lower()}" '
         f'data-partly-contradicts="{str(partly).lower()}">'
-        f'<div class="rs-card-top"><span class="rs-rank">#{report.rank}</span>'
+        f'<div class="rs-card-top"><span class="rs-rank">#{hit.rank}</span>'
         f'<span class="rs-strength">{_e(strength)}</span>{badges}{cited_badge}{contradicts_badge}</div>'
         f"{contradicts_note}{match}"
         f'<div class="rs-label">Impression</div><p class="rs-impression">{_e(impression)}</p>'
         f"{findings}"
         f'<details class="rs-full"><summary>Full report</summary><pre>{_e(full)}</pre></details>'
-        f'<details class="rs-details"><summary>Details</summary><span class="rs-id">{_e(report.report_id)}</span> · '
-        f'<span class="rs-score">{_e(score_name)} {report.score:.3f}</span> (the method\'s raw score: it ranks '
+        f'<details class="rs-details"><summary>Details</summary><span class="rs-id">{_e(report.id)}</span> · '
+        f'<span class="rs-score">{_e(score_name)} {hit.score:.3f}</span> (the method\'s raw score: it ranks '
         "reports within one search; the strength word places it between this search's best and weakest report)"
         "</details></article>"
     )
@@ -240,7 +242,7 @@ def answer_markdown(answer: Answer) -> str:
         lines += ["", f"**Rationale:** {md_escape(answer.rationale)}"]
     facts = []
     if answer.cited_report_ids:
-        ranks = {r.report_id: r.rank for r in answer.retrieved}
+        ranks = {h.report.id: h.rank for h in answer.retrieved}
         facts.append("cites " + ", ".join(f"#{ranks.get(c, '?')} {md_escape(c)}" for c in answer.cited_report_ids))
     elif answer.retrieved:
         facts.append("cites no retrieved report")
@@ -288,7 +290,7 @@ def partial_answer_markdown(text: str) -> str:
     return "\n".join(lines) + " ▍"
 
 
-def reports_pointer(reports: Sequence[RetrievedReport]) -> str:
+def reports_pointer(reports: Sequence[Hit]) -> str:
     """A message's pointer to the report cards, which alone list the reports (each once, numbered by rank), naming
     the ones that contradict the query."""
     line = f"the {len(reports)} most similar reports are listed under *Retrieved reports* (#1–#{len(reports)})."
@@ -301,7 +303,7 @@ def reports_pointer(reports: Sequence[RetrievedReport]) -> str:
     return line
 
 
-def search_markdown(reports: Sequence[RetrievedReport], field: str) -> str:
+def search_markdown(reports: Sequence[Hit], field: str) -> str:
     """The chat message for a search-only request (no LLM)."""
     if not reports:
         return "**Search only:** no report matched (check the filters)."

@@ -35,7 +35,7 @@ from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
 from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer
-from assistant.rag.lc_retriever import ReportRetriever, document_to_report, hit_to_document
+from assistant.rag.lc_retriever import ReportRetriever, documents_to_hits
 from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline, Retrieval
 from assistant.settings import Settings
 from retriever.search.methods import DEFAULT_METHOD
@@ -231,11 +231,14 @@ class ChatService:
             chat[-1]["content"] = "**No search:** the report index is unavailable (see the message above)."
             yield chat, render.report_cards_html([]), notice, case, ""
             return
-        hits = index.search(text, field=request.field, k=request.k, filters=request.filters(), method=request.method)
-        reports = [document_to_report(hit_to_document(hit), hit.rank) for hit in hits]
-        chat[-1]["content"] = render.search_markdown(reports, request.field)
+        # Through the LangChain retriever, as an answer's reports come: a report looks the same in both modes.
+        retriever = ReportRetriever(
+            index=index, field=request.field, k=request.k, filters=request.filters(), method=request.method
+        )
+        hits = documents_to_hits(retriever.invoke(text))
+        chat[-1]["content"] = render.search_markdown(hits, request.field)
         cards = render.report_cards_html(
-            reports,
+            hits,
             method=request.method,
             empty_message="No report matched.",
             query=text,
@@ -289,7 +292,7 @@ class ChatService:
                     return
                 if isinstance(item, Retrieval):
                     if index is not None:
-                        reports = index.reports_by_id(r.report_id for r in item.retrieved)
+                        reports = index.reports_by_id(h.report.id for h in item.retrieved)
                         whole = {report_id: report.full_text for report_id, report in reports.items()}
                     chat[-1]["content"] = (
                         "_Reports found; reading what they affirm…_"

@@ -90,7 +90,7 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
 
 def _prediction(case: Case, condition: Condition, model_id: str, answer: Any) -> dict[str, Any]:
     """What is kept of one Answer: enough to grade, audit the retrieval and time the run (no case text)."""
-    retrieved = [{"id": r.report_id, "score": round(r.score, 4)} for r in answer.retrieved]
+    retrieved = [{"id": h.report.id, "score": round(h.score, 4)} for h in answer.retrieved]
     return {
         "case_id": case.id,
         "condition": condition.name,

@@ -1,0 +1,55 @@
+"""The hit's metadata form (retriever/search/hit.py): what a LangChain Document carries of a hit, and the hit read
+back from it, also from a Document of another retriever or one written before the form held the whole report."""
+
+from __future__ import annotations
+
+import json
+
+from retriever.reports.record import Report
+from retriever.search.hit import Hit
+
+REPORT = Report(
+    "cxr-7",
+    findings="Blunted left costophrenic angle.",
+    impression="Small left pleural effusion.",
+    full_text="FINDINGS: Blunted left costophrenic angle. IMPRESSION: Small left pleural effusion.",
+    modality="XR",
+    labels=("effusion",),
+    source="openi",
+    meta={"uid": "7"},
+)
+
+
+def test_a_hit_comes_back_from_its_metadata_unchanged() -> None:
+    for contradicts, partly in ((False, False), (True, False), (False, True)):
+        hit = Hit(3, 0.25, "report", REPORT, "hybrid", contradicts=contradicts, partly_contradicts=partly)
+        metadata = json.loads(json.dumps(hit.to_metadata()))  # flat JSON values
+        assert Hit.from_metadata(metadata, rank=9, report_id="unused", text="unused") == hit
+
+
+def test_metadata_of_before_the_whole_report_reads_with_the_rest_empty() -> None:
+    """Documents written before the metadata held the full text, labels and meta still give their hit."""
+    old = {
+        key: value
+        for key, value in Hit(1, 0.5, "impression", REPORT, "dense").to_metadata().items()
+        if key not in ("full_text", "labels", "meta")
+    }
+    hit = Hit.from_metadata(old, rank=1, report_id="unused", text="unused")
+    assert hit.report == Report(
+        REPORT.id, REPORT.findings, REPORT.impression, modality=REPORT.modality, source=REPORT.source
+    )
+    assert (hit.rank, hit.score, hit.field, hit.method) == (1, 0.5, "impression", "dense")
+
+
+def test_a_document_of_another_retriever_gives_what_it_has_and_leaves_the_rest_unknown() -> None:
+    hit = Hit.from_metadata({"title": "x", "field": "title"}, rank=2, report_id="doc2", text="Page text.")
+    assert (hit.rank, hit.score, hit.field, hit.method, hit.contradicts) == (2, 0.0, None, None, False)
+    assert hit.report == Report("doc2", impression="Page text.")
+
+
+def test_a_report_without_an_impression_is_read_back_with_the_callers_text_as_its_impression() -> None:
+    """How answers have always shown such a report (by the text the model reads); pinned so it changes only
+    on purpose."""
+    bare = Hit(1, 0.5, "findings", Report("r", findings="Effusion."), "bm25")
+    back = Hit.from_metadata(bare.to_metadata(), rank=1, report_id="unused", text="FINDINGS: Effusion.")
+    assert back.report.impression == "FINDINGS: Effusion."
