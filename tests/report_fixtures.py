@@ -58,11 +58,12 @@ def hit(
     impression: str,
     *,
     findings: str = "",
+    full_text: str = "",
     modality: str = "",
     source: str = "",
     contradicts: bool = False,
     partly_contradicts: bool = False,
 ) -> Hit:
     """A hit of a report with these sections, for tests of what ask and the chat show of one."""
-    report = Report(report_id, findings, impression, modality=modality, source=source)
+    report = Report(report_id, findings, impression, full_text, modality=modality, source=source)
     return Hit(rank, score, field, report, contradicts=contradicts, partly_contradicts=partly_contradicts)

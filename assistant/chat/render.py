@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from assistant.excerpt import Excerpt, matching_excerpt, searched_text
@@ -102,19 +102,18 @@ def report_cards_html(
     method: str = "dense",
     empty_message: str = "Retrieved reports appear here.",
     query: str = "",
-    whole: Mapping[str, str] | None = None,
 ) -> str:
     """The retrieved reports as cards, the only place the page lists them (one numbering: the rank): rank and a
     strength word (the method's raw score under *Details*), the sentence that matched `query` with its words marked,
-    the impression, findings and the whole report (`whole`, by id) folded, modality in words and source; the
-    reports the answer cites marked, and those that contradict the query marked with a badge and a sentence. Past
-    the first SHOWN_REPORTS the cards are folded under "more reports": the evidence reads them all."""
+    the impression, findings and the whole report folded, modality in words and source; the reports the answer
+    cites marked, and those that contradict the query marked with a badge and a sentence. Past the first
+    SHOWN_REPORTS the cards are folded under "more reports": the evidence reads them all."""
     if not reports:
         return f'<div class="rs-cards-empty">{_e(empty_message)}</div>'
     cited_ids = set(cited)
     words = strengths([r.score for r in reports])
     cards = [
-        _card(r, strength, r.report.id in cited_ids, score_label(method), query, (whole or {}).get(r.report.id, ""))
+        _card(r, strength, r.report.id in cited_ids, score_label(method), query)
         for r, strength in zip(reports, words, strict=True)
     ]
     field = FIELD_LABELS.get(reports[0].field, reports[0].field or "")
@@ -181,7 +180,7 @@ def score_label(method: str) -> str:
     return "similarity" if method == "dense" else f"{method} score"
 
 
-def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str, whole: str) -> str:
+def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str) -> str:
     report = hit.report
     impression = shorten(report.impression.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
     badges = "".join(
@@ -198,7 +197,7 @@ def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str, who
     )
     contradicts_badge = f'<span class="rs-badge rs-{kind}">⚠ {label}</span>' if kind else ""
     contradicts_note = f'<div class="rs-{kind}-note" role="note">{note}</div>' if kind else ""
-    excerpt = matching_excerpt(searched_text(hit.field, report.findings, report.impression, whole), query)
+    excerpt = matching_excerpt(searched_text(hit.field, report.findings, report.impression, report.full_text), query)
     match = (
         f'<div class="rs-label">Matching sentence</div><p class="rs-match">{marked_html(excerpt)}</p>'
         if query and excerpt.marks
@@ -209,7 +208,7 @@ def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str, who
         if report.findings.strip()
         else '<div class="rs-muted">No findings section in this report.</div>'
     )
-    full = whole.strip() or "\n\n".join(p for p in (report.findings.strip(), report.impression.strip()) if p)
+    full = report.full_text.strip() or "\n\n".join(p for p in (report.findings.strip(), report.impression.strip()) if p)
     return (
         f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" id="{card_anchor(report.id)}" '
         f'data-report-id="{_e(report.id)}" data-contradicts="{str(contradicts).lower()}" '

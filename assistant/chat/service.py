@@ -242,7 +242,6 @@ class ChatService:
             method=request.method,
             empty_message="No report matched.",
             query=text,
-            whole={hit.report.id: hit.report.full_text for hit in hits},
         )
         yield chat, cards, "", case, ""
 
@@ -252,7 +251,6 @@ class ChatService:
         import gradio as gr
 
         retriever: CaseRetriever | None = None
-        index: ReportIndex | None = None
         case_query = "\n".join([*(m["content"] for m in case if m["role"] == "user"), text])
         if request.use_retrieval:
             index, notice = self._index(request)
@@ -278,7 +276,6 @@ class ChatService:
         prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else answer_defaults.LLM_PROMPT
         pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens, rag_prompt=prompt)
         pieces: list[str] = []
-        whole: dict[str, str] = {}
         last = 0.0
         answer = pipeline.iter_answer({"query": text, "history": case}, cancel=request.stop)
         with contextlib.closing(in_background(answer)) as items:
@@ -288,20 +285,15 @@ class ChatService:
                     yield chat, gr.skip(), "", case, ""
                     return
                 if isinstance(item, Answer):
-                    yield self._finish(item, text, chat, case, request, case_query, whole)
+                    yield self._finish(item, text, chat, case, request, case_query)
                     return
                 if isinstance(item, Retrieval):
-                    if index is not None:
-                        reports = index.reports_by_id(h.report.id for h in item.retrieved)
-                        whole = {report_id: report.full_text for report_id, report in reports.items()}
                     chat[-1]["content"] = (
                         "_Reports found; reading what they affirm…_"
                         if pipeline.evidence_only
                         else "_Reports found; the model is reading them…_"
                     )
-                    cards = render.report_cards_html(
-                        item.retrieved, method=request.method, query=case_query, whole=whole
-                    )
+                    cards = render.report_cards_html(item.retrieved, method=request.method, query=case_query)
                     yield chat, cards, "", case, ""
                 elif item is not None:
                     pieces.append(item)
@@ -319,7 +311,6 @@ class ChatService:
         case: list[Message],
         request: Request,
         case_query: str,
-        whole: dict[str, str],
     ) -> Outputs:
         chat[-1]["content"] = render.answer_markdown(answer)
         cards = (
@@ -329,7 +320,6 @@ class ChatService:
                 cited=answer.cited_report_ids,
                 method=request.method,
                 query=case_query,
-                whole=whole,
             )
             if request.use_retrieval
             else render.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")

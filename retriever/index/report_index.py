@@ -368,17 +368,6 @@ class ReportIndex:
             encoder = self.encoder()
             return PreparedQuery(text, encoder.count_tokens(text), encoder.max_seq_length)
 
-    def reports_by_id(self, ids: Iterable[str]) -> dict[str, Report]:
-        """The whole reports of these ids (those the index holds), read from the report store: what a "full report"
-        view shows beyond a hit's findings and impression."""
-        wanted = list(ids)
-        if isinstance(self._store, list):
-            chosen = set(wanted)
-            return {r.id: r for r in self._store if r.id in chosen}
-        rowids = self._store.rowids_of(wanted)
-        found = self._store.get(list(rowids.values()))
-        return {report_id: found[row] for report_id, row in rowids.items() if row in found}
-
     def search(
         self,
         query: str,

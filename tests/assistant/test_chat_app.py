@@ -125,12 +125,21 @@ def test_cards_past_the_first_ten_are_folded_under_more_reports() -> None:
 def test_cards_number_each_report_once_with_a_strength_word_the_modality_in_words_and_the_whole_report() -> None:
     """Issue 41: one numbering (the rank), one relevance scale (a word; the raw score under Details), modality codes
     as words, the matching sentence with the query's words marked (negated ones so) and the whole report folded."""
+    whole = "INDICATION: cough.\nFINDINGS: Small right pleural effusion.\nIMPRESSION: Effusion."
     reports = [
-        hit("r-1", 1, 0.93, "findings", "Effusion.", findings="Small right pleural effusion.", modality="MR"),
+        hit(
+            "r-1",
+            1,
+            0.93,
+            "findings",
+            "Effusion.",
+            findings="Small right pleural effusion.",
+            full_text=whole,
+            modality="MR",
+        ),
         hit("r-2", 2, 0.12, "findings", "Normal.", findings="No pleural effusion.", modality="OT"),
     ]
-    whole = {"r-1": "INDICATION: cough.\nFINDINGS: Small right pleural effusion.\nIMPRESSION: Effusion."}
-    cards = render.report_cards_html(reports, method="bm25", query="pleural effusion", whole=whole)
+    cards = render.report_cards_html(reports, method="bm25", query="pleural effusion")
     first, second = cards.split('<article class="rs-card')[1:]
     assert '<span class="rs-rank">#1</span>' in first and "strong match" in first and ">MRI<" in first
     assert '<span class="rs-rank">#2</span>' in second and "weak match" in second and ">other<" in second
