@@ -19,11 +19,13 @@ from assistant.rag.answer import Answer, UnparseableOutput, parse_output
 from assistant.rag.answer_defaults import SHOWN_REPORTS
 from assistant.readable import modality_word, strengths
 from assistant.text import shorten
+from retriever.reports.record import Field
 from retriever.search.hit import Hit
+from retriever.search.methods import Method
 
 NoticeKind = Literal["info", "warning", "error"]
 
-FIELD_LABELS = {"findings": "findings", "impression": "impressions", "report": "full reports"}
+FIELD_LABELS: dict[Field, str] = {"findings": "findings", "impression": "impressions", "report": "full reports"}
 DEGRADED_LABELS = {
     "backend_unavailable": "the language model backend is unavailable",
     "timeout": "the language model did not answer in time",
@@ -99,7 +101,7 @@ def report_cards_html(
     reports: Sequence[Hit],
     *,
     cited: Iterable[str] = (),
-    method: str = "dense",
+    method: Method = "dense",
     empty_message: str = "Retrieved reports appear here.",
     query: str = "",
 ) -> str:
@@ -174,7 +176,7 @@ def evidence_html(answer: Answer) -> str:
     )
 
 
-def score_label(method: str) -> str:
+def score_label(method: Method) -> str:
     """What a card's number is: a cosine similarity only for dense search; BM25 and fused scores are relative
     to the other hits (a fused top hit scores near 1 whatever its match), so they are named by their method."""
     return "similarity" if method == "dense" else f"{method} score"
@@ -302,7 +304,7 @@ def reports_pointer(reports: Sequence[Hit]) -> str:
     return line
 
 
-def search_markdown(reports: Sequence[Hit], field: str) -> str:
+def search_markdown(reports: Sequence[Hit], field: Field) -> str:
     """The chat message for a search-only request (no LLM)."""
     if not reports:
         return "**Search only:** no report matched (check the filters)."

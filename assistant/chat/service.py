@@ -38,7 +38,8 @@ from assistant.rag.answer import Answer
 from assistant.rag.lc_retriever import ReportRetriever, documents_to_hits
 from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline, Retrieval
 from assistant.settings import Settings
-from retriever.search.methods import DEFAULT_METHOD
+from retriever.reports.record import Field
+from retriever.search.methods import DEFAULT_METHOD, Method
 
 if TYPE_CHECKING:
     from retriever.index.report_index import ReportIndex, SearchFilters
@@ -96,11 +97,11 @@ class Request:
     """The controls' values for one question."""
 
     mode: str = DEFAULT_MODE
-    field: str = answer_defaults.FIELD
+    field: Field = answer_defaults.FIELD
     k: int = answer_defaults.K
     use_retrieval: bool = True
     index: str = ""  # the index folder (the page sends its catalog key, page.py maps it)
-    method: str = DEFAULT_METHOD
+    method: Method = DEFAULT_METHOD
     modality: str = ANY
     source: str = ANY
     since: str = ""  # study dates, as the resident typed them ("": no bound)

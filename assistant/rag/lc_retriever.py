@@ -17,8 +17,9 @@ from langchain_core.retrievers import BaseRetriever
 
 from assistant.rag import answer_defaults
 from assistant.rag.configuration import retrieval_configuration
+from retriever.reports.record import Field
 from retriever.search.hit import Hit
-from retriever.search.methods import DEFAULT_METHOD
+from retriever.search.methods import DEFAULT_METHOD, Method
 
 
 def report_text(findings: str, impression: str, full_text: str) -> str:
@@ -52,14 +53,13 @@ def documents_to_hits(documents: Sequence[Document]) -> list[Hit]:
 
 class ReportRetriever(BaseRetriever):
     """Top-`k` reports from a `retriever.index.report_index.ReportIndex` matched on one `field` (findings, impression,
-    report), with optional `SearchFilters` and a `method` of `retriever.index.report_index.METHODS` (dense, bm25,
-    hybrid...)."""
+    report), with optional `SearchFilters` and a search `method` (dense, bm25, hybrid...)."""
 
     index: Any
-    field: str = answer_defaults.FIELD
+    field: Field = answer_defaults.FIELD
     k: int = answer_defaults.K
     filters: Any = None
-    method: str = DEFAULT_METHOD
+    method: Method = DEFAULT_METHOD
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         hits = self.index.search(query, field=self.field, k=self.k, filters=self.filters, method=self.method)

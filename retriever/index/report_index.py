@@ -48,7 +48,7 @@ from retriever.search.abbreviations import QueryExpander, default_expander
 from retriever.search.contradiction import candidate_depth, contradicting_last
 from retriever.search.fusion import FUSION_DEPTH, fuse_dense_and_bm25
 from retriever.search.hit import Hit
-from retriever.search.methods import DEFAULT_METHOD, METHODS, Method
+from retriever.search.methods import DEFAULT_METHOD, Method, checked_method
 from retriever.search.query import PreparedQuery, clean_query
 from retriever.search.rerank import SecondStage
 
@@ -379,8 +379,7 @@ class ReportIndex:
         """Top-k reports for `query` matched against one field."""
         if field not in self.manifest.fields:
             raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(self.fields)}")
-        if method not in METHODS:
-            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        method = checked_method(method)
         if k < 1:
             raise ValueError("k must be at least 1")
         text = (self.query_expander or default_expander()).expand(clean_query(query))
@@ -411,7 +410,7 @@ class ReportIndex:
             for i, ((rowid, score), contradicts, partly) in enumerate(ordered, start=1)
         ]
 
-    def _dense(self, text: str, field: str, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:
+    def _dense(self, text: str, field: Field, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:
         with self._encoder_lock:
             vector = self.encoder().encode([text])[0]
         return search_vectors(self._vectors[field], vector, k, allowed)

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 #: A searchable field of a report; FIELDS in the order the CLI lists them.
 Field = Literal["findings", "impression", "report"]
 FIELDS: tuple[Field, ...] = get_args(Field)
+
+
+def checked_field(name: str) -> Field:
+    """`name` as a Field; ValueError naming the fields otherwise (a field given as text: a setting, a mapping)."""
+    if name not in FIELDS:
+        raise ValueError(f"unknown field {name!r}; choose one of {', '.join(FIELDS)}")
+    return cast(Field, name)
 
 
 @dataclass(frozen=True)
@@ -29,10 +36,9 @@ class Report:
 
     def text_of(self, field_name: str) -> str:
         """Text indexed for one of `FIELDS` ("report" falls back to findings + impression)."""
+        field_name = checked_field(field_name)
         if field_name == "findings":
             return self.findings
         if field_name == "impression":
             return self.impression
-        if field_name == "report":
-            return self.full_text or "\n".join(p for p in (self.findings, self.impression) if p)
-        raise ValueError(f"unknown field {field_name!r}; choose one of {', '.join(FIELDS)}")
+        return self.full_text or "\n".join(p for p in (self.findings, self.impression) if p)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from retriever.reports.record import Report
 from retriever.search.hit import Hit
 
@@ -53,3 +55,14 @@ def test_a_report_without_an_impression_is_read_back_with_the_callers_text_as_it
     bare = Hit(1, 0.5, "findings", Report("r", findings="Effusion."), "bm25")
     back = Hit.from_metadata(bare.to_metadata(), rank=1, report_id="unused", text="FINDINGS: Effusion.")
     assert back.report.impression == "FINDINGS: Effusion."
+
+
+def test_field_and_method_names_given_as_text_are_checked_against_the_literals() -> None:
+    from retriever.reports.record import checked_field
+    from retriever.search.methods import checked_method
+
+    assert (checked_field("report"), checked_method("bm25")) == ("report", "bm25")
+    with pytest.raises(ValueError, match="unknown field 'impressions'; choose one of findings, impression, report"):
+        checked_field("impressions")
+    with pytest.raises(ValueError, match="unknown method 'hybird'; choose one of dense, bm25, hybrid"):
+        checked_method("hybird")
