@@ -41,6 +41,7 @@ from eval.diagnosis.conditions import (
     parse_conditions,
     retrieval_corpus,
 )
+from retriever.reports.record import FIELDS
 from retriever.search.hit import Hit
 
 DEFAULT_CONDITIONS = "none,mpnet,radsearch-minilm"
@@ -360,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", default=[], help="report corpus to retrieve from (repeatable)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder (default corpus)")
     parser.add_argument("--conditions", default=DEFAULT_CONDITIONS, help="comma-separated: none, bm25, encoders")
-    parser.add_argument("--field", default="impression", help="field retrieved reports are matched on")
+    parser.add_argument("--field", default="impression", choices=FIELDS, help="field retrieved reports are matched on")
     parser.add_argument("-k", type=_within(1, MAX_K), default=1, help="reports given to the LLM (1 = the paper)")
     parser.add_argument(
         "--prompt",

@@ -35,7 +35,7 @@ DEFAULT_METHOD = checked_method(PRESET.default_search.method)
 DEFAULT_SECOND_STAGE: str | None = PRESET.default_search.second_stage
 
 
-def split_fused_spec(spec: str) -> tuple[str, str]:
+def split_fused_spec(spec: str) -> tuple[Method, str]:
     """`hybrid:ENCODER` -> ("hybrid", "ENCODER"); anything else is an encoder reference -> ("dense", spec)."""
     method, _, encoder = spec.partition(":")
-    return (method, encoder) if encoder and method in FUSED_METHODS else ("dense", spec)
+    return (checked_method(method), encoder) if encoder and method in FUSED_METHODS else ("dense", spec)
