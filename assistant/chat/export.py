@@ -57,12 +57,13 @@ def answer_document(answer: Answer) -> str:
         lines += ["## Similar reports", ""]
         for hit, strength in zip(answer.retrieved, strengths([h.score for h in answer.retrieved]), strict=True):
             report = hit.report
-            sentence = matching_excerpt(searched_text(hit.field, report.findings, report.impression), answer.query)
+            shown = report.shown_impression
+            sentence = matching_excerpt(searched_text(hit.field, report.findings, shown), answer.query)
             facts = [strength, modality_word(report.modality), report.source, f"score {hit.score:.3f}"]
             lines += [f"### #{hit.rank} {_line(report.id)} ({', '.join(f for f in facts if f)})", ""]
             if sentence.marks:
                 lines.append(f"- Matching sentence: {_line(sentence.text)}")
-            lines.append(f"- Impression: {_line(report.impression or '(none)')}")
+            lines.append(f"- Impression: {_line(shown or '(none)')}")
             if hit.contradicts or hit.partly_contradicts:
                 lines.append("- ⚠ contradicts the finding" + ("" if hit.contradicts else " in part"))
             lines.append("")

@@ -184,7 +184,8 @@ def score_label(method: Method) -> str:
 
 def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str) -> str:
     report = hit.report
-    impression = shorten(report.impression.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
+    shown = report.shown_impression
+    impression = shorten(shown.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
     badges = "".join(
         f'<span class="rs-badge">{_e(v)}</span>' for v in (modality_word(report.modality), report.source) if v
     )
@@ -199,7 +200,7 @@ def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str) -> 
     )
     contradicts_badge = f'<span class="rs-badge rs-{kind}">⚠ {label}</span>' if kind else ""
     contradicts_note = f'<div class="rs-{kind}-note" role="note">{note}</div>' if kind else ""
-    excerpt = matching_excerpt(searched_text(hit.field, report.findings, report.impression, report.full_text), query)
+    excerpt = matching_excerpt(searched_text(hit.field, report.findings, shown, report.full_text), query)
     match = (
         f'<div class="rs-label">Matching sentence</div><p class="rs-match">{marked_html(excerpt)}</p>'
         if query and excerpt.marks
@@ -210,7 +211,7 @@ def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str) -> 
         if report.findings.strip()
         else '<div class="rs-muted">No findings section in this report.</div>'
     )
-    full = report.full_text.strip() or "\n\n".join(p for p in (report.findings.strip(), report.impression.strip()) if p)
+    full = report.full_text.strip() or "\n\n".join(p for p in (report.findings.strip(), shown.strip()) if p)
     return (
         f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" id="{card_anchor(report.id)}" '
         f'data-report-id="{_e(report.id)}" data-contradicts="{str(contradicts).lower()}" '

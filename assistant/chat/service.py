@@ -35,7 +35,7 @@ from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
 from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer
-from assistant.rag.lc_retriever import ReportRetriever, documents_to_hits
+from assistant.rag.lc_retriever import ReportRetriever
 from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline, Retrieval
 from assistant.settings import Settings
 from retriever.reports.record import Field
@@ -232,11 +232,7 @@ class ChatService:
             chat[-1]["content"] = "**No search:** the report index is unavailable (see the message above)."
             yield chat, render.report_cards_html([]), notice, case, ""
             return
-        # Through the LangChain retriever, as an answer's reports come: a report looks the same in both modes.
-        retriever = ReportRetriever(
-            index=index, field=request.field, k=request.k, filters=request.filters(), method=request.method
-        )
-        hits = documents_to_hits(retriever.invoke(text))
+        hits = index.search(text, field=request.field, k=request.k, filters=request.filters(), method=request.method)
         chat[-1]["content"] = render.search_markdown(hits, request.field)
         cards = render.report_cards_html(
             hits,

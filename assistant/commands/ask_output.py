@@ -71,10 +71,10 @@ def print_retrieval(retrieval: Retrieval, query: str, out: Console) -> None:
 def _sentence_cell(hit: Hit, query: str, out: Console) -> Text:
     """The sentence that matched, marked; below it the impression when another part of the report matched (the
     conclusion is what the evidence differential reads)."""
-    report = hit.report
-    cell = marked(matching_excerpt(searched_text(hit.field, report.findings, report.impression), query), out)
-    if hit.field != "impression" and report.impression.strip():
-        cell.append("\nimpression: " + shorten(" ".join(report.impression.split()), IMPRESSION_CHARS), style="dim")
+    report, shown = hit.report, hit.report.shown_impression
+    cell = marked(matching_excerpt(searched_text(hit.field, report.findings, shown), query), out)
+    if hit.field != "impression" and shown.strip():
+        cell.append("\nimpression: " + shorten(" ".join(shown.split()), IMPRESSION_CHARS), style="dim")
     return cell
 
 

@@ -52,15 +52,17 @@ RETRIEVED_KEYS = (
 
 
 def retrieved_json(hit: Hit) -> dict[str, Any]:
-    """A retrieved report as an answer's JSON shows it (an unknown field as "", as it always was)."""
-    metadata = hit.to_metadata() | {"field": hit.field or ""}
+    """A retrieved report as an answer's JSON shows it (its shown impression; an unknown field as ""), as it always
+    was."""
+    shown = {"field": hit.field or "", "impression": hit.report.shown_impression}
+    metadata = hit.to_metadata() | shown
     return {key: metadata[key] for key in RETRIEVED_KEYS}
 
 
 def retrieved_hit(data: Mapping[str, Any]) -> Hit:
     """A retrieved report back from an answer's JSON (`retrieved_json`): all that ask shows of it; the report's whole
     text, labels and metadata and the search method are not in that shape, and stay empty or unknown."""
-    return Hit.from_metadata(data, rank=data["rank"], report_id=data["report_id"], text=data["impression"])
+    return Hit.from_metadata(data, rank=data["rank"], report_id=data["report_id"], text="")
 
 
 @dataclass(frozen=True)

@@ -22,24 +22,9 @@ from retriever.search.hit import Hit
 from retriever.search.methods import DEFAULT_METHOD, Method
 
 
-def report_text(findings: str, impression: str, full_text: str) -> str:
-    """What the LLM reads from a report: labelled sections, or the whole text when they are missing."""
-    parts = [
-        f"FINDINGS: {findings.strip()}" if findings.strip() else "",
-        f"IMPRESSION: {impression.strip()}" if impression.strip() else "",
-    ]
-    text = "\n".join(p for p in parts if p)
-    return text or full_text.strip()
-
-
 def hit_to_document(hit: Hit) -> Document:
     """A hit -> Document (page_content for the prompt, the hit as metadata)."""
-    report = hit.report
-    return Document(
-        id=report.id,
-        page_content=report_text(report.findings, report.impression, report.full_text),
-        metadata=hit.to_metadata(),
-    )
+    return Document(id=hit.report.id, page_content=hit.report.labelled_text(), metadata=hit.to_metadata())
 
 
 def documents_to_hits(documents: Sequence[Document]) -> list[Hit]:

@@ -195,10 +195,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         retrieved = documents_to_hits(docs)
         # The conclusions only: a report without an impression section (shown by its whole text) affirms nothing,
         # or its section labels and history ("MOTOR:", "PMH:") would count as diagnoses.
-        conclusions = [str(doc.metadata.get("impression") or "") for doc in docs]
         evidence = evidence_differential(
-            [(h.report.id, text) for h, text in zip(retrieved, conclusions, strict=True)],
-            weighting=self.evidence_weighting,
+            [(h.report.id, h.report.impression) for h in retrieved], weighting=self.evidence_weighting
         )
         choices = [choice_name(neutralise_tags(c.diagnosis)) for c in evidence.candidates]
         configuration = self.configuration()
@@ -367,10 +365,10 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         """Empty when nothing rules the diagnosis out (assistant/rag/grounding.py); else why, and the best-supported
         candidate of the evidence that neither the findings nor its own reports rule out, which takes its place
         (`diagnosis`; absent when there is none)."""
-        impressions = {h.report.id: h.report.impression for h in retrieved}
+        impressions = {h.report.id: h.report.shown_impression for h in retrieved}
         reason = contradiction(parsed.diagnosis, query, [impressions[c] for c in cited if c in impressions])
         if reason is None and echoes_an_instruction(
-            parsed.diagnosis, [f"{h.report.findings}\n{h.report.impression}" for h in retrieved]
+            parsed.diagnosis, [f"{h.report.findings}\n{h.report.shown_impression}" for h in retrieved]
         ):
             reason = "it repeats an instruction written in a retrieved report"
         if reason is None:
@@ -442,7 +440,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
                 notes.append(f"prompt: reference reports from rank {rank} on left out (no room in the context)")
                 break
             if self.prompt.references == "impressions":
-                text, _ = fit_tokens(self.llm, neutralise_tags(hit.report.impression), min(share, CANDIDATE_TOKENS))
+                impression = neutralise_tags(hit.report.shown_impression)
+                text, _ = fit_tokens(self.llm, impression, min(share, CANDIDATE_TOKENS))
                 block = render_candidate(hit, rank, text)
             else:
                 text, cut = fit_tokens(self.llm, neutralise_tags(doc.page_content), share)

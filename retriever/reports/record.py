@@ -34,6 +34,21 @@ class Report:
     source: str = ""
     meta: dict[str, str] = field(default_factory=dict)
 
+    def labelled_text(self) -> str:
+        """Its findings and impression, labelled, or its whole text when it has neither: what a model is given to
+        read of it (a LangChain Document's page content)."""
+        parts = [
+            f"FINDINGS: {self.findings.strip()}" if self.findings.strip() else "",
+            f"IMPRESSION: {self.impression.strip()}" if self.impression.strip() else "",
+        ]
+        return "\n".join(p for p in parts if p) or self.full_text.strip()
+
+    @property
+    def shown_impression(self) -> str:
+        """The impression, or for a report without one its labelled text: what answers show as its conclusion. Only
+        there: the evidence differential reads `impression` alone, so a report without one affirms nothing."""
+        return self.impression or self.labelled_text()
+
     def text_of(self, field_name: str) -> str:
         """Text indexed for one of `FIELDS` ("report" falls back to findings + impression)."""
         field_name = checked_field(field_name)

@@ -62,18 +62,17 @@ class Hit:
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any], *, rank: int, report_id: str, text: str) -> Hit:
         """The hit `to_metadata` wrote, also from less (another retriever's metadata, or ours from before it carried
-        the whole report): the id is `report_id` and the rank `rank` when missing, the score 0, a field or method
-        that is not ours None, a flag False, the other report fields empty.
-
-        The impression is `text` (what the caller holds of the report: a Document's page_content) when the metadata
-        has none, also when it is empty: answers have always shown a report without an impression that way."""
+        the whole report): the id is `report_id` and the rank `rank` when missing, the whole text `text` (what the
+        caller holds of the report: a Document's page content), the score 0, a field or method that is not ours
+        None, a flag False, the other report fields empty. A report without an impression keeps none: answers show
+        it by its text (`Report.shown_impression`), and it affirms nothing."""
         field, method = metadata.get("field"), metadata.get("method")
         labels, meta = metadata.get("labels"), metadata.get("meta")
         report = Report(
             id=str(metadata.get("report_id") or report_id),
             findings=str(metadata.get("findings", "")),
-            impression=str(metadata.get("impression") or text),
-            full_text=str(metadata.get("full_text", "")),
+            impression=str(metadata.get("impression", "")),
+            full_text=str(metadata.get("full_text", text)),
             modality=str(metadata.get("modality", "")),
             labels=tuple(str(label) for label in labels) if isinstance(labels, list | tuple) else (),
             source=str(metadata.get("source", "")),
