@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from assistant.text import shorten
 from retriever.negation.scope import negated_spans
+from retriever.reports.record import Field
 
 #: Words that say nothing about a finding: never marked.
 STOPWORDS = frozenset(
@@ -123,8 +124,9 @@ def _cut(sentence: str, marks: list[Mark]) -> Excerpt:
     return Excerpt(lead + body, kept)
 
 
-def searched_text(field: str, findings: str, impression: str, full_text: str = "") -> str:
-    """The part of a report a search on `field` matched: its impression, its findings, or the whole report."""
+def searched_text(field: Field | None, findings: str, impression: str, full_text: str = "") -> str:
+    """The part of a report a search on `field` matched: its impression, its findings, or the whole report (also
+    when the field is not known: a hit of another retriever)."""
     if field == "impression":
         return impression
     if field == "findings":

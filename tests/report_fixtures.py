@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from retriever.reports.record import Report
+from retriever.reports.record import Field, Report
+from retriever.search.hit import Hit
 
 REPORTS = [
     Report(
@@ -47,3 +48,22 @@ REPORTS = [
     ),
     Report("t:6", "", "Impression-only report about pneumothorax.", modality="XR", source="site-a"),
 ]
+
+
+def hit(
+    report_id: str,
+    rank: int,
+    score: float,
+    field: Field,
+    impression: str,
+    *,
+    findings: str = "",
+    full_text: str = "",
+    modality: str = "",
+    source: str = "",
+    contradicts: bool = False,
+    partly_contradicts: bool = False,
+) -> Hit:
+    """A hit of a report with these sections, for tests of what ask and the chat show of one."""
+    report = Report(report_id, findings, impression, full_text, modality=modality, source=source)
+    return Hit(rank, score, field, report, contradicts=contradicts, partly_contradicts=partly_contradicts)

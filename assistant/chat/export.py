@@ -55,15 +55,17 @@ def answer_document(answer: Answer) -> str:
         lines.append("")
     if answer.retrieved:
         lines += ["## Similar reports", ""]
-        for report, strength in zip(answer.retrieved, strengths([r.score for r in answer.retrieved]), strict=True):
-            sentence = matching_excerpt(searched_text(report.field, report.findings, report.impression), answer.query)
-            facts = [strength, modality_word(report.modality), report.source, f"score {report.score:.3f}"]
-            lines += [f"### #{report.rank} {_line(report.report_id)} ({', '.join(f for f in facts if f)})", ""]
+        for hit, strength in zip(answer.retrieved, strengths([h.score for h in answer.retrieved]), strict=True):
+            report = hit.report
+            shown = report.shown_impression
+            sentence = matching_excerpt(searched_text(hit.field, report.findings, shown), answer.query)
+            facts = [strength, modality_word(report.modality), report.source, f"score {hit.score:.3f}"]
+            lines += [f"### #{hit.rank} {_line(report.id)} ({', '.join(f for f in facts if f)})", ""]
             if sentence.marks:
                 lines.append(f"- Matching sentence: {_line(sentence.text)}")
-            lines.append(f"- Impression: {_line(report.impression or '(none)')}")
-            if report.contradicts or report.partly_contradicts:
-                lines.append("- ⚠ contradicts the finding" + ("" if report.contradicts else " in part"))
+            lines.append(f"- Impression: {_line(shown or '(none)')}")
+            if hit.contradicts or hit.partly_contradicts:
+                lines.append("- ⚠ contradicts the finding" + ("" if hit.contradicts else " in part"))
             lines.append("")
     lines += [f"## Configuration {answer.configuration_hash}", "", "```json"]
     lines += [json.dumps(answer.configuration, indent=2, ensure_ascii=False, default=str), "```", ""]

@@ -11,18 +11,21 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from assistant.excerpt import Excerpt, matching_excerpt, searched_text
-from assistant.rag.answer import Answer, RetrievedReport, UnparseableOutput, parse_output
+from assistant.rag.answer import Answer, UnparseableOutput, parse_output
 from assistant.rag.answer_defaults import SHOWN_REPORTS
 from assistant.readable import modality_word, strengths
 from assistant.text import shorten
+from retriever.reports.record import Field
+from retriever.search.hit import Hit
+from retriever.search.methods import Method
 
 NoticeKind = Literal["info", "warning", "error"]
 
-FIELD_LABELS = {"findings": "findings", "impression": "impressions", "report": "full reports"}
+FIELD_LABELS: dict[Field, str] = {"findings": "findings", "impression": "impressions", "report": "full reports"}
 DEGRADED_LABELS = {
     "backend_unavailable": "the language model backend is unavailable",
     "timeout": "the language model did not answer in time",
@@ -95,28 +98,27 @@ def notes_html(notes: Iterable[str]) -> str:
 
 
 def report_cards_html(
-    reports: Sequence[RetrievedReport],
+    reports: Sequence[Hit],
     *,
     cited: Iterable[str] = (),
-    method: str = "dense",
+    method: Method = "dense",
     empty_message: str = "Retrieved reports appear here.",
     query: str = "",
-    whole: Mapping[str, str] | None = None,
 ) -> str:
     """The retrieved reports as cards, the only place the page lists them (one numbering: the rank): rank and a
     strength word (the method's raw score under *Details*), the sentence that matched `query` with its words marked,
-    the impression, findings and the whole report (`whole`, by id) folded, modality in words and source; the
-    reports the answer cites marked, and those that contradict the query marked with a badge and a sentence. Past
-    the first SHOWN_REPORTS the cards are folded under "more reports": the evidence reads them all."""
+    the impression, findings and the whole report folded, modality in words and source; the reports the answer
+    cites marked, and those that contradict the query marked with a badge and a sentence. Past the first
+    SHOWN_REPORTS the cards are folded under "more reports": the evidence reads them all."""
     if not reports:
         return f'<div class="rs-cards-empty">{_e(empty_message)}</div>'
     cited_ids = set(cited)
     words = strengths([r.score for r in reports])
     cards = [
-        _card(r, strength, r.report_id in cited_ids, score_label(method), query, (whole or {}).get(r.report_id, ""))
+        _card(r, strength, r.report.id in cited_ids, score_label(method), query)
         for r, strength in zip(reports, words, strict=True)
     ]
-    field = FIELD_LABELS.get(reports[0].field, reports[0].field)
+    field = FIELD_LABELS.get(reports[0].field, reports[0].field or "")
     head = f'<div class="rs-cards-head">{len(reports)} similar report(s), matched on {_e(field)}</div>'
     shown, more = cards[:SHOWN_REPORTS], cards[SHOWN_REPORTS:]
     folded = (
@@ -157,7 +159,7 @@ def evidence_html(answer: Answer) -> str:
     if not evidence.get("candidates"):
         return ""
     rows = []
-    ranks = {r.report_id: r.rank for r in answer.retrieved}
+    ranks = {h.report.id: h.rank for h in answer.retrieved}
     for candidate in evidence["candidates"]:
         links = " ".join(
             f'<a href="#{card_anchor(i)}" title="{_e(i)}">#{ranks.get(i, "?")}</a>' for i in candidate["report_ids"]
@@ -174,19 +176,21 @@ def evidence_html(answer: Answer) -> str:
     )
 
 
-def score_label(method: str) -> str:
+def score_label(method: Method) -> str:
     """What a card's number is: a cosine similarity only for dense search; BM25 and fused scores are relative
     to the other hits (a fused top hit scores near 1 whatever its match), so they are named by their method."""
     return "similarity" if method == "dense" else f"{method} score"
 
 
-def _card(report: RetrievedReport, strength: str, cited: bool, score_name: str, query: str, whole: str) -> str:
-    impression = shorten(report.impression.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
+def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str) -> str:
+    report = hit.report
+    shown = report.shown_impression
+    impression = shorten(shown.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
     badges = "".join(
         f'<span class="rs-badge">{_e(v)}</span>' for v in (modality_word(report.modality), report.source) if v
     )
     cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
-    contradicts, partly = report.contradicts, report.partly_contradicts and not report.contradicts
+    contradicts, partly = hit.contradicts, hit.partly_contradicts and not hit.contradicts
     label, note, kind = (
         (CONTRADICTS_LABEL, CONTRADICTS_NOTE, "contradicts")
         if contradicts
@@ -196,7 +200,7 @@ def _card(report: RetrievedReport, strength: str, cited: bool, score_name: str, 
     )
     contradicts_badge = f'<span class="rs-badge rs-{kind}">⚠ {label}</span>' if kind else ""
     contradicts_note = f'<div class="rs-{kind}-note" role="note">{note}</div>' if kind else ""
-    excerpt = matching_excerpt(searched_text(report.field, report.findings, report.impression, whole), query)
+    excerpt = matching_excerpt(searched_text(hit.field, report.findings, shown, report.full_text), query)
     match = (
         f'<div class="rs-label">Matching sentence</div><p class="rs-match">{marked_html(excerpt)}</p>'
         if query and excerpt.marks
@@ -207,19 +211,19 @@ def _card(report: RetrievedReport, strength: str, cited: bool, score_name: str, 
         if report.findings.strip()
         else '<div class="rs-muted">No findings section in this report.</div>'
     )
-    full = whole.strip() or "\n\n".join(p for p in (report.findings.strip(), report.impression.strip()) if p)
+    full = report.full_text.strip() or "\n\n".join(p for p in (report.findings.strip(), shown.strip()) if p)
     return (
-        f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" id="{card_anchor(report.report_id)}" '
-        f'data-report-id="{_e(report.report_id)}" data-contradicts="{str(contradicts).lower()}" '
+        f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" id="{card_anchor(report.id)}" '
+        f'data-report-id="{_e(report.id)}" data-contradicts="{str(contradicts).lower()}" '
         f'data-partly-contradicts="{str(partly).lower()}">'
-        f'<div class="rs-card-top"><span class="rs-rank">#{report.rank}</span>'
+        f'<div class="rs-card-top"><span class="rs-rank">#{hit.rank}</span>'
         f'<span class="rs-strength">{_e(strength)}</span>{badges}{cited_badge}{contradicts_badge}</div>'
         f"{contradicts_note}{match}"
         f'<div class="rs-label">Impression</div><p class="rs-impression">{_e(impression)}</p>'
         f"{findings}"
         f'<details class="rs-full"><summary>Full report</summary><pre>{_e(full)}</pre></details>'
-        f'<details class="rs-details"><summary>Details</summary><span class="rs-id">{_e(report.report_id)}</span> · '
-        f'<span class="rs-score">{_e(score_name)} {report.score:.3f}</span> (the method\'s raw score: it ranks '
+        f'<details class="rs-details"><summary>Details</summary><span class="rs-id">{_e(report.id)}</span> · '
+        f'<span class="rs-score">{_e(score_name)} {hit.score:.3f}</span> (the method\'s raw score: it ranks '
         "reports within one search; the strength word places it between this search's best and weakest report)"
         "</details></article>"
     )
@@ -240,7 +244,7 @@ def answer_markdown(answer: Answer) -> str:
         lines += ["", f"**Rationale:** {md_escape(answer.rationale)}"]
     facts = []
     if answer.cited_report_ids:
-        ranks = {r.report_id: r.rank for r in answer.retrieved}
+        ranks = {h.report.id: h.rank for h in answer.retrieved}
         facts.append("cites " + ", ".join(f"#{ranks.get(c, '?')} {md_escape(c)}" for c in answer.cited_report_ids))
     elif answer.retrieved:
         facts.append("cites no retrieved report")
@@ -288,7 +292,7 @@ def partial_answer_markdown(text: str) -> str:
     return "\n".join(lines) + " ▍"
 
 
-def reports_pointer(reports: Sequence[RetrievedReport]) -> str:
+def reports_pointer(reports: Sequence[Hit]) -> str:
     """A message's pointer to the report cards, which alone list the reports (each once, numbered by rank), naming
     the ones that contradict the query."""
     line = f"the {len(reports)} most similar reports are listed under *Retrieved reports* (#1–#{len(reports)})."
@@ -301,7 +305,7 @@ def reports_pointer(reports: Sequence[RetrievedReport]) -> str:
     return line
 
 
-def search_markdown(reports: Sequence[RetrievedReport], field: str) -> str:
+def search_markdown(reports: Sequence[Hit], field: Field) -> str:
     """The chat message for a search-only request (no LLM)."""
     if not reports:
         return "**Search only:** no report matched (check the filters)."

@@ -35,10 +35,11 @@ from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
 from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer
-from assistant.rag.lc_retriever import ReportRetriever, document_to_report, hit_to_document
+from assistant.rag.lc_retriever import ReportRetriever
 from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline, Retrieval
 from assistant.settings import Settings
-from retriever.search.methods import DEFAULT_METHOD
+from retriever.reports.record import Field
+from retriever.search.methods import DEFAULT_METHOD, Method
 
 if TYPE_CHECKING:
     from retriever.index.report_index import ReportIndex, SearchFilters
@@ -96,11 +97,11 @@ class Request:
     """The controls' values for one question."""
 
     mode: str = DEFAULT_MODE
-    field: str = answer_defaults.FIELD
+    field: Field = answer_defaults.FIELD
     k: int = answer_defaults.K
     use_retrieval: bool = True
     index: str = ""  # the index folder (the page sends its catalog key, page.py maps it)
-    method: str = DEFAULT_METHOD
+    method: Method = DEFAULT_METHOD
     modality: str = ANY
     source: str = ANY
     since: str = ""  # study dates, as the resident typed them ("": no bound)
@@ -232,14 +233,12 @@ class ChatService:
             yield chat, render.report_cards_html([]), notice, case, ""
             return
         hits = index.search(text, field=request.field, k=request.k, filters=request.filters(), method=request.method)
-        reports = [document_to_report(hit_to_document(hit), hit.rank) for hit in hits]
-        chat[-1]["content"] = render.search_markdown(reports, request.field)
+        chat[-1]["content"] = render.search_markdown(hits, request.field)
         cards = render.report_cards_html(
-            reports,
+            hits,
             method=request.method,
             empty_message="No report matched.",
             query=text,
-            whole={hit.report.id: hit.report.full_text for hit in hits},
         )
         yield chat, cards, "", case, ""
 
@@ -249,7 +248,6 @@ class ChatService:
         import gradio as gr
 
         retriever: CaseRetriever | None = None
-        index: ReportIndex | None = None
         case_query = "\n".join([*(m["content"] for m in case if m["role"] == "user"), text])
         if request.use_retrieval:
             index, notice = self._index(request)
@@ -275,7 +273,6 @@ class ChatService:
         prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else answer_defaults.LLM_PROMPT
         pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens, rag_prompt=prompt)
         pieces: list[str] = []
-        whole: dict[str, str] = {}
         last = 0.0
         answer = pipeline.iter_answer({"query": text, "history": case}, cancel=request.stop)
         with contextlib.closing(in_background(answer)) as items:
@@ -285,20 +282,15 @@ class ChatService:
                     yield chat, gr.skip(), "", case, ""
                     return
                 if isinstance(item, Answer):
-                    yield self._finish(item, text, chat, case, request, case_query, whole)
+                    yield self._finish(item, text, chat, case, request, case_query)
                     return
                 if isinstance(item, Retrieval):
-                    if index is not None:
-                        reports = index.reports_by_id(r.report_id for r in item.retrieved)
-                        whole = {report_id: report.full_text for report_id, report in reports.items()}
                     chat[-1]["content"] = (
                         "_Reports found; reading what they affirm…_"
                         if pipeline.evidence_only
                         else "_Reports found; the model is reading them…_"
                     )
-                    cards = render.report_cards_html(
-                        item.retrieved, method=request.method, query=case_query, whole=whole
-                    )
+                    cards = render.report_cards_html(item.retrieved, method=request.method, query=case_query)
                     yield chat, cards, "", case, ""
                 elif item is not None:
                     pieces.append(item)
@@ -316,7 +308,6 @@ class ChatService:
         case: list[Message],
         request: Request,
         case_query: str,
-        whole: dict[str, str],
     ) -> Outputs:
         chat[-1]["content"] = render.answer_markdown(answer)
         cards = (
@@ -326,7 +317,6 @@ class ChatService:
                 cited=answer.cited_report_ids,
                 method=request.method,
                 query=case_query,
-                whole=whole,
             )
             if request.use_retrieval
             else render.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")

@@ -25,8 +25,9 @@ from assistant.text import shorten
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from assistant.rag.answer import Answer, RetrievedReport
+    from assistant.rag.answer import Answer
     from assistant.rag.pipeline import Retrieval
+    from retriever.search.hit import Hit
 
 SHOW_HINT = "whole report: assistant show ID"
 IMPRESSION_CHARS = 200
@@ -37,7 +38,7 @@ def print_retrieval(retrieval: Retrieval, query: str, out: Console) -> None:
     contradicting ones, then the evidence differential."""
     reports = retrieval.retrieved[:SHOWN_REPORTS]
     if reports:
-        marks, notes = contradiction_marks([(r.contradicts, r.partly_contradicts) for r in reports])
+        marks, notes = contradiction_marks([(h.contradicts, h.partly_contradicts) for h in reports])
         columns = ["#", "match", "report", "modality", "matching sentence", "score"]
         if marks:
             columns.insert(4, "contradicts")
@@ -46,14 +47,14 @@ def print_retrieval(retrieval: Retrieval, query: str, out: Console) -> None:
         table = Table(title=f"{shown} similar reports ({SHOW_HINT})", show_lines=True)
         for column in columns:
             table.add_column(column, overflow="fold", style="bold red" if column == "contradicts" else "")
-        for n, (r, strength) in enumerate(zip(reports, strengths([r.score for r in reports]), strict=True)):
+        for n, (h, strength) in enumerate(zip(reports, strengths([h.score for h in reports]), strict=True)):
             cells: list[str | Text] = [
-                str(r.rank),
+                str(h.rank),
                 strength.removesuffix(" match"),
-                literal(r.report_id),
-                literal(modality_word(r.modality)),
-                _sentence_cell(r, query, out),
-                f"{r.score:.3f}",
+                literal(h.report.id),
+                literal(modality_word(h.report.modality)),
+                _sentence_cell(h, query, out),
+                f"{h.score:.3f}",
             ]
             if marks:
                 cells.insert(4, marks[n])
@@ -67,12 +68,13 @@ def print_retrieval(retrieval: Retrieval, query: str, out: Console) -> None:
         print_evidence(retrieval.evidence, out)
 
 
-def _sentence_cell(report: RetrievedReport, query: str, out: Console) -> Text:
+def _sentence_cell(hit: Hit, query: str, out: Console) -> Text:
     """The sentence that matched, marked; below it the impression when another part of the report matched (the
     conclusion is what the evidence differential reads)."""
-    cell = marked(matching_excerpt(searched_text(report.field, report.findings, report.impression), query), out)
-    if report.field != "impression" and report.impression.strip():
-        cell.append("\nimpression: " + shorten(" ".join(report.impression.split()), IMPRESSION_CHARS), style="dim")
+    report, shown = hit.report, hit.report.shown_impression
+    cell = marked(matching_excerpt(searched_text(hit.field, report.findings, shown), query), out)
+    if hit.field != "impression" and shown.strip():
+        cell.append("\nimpression: " + shorten(" ".join(shown.split()), IMPRESSION_CHARS), style="dim")
     return cell
 
 

@@ -133,7 +133,7 @@ def search(
                     "partly_contradicts": h.partly_contradicts,
                     "matching_sentence": asdict(
                         matching_excerpt(
-                            searched_text(field, h.report.findings, h.report.impression, h.report.full_text), query
+                            searched_text(h.field, h.report.findings, h.report.impression, h.report.full_text), query
                         )
                     ),
                     **asdict(h.report),
@@ -166,7 +166,7 @@ def search(
     out = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns)
     for n, (h, strength) in enumerate(zip(hits, strengths([h.score for h in hits]), strict=True)):
         r = h.report
-        excerpt = matching_excerpt(searched_text(field, r.findings, r.impression, r.full_text), query)
+        excerpt = matching_excerpt(searched_text(h.field, r.findings, r.impression, r.full_text), query)
         cells = [
             str(h.rank),
             strength.removesuffix(" match"),

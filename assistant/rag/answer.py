@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from assistant.text import shorten
+from retriever.search.hit import Hit
 
 MAX_DIAGNOSIS_CHARS = 300
 MAX_ITEM_CHARS = 200
@@ -34,23 +35,34 @@ class UnparseableOutput(ValueError):
     """The model's output holds no usable answer (empty, or JSON debris without a diagnosis)."""
 
 
-@dataclass(frozen=True)
-class RetrievedReport:
-    """One retrieval hit as the answer shows it: enough to check what the answer rests on."""
+#: A retrieved report in an answer's JSON (`Answer.to_dict`, `ask --json`): these keys of the hit's metadata, the
+#: shape answers have always had.
+RETRIEVED_KEYS = (
+    "report_id",
+    "rank",
+    "score",
+    "field",
+    "impression",
+    "findings",
+    "modality",
+    "source",
+    "contradicts",
+    "partly_contradicts",
+)
 
-    report_id: str
-    rank: int
-    score: float
-    field: str
-    impression: str
-    findings: str = ""
-    modality: str = ""
-    source: str = ""
-    #: The report says the opposite of the query (retriever.index.report_index.Hit.contradicts): shown marked.
-    contradicts: bool = False
-    #: The report rules out, somewhere, a phrase the query asserts (or the reverse) without contradicting it overall
-    #: (retriever.index.report_index.Hit.partly_contradicts): shown marked.
-    partly_contradicts: bool = False
+
+def retrieved_json(hit: Hit) -> dict[str, Any]:
+    """A retrieved report as an answer's JSON shows it (its shown impression; an unknown field as ""), as it always
+    was."""
+    shown = {"field": hit.field or "", "impression": hit.report.shown_impression}
+    metadata = hit.to_metadata() | shown
+    return {key: metadata[key] for key in RETRIEVED_KEYS}
+
+
+def retrieved_hit(data: Mapping[str, Any]) -> Hit:
+    """A retrieved report back from an answer's JSON (`retrieved_json`): all that ask shows of it; the report's whole
+    text, labels and metadata and the search method are not in that shape, and stay empty or unknown."""
+    return Hit.from_metadata(data, rank=data["rank"], report_id=data["report_id"], text="")
 
 
 @dataclass(frozen=True)
@@ -58,16 +70,16 @@ class Retrieval:
     """What an answer will rest on, streamed before the model is asked (it can take minutes on a CPU): the
     retrieved reports and the evidence differential read from them (`Answer.evidence`'s shape)."""
 
-    retrieved: list[RetrievedReport]
+    retrieved: list[Hit]
     evidence: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"retrieved": [retrieved_json(hit) for hit in self.retrieved], "evidence": self.evidence}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Retrieval:
         """Back from `to_dict` (the warm server's stream, assistant/warm/)."""
-        return cls([RetrievedReport(**r) for r in data["retrieved"]], dict(data["evidence"]))
+        return cls([retrieved_hit(r) for r in data["retrieved"]], dict(data["evidence"]))
 
 
 @dataclass(frozen=True)
@@ -94,7 +106,7 @@ class Answer:
     differential: list[str]
     rationale: str
     cited_report_ids: list[str]
-    retrieved: list[RetrievedReport]
+    retrieved: list[Hit]
     model_id: str | None
     prompt_id: str
     timings: dict[str, float] = field(default_factory=dict)
@@ -117,12 +129,14 @@ class Answer:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (for `--json` and benchmark result files)."""
-        return asdict(self)
+        data = asdict(replace(self, retrieved=[]))
+        data["retrieved"] = [retrieved_json(hit) for hit in self.retrieved]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Answer:
         """Back from `to_dict` (the warm server's stream, assistant/warm/)."""
-        return cls(**{**data, "retrieved": [RetrievedReport(**r) for r in data["retrieved"]]})
+        return cls(**{**data, "retrieved": [retrieved_hit(r) for r in data["retrieved"]]})
 
 
 def answer_schema(report_ids: Sequence[str]) -> dict[str, Any]:

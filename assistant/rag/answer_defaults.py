@@ -10,6 +10,7 @@ every entry point (CLI, chat, the LangChain retriever, the pipeline) reads the s
 from __future__ import annotations
 
 from models.preset import PRESET
+from retriever.reports.record import checked_field
 
 #: Retrieved reports an answer reads (the evidence differential reads them all; the model sees its candidates).
 K = PRESET.answer.k
@@ -19,7 +20,7 @@ MAX_K = 100
 #: evidence and listed in full by `--json` and the chat's folded "more reports".
 SHOWN_REPORTS = 10
 #: Field of the archived reports the finding is matched against: "impression", "findings" or "report".
-FIELD = PRESET.answer.field
+FIELD = checked_field(PRESET.answer.field)
 #: Prompt with retrieval (prompts/<name>.txt); the no-retrieval baseline always uses NORAG_PROMPT.
 PROMPT = PRESET.answer.prompt
 #: The answer "prompt" that asks no model: the evidence differential's best-supported diagnosis that the findings do

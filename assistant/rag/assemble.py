@@ -55,6 +55,7 @@ def assemble(options: AskOptions, settings: Settings) -> Assembled:
     from assistant.rag.pipeline import RagPipeline
     from retriever.index.output_paths import named_path
     from retriever.index.report_index import ReportIndex, SearchFilters
+    from retriever.search.methods import checked_method
 
     llm_settings = settings.llm.with_flags(backend=options.backend, model=options.model)
     retriever, notices = None, []
@@ -69,7 +70,7 @@ def assemble(options: AskOptions, settings: Settings) -> Assembled:
             raise ValueError(f"field {options.field!r} is not in this index; it has: {', '.join(index.fields)}")
         index.reranker = settings.search.load_reranker(options.reranker)
         retriever = ReportRetriever(
-            index=index, field=options.field, k=options.k, method=options.method, filters=filters
+            index=index, field=options.field, k=options.k, method=checked_method(options.method), filters=filters
         )
     pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=options.prompt)
     label = f"{llm_settings.backend} model {llm_settings.model or '(server default)'}"

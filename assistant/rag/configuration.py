@@ -14,6 +14,9 @@ import hashlib
 import json
 from typing import Any
 
+from retriever.reports.record import Field
+from retriever.search.methods import Method
+
 #: Characters of the SHA-256 kept: enough to tell configurations apart, short enough to read in a table.
 HASH_CHARS = 16
 
@@ -24,7 +27,7 @@ def configuration_hash(configuration: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
 
-def retrieval_configuration(index: Any, *, field: str, k: int, method: str, filters: Any = None) -> dict[str, Any]:
+def retrieval_configuration(index: Any, *, field: Field, k: int, method: Method, filters: Any = None) -> dict[str, Any]:
     """The retrieval half: which index (its encoder and corpus) was searched, and how. Filters (SearchFilters) are
     named only when one is set, so an unfiltered answer's configuration and hash stay what they were."""
     manifest = index.manifest

@@ -44,7 +44,8 @@ from assistant.rag.choice import Choice, choice_name, choice_schema, parse_choic
 from assistant.rag.configuration import configuration_hash
 from assistant.rag.evidence import WEIGHTING, EvidenceDifferential, Weighting, evidence_differential
 from assistant.rag.grounding import contradiction, echoes_an_instruction
-from assistant.rag.lc_retriever import document_to_report
+from assistant.rag.lc_retriever import documents_to_hits
+from retriever.search.hit import Hit
 from retriever.search.query import clean_query, visible_text
 
 ANSWER_MAX_TOKENS = 512
@@ -105,21 +106,19 @@ def fit_tokens(llm: LLM, text: str, budget: int) -> tuple[str, bool]:
     return text[:cut].rstrip() + _CUT_MARK, True
 
 
-def _attributes(doc: Document, rank: int) -> str:
+def _attributes(hit: Hit, rank: int) -> str:
     """A retrieved report's tag attributes; the id is JSON-quoted so it cannot break the tag."""
-    report_id = json.dumps(str(doc.metadata.get("report_id") or doc.id or f"doc{rank}"))
-    score = float(doc.metadata.get("score", 0.0))
-    return f'id={report_id} rank="{rank}" similarity="{score:.3f}"'
+    return f'id={json.dumps(hit.report.id)} rank="{rank}" similarity="{hit.score:.3f}"'
 
 
-def render_reference(doc: Document, rank: int, text: str) -> str:
+def render_reference(hit: Hit, rank: int, text: str) -> str:
     """One retrieved report inside its delimiters (templates with `references: reports`)."""
-    return f"<reference_report {_attributes(doc, rank)}>\n{text}\n</reference_report>"
+    return f"<reference_report {_attributes(hit, rank)}>\n{text}\n</reference_report>"
 
 
-def render_candidate(doc: Document, rank: int, text: str) -> str:
+def render_candidate(hit: Hit, rank: int, text: str) -> str:
     """One retrieved report's impression as a ranked candidate (templates with `references: impressions`)."""
-    return f"<candidate {_attributes(doc, rank)}>{text}</candidate>"
+    return f"<candidate {_attributes(hit, rank)}>{text}</candidate>"
 
 
 class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
@@ -193,13 +192,11 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
                 notes.append(f"retrieval: {text}")
             docs = self.retriever.invoke(query, config)
             timings["retrieval"] = time.monotonic() - start
-        retrieved = [document_to_report(doc, rank) for rank, doc in enumerate(docs, start=1)]
+        retrieved = documents_to_hits(docs)
         # The conclusions only: a report without an impression section (shown by its whole text) affirms nothing,
         # or its section labels and history ("MOTOR:", "PMH:") would count as diagnoses.
-        conclusions = [str(doc.metadata.get("impression") or "") for doc in docs]
         evidence = evidence_differential(
-            [(r.report_id, text) for r, text in zip(retrieved, conclusions, strict=True)],
-            weighting=self.evidence_weighting,
+            [(h.report.id, h.report.impression) for h in retrieved], weighting=self.evidence_weighting
         )
         choices = [choice_name(neutralise_tags(c.diagnosis)) for c in evidence.candidates]
         configuration = self.configuration()
@@ -221,8 +218,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         llm_start = time.monotonic()  # the model's deadline counts from here: fitting the prompt may ask it too
         try:
             rendered = render_choices(evidence, choices) if self.chooses else ""
-            messages = self._messages(query, docs, notes, history, rendered)
-            schema = choice_schema(choices) if self.chooses else answer_schema([r.report_id for r in retrieved])
+            messages = self._messages(query, docs, retrieved, notes, history, rendered)
+            schema = choice_schema(choices) if self.chooses else answer_schema([h.report.id for h in retrieved])
             call = {"json_schema": schema, "started_at": llm_start, **self._sampling()}
             if streaming:
                 pieces: list[str] = []
@@ -291,7 +288,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         self,
         base: dict[str, Any],
         query: str,
-        retrieved: list[Any],
+        retrieved: list[Hit],
         evidence: EvidenceDifferential,
         choices: list[str],
         start: float,
@@ -360,7 +357,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         parsed: ParsedOutput,
         query: str,
         cited: list[str],
-        retrieved: list[Any],
+        retrieved: list[Hit],
         evidence: EvidenceDifferential,
         choices: list[str],
         notes: list[str],
@@ -368,10 +365,10 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         """Empty when nothing rules the diagnosis out (assistant/rag/grounding.py); else why, and the best-supported
         candidate of the evidence that neither the findings nor its own reports rule out, which takes its place
         (`diagnosis`; absent when there is none)."""
-        impressions = {r.report_id: r.impression for r in retrieved}
+        impressions = {h.report.id: h.report.shown_impression for h in retrieved}
         reason = contradiction(parsed.diagnosis, query, [impressions[c] for c in cited if c in impressions])
         if reason is None and echoes_an_instruction(
-            parsed.diagnosis, [f"{r.findings}\n{r.impression}" for r in retrieved]
+            parsed.diagnosis, [f"{h.report.findings}\n{h.report.shown_impression}" for h in retrieved]
         ):
             reason = "it repeats an instruction written in a retrieved report"
         if reason is None:
@@ -407,12 +404,14 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         self,
         query: str,
         docs: list[Document],
+        hits: list[Hit],
         notes: list[str],
         history: list[Message] | None = None,
         choices: str = "",
     ) -> list[Message]:
         """Fill the template within the context budget, recording every truncation in `notes`. A template with
-        `references: evidence` shows `choices` (the rendered evidence differential) instead of the reports."""
+        `references: evidence` shows `choices` (the rendered evidence differential) instead of the reports. A
+        reference report is its Document's text (a composed retriever may have shortened it), the rest its hit's."""
         empty = self.prompt.messages(findings="", references="")
         overhead = sum(self.llm.count_tokens(m["content"]) + CHAT_OVERHEAD_TOKENS for m in empty)
         available = self.llm.context_window - self.max_tokens - overhead
@@ -434,21 +433,21 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         if self.prompt.references == "evidence":
             system, user = self.prompt.messages(findings=findings, references=choices if docs else "(none)")
             return [system, *earlier, user]  # type: ignore[list-item]
-        for position, doc in enumerate(docs):
+        for position, (doc, hit) in enumerate(zip(docs, hits, strict=True)):
             rank = position + 1
             share = remaining // (len(docs) - position) - CHAT_OVERHEAD_TOKENS
             if share < 16:
                 notes.append(f"prompt: reference reports from rank {rank} on left out (no room in the context)")
                 break
             if self.prompt.references == "impressions":
-                impression = str(doc.metadata.get("impression") or doc.page_content)
-                text, _ = fit_tokens(self.llm, neutralise_tags(impression), min(share, CANDIDATE_TOKENS))
-                block = render_candidate(doc, rank, text)
+                impression = neutralise_tags(hit.report.shown_impression)
+                text, _ = fit_tokens(self.llm, impression, min(share, CANDIDATE_TOKENS))
+                block = render_candidate(hit, rank, text)
             else:
                 text, cut = fit_tokens(self.llm, neutralise_tags(doc.page_content), share)
                 if cut:
                     notes.append(f"prompt: reference report rank {rank} shortened to fit the context")
-                block = render_reference(doc, rank, text)
+                block = render_reference(hit, rank, text)
             blocks.append(block)
             remaining -= self.llm.count_tokens(block)
         references = "\n\n".join(blocks) if blocks else "(none)"
@@ -478,9 +477,9 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         return kept[::-1]
 
     @staticmethod
-    def _citations(parsed: ParsedOutput, retrieved: list[Any], notes: list[str]) -> list[str]:
+    def _citations(parsed: ParsedOutput, retrieved: list[Hit], notes: list[str]) -> list[str]:
         """Keep only ids that were actually retrieved; a model citing a report it never saw is noted."""
-        known = {r.report_id for r in retrieved}
+        known = {h.report.id for h in retrieved}
         kept = [c for c in dict.fromkeys(parsed.cited_report_ids) if c in known]
         dropped = [c for c in parsed.cited_report_ids if c not in known]
         if dropped:

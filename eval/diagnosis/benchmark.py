@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.rag.answer_defaults import MAX_K, NORAG_PROMPT
+from assistant.rag.lc_retriever import documents_to_hits
 from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline
 from eval.common.prediction_cache import LEGACY_MAX_TOKENS, PredictionCache, cache_key
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home
@@ -40,6 +41,8 @@ from eval.diagnosis.conditions import (
     parse_conditions,
     retrieval_corpus,
 )
+from retriever.reports.record import FIELDS
+from retriever.search.hit import Hit
 
 DEFAULT_CONDITIONS = "none,mpnet,radsearch-minilm"
 BLOCK = 10
@@ -88,9 +91,14 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
     return ReportRetriever(index=index, field=condition.field, k=condition.k, method=condition.method)
 
 
+def _retrieved_rows(hits: list[Hit]) -> list[dict[str, Any]]:
+    """What a prediction keeps of its retrieved reports: id and score."""
+    return [{"id": h.report.id, "score": round(h.score, 4)} for h in hits]
+
+
 def _prediction(case: Case, condition: Condition, model_id: str, answer: Any) -> dict[str, Any]:
     """What is kept of one Answer: enough to grade, audit the retrieval and time the run (no case text)."""
-    retrieved = [{"id": r.report_id, "score": round(r.score, 4)} for r in answer.retrieved]
+    retrieved = _retrieved_rows(answer.retrieved)
     return {
         "case_id": case.id,
         "condition": condition.name,
@@ -118,11 +126,9 @@ def _top_hit_prediction(case: Case, condition: Condition, retriever: Any) -> dic
     from eval.diagnosis.build_cases import first_positive_item
 
     start = time.monotonic()
-    docs = retriever.invoke(case.findings)
-    impression = str(docs[0].metadata.get("impression", "")) if docs else ""
-    retrieved = [
-        {"id": str(d.metadata.get("report_id")), "score": round(float(d.metadata.get("score", 0)), 4)} for d in docs
-    ]
+    hits = documents_to_hits(retriever.invoke(case.findings))
+    impression = hits[0].report.impression if hits else ""
+    retrieved = _retrieved_rows(hits)
     return {
         "case_id": case.id,
         "condition": condition.name,
@@ -150,17 +156,15 @@ def _retrieved_the_same(row: dict[str, Any], case: Case, pipeline: RagPipeline) 
         return True
     from retriever.search.query import clean_query
 
-    docs = retriever.invoke(clean_query(case.findings))
-    now = [str(d.metadata.get("report_id")) for d in docs]
-    if now != [r["id"] for r in row.get("retrieved", [])]:
+    hits = documents_to_hits(retriever.invoke(clean_query(case.findings)))
+    if [h.report.id for h in hits] != [r["id"] for r in row.get("retrieved", [])]:
         return False
     if not (row.get("evidence") or {}).get("candidates"):
         return True
     from assistant.rag.evidence import evidence_differential  # the same reports, read under today's rules?
 
     evidence = evidence_differential(
-        [(i, str(d.metadata.get("impression", ""))) for i, d in zip(now, docs, strict=True)],
-        weighting=pipeline.evidence_weighting,
+        [(h.report.id, h.report.impression) for h in hits], weighting=pipeline.evidence_weighting
     )
     return [c.diagnosis for c in evidence.candidates] == [c["diagnosis"] for c in row["evidence"]["candidates"]]
 
@@ -357,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", default=[], help="report corpus to retrieve from (repeatable)")
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder (default corpus)")
     parser.add_argument("--conditions", default=DEFAULT_CONDITIONS, help="comma-separated: none, bm25, encoders")
-    parser.add_argument("--field", default="impression", help="field retrieved reports are matched on")
+    parser.add_argument("--field", default="impression", choices=FIELDS, help="field retrieved reports are matched on")
     parser.add_argument("-k", type=_within(1, MAX_K), default=1, help="reports given to the LLM (1 = the paper)")
     parser.add_argument(
         "--prompt",

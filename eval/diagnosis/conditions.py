@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 from assistant.rag.answer_defaults import NORAG_PROMPT
 from assistant.rag.evidence import WEIGHTINGS, Weighting, weighting_named
-from retriever.reports.record import Report
-from retriever.search.methods import split_fused_spec
+from retriever.reports.record import Field, Report
+from retriever.search.methods import Method, split_fused_spec
 
 if TYPE_CHECKING:
     from retriever.encoders.encoder import Encoder
@@ -43,7 +43,9 @@ TOP_HIT = "tophit:"
 #: The no-LLM evidence differential's prefix: its first candidate is the answer, its first five the differential.
 EVIDENCE = "evidence:"
 NO_LLM = (TOP_HIT, EVIDENCE)
-FIELDS = ("impression", "findings", "report")
+#: The report fields (retriever.reports.record.Field) in the order a condition names them and a tie between
+#: conditions goes by (eval.diagnosis.default): the paper's field first.
+FIELDS: tuple[Field, ...] = ("impression", "findings", "report")
 _SPEC = re.compile(r"\s*([^,\[\]]+?)\s*(?:\[([^\]]*)\])?\s*(?:,|$)")
 
 
@@ -53,7 +55,7 @@ class Condition:
     context) unless set."""
 
     spec: str
-    field: str = "impression"
+    field: Field = "impression"
     k: int = 1
     prompt: str = DEFAULT_PROMPT
     #: A second stage (eval.retrieval.findings_impression.reranker_for reference) the search re-scores its top hits
@@ -85,7 +87,7 @@ class Condition:
         return self.spec.removeprefix(TOP_HIT).removeprefix(EVIDENCE)
 
     @property
-    def method(self) -> str:
+    def method(self) -> Method:
         spec = self._retriever_spec
         return "bm25" if spec == "bm25" else split_fused_spec(spec)[0]
 
@@ -115,7 +117,9 @@ class Condition:
         return replace(self, max_tokens=None).name
 
 
-def parse_conditions(text: str, field: str = "impression", k: int = 1, prompt: str = DEFAULT_PROMPT) -> list[Condition]:
+def parse_conditions(
+    text: str, field: Field = "impression", k: int = 1, prompt: str = DEFAULT_PROMPT
+) -> list[Condition]:
     """`none,mpnet,radsearch-minilm[findings,k=3]` -> Conditions, in order, without repeats; the arguments are the
     defaults that bracketed options override. Raises ValueError naming a bad option."""
     conditions: list[Condition] = []

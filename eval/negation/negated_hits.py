@@ -41,9 +41,9 @@ from eval.negation.results import HitRate, MethodRates, NegatedHitExample, Negat
 from eval.retrieval.findings_impression import RERANK_SUFFIX, reranker_for
 from retriever.negation.pairs import mentions
 from retriever.reports.findings import FINDINGS_BY_SOURCE, Finding
-from retriever.reports.record import Report
+from retriever.reports.record import FIELDS, Field, Report
 from retriever.reports.splits import split_of
-from retriever.search.methods import DEFAULT_METHOD, DEFAULT_SECOND_STAGE, METHODS
+from retriever.search.methods import DEFAULT_METHOD, DEFAULT_SECOND_STAGE, METHODS, Method
 
 K_VALUES = (5, 10)
 KINDS = ("label", "findings")
@@ -85,11 +85,11 @@ def negated_hit_rate(statuses: Sequence[Status], k: int) -> float:
     return sum(s == Status.NEGATED for s in top) / len(top) if top else 0.0
 
 
-Search = Callable[[str, str, int], list[Report]]  # (query text, method, k) -> hit reports, best first
+Search = Callable[[str, Method, int], list[Report]]  # (query text, method, k) -> hit reports, best first
 
 
 def judge(
-    queries: Sequence[Query], search: Search, method: str, field: str, detectors: dict[str, Detector]
+    queries: Sequence[Query], search: Search, method: Method, field: Field, detectors: dict[str, Detector]
 ) -> list[dict[str, Any]]:
     """Per query (by its position in `queries`): the number of hits and, per detector, the negated-hit rate at each k
     and the negated hits as [rank, report id]."""
@@ -147,13 +147,13 @@ def sparse(rows: Sequence[dict[str, Any]], detector_names: Sequence[str]) -> Spa
     )
 
 
-def index_search(index: Any, field: str) -> Search:
+def index_search(index: Any, field: Field) -> Search:
     """The product's search, reduced to the hit reports."""
     return lambda text, method, k: [h.report for h in index.search(text, field=field, k=k, method=method)]
 
 
 def run(
-    encoders: Sequence[str], kinds: Sequence[str], field: str, detector_names: Sequence[str], data: Path
+    encoders: Sequence[str], kinds: Sequence[str], field: Field, detector_names: Sequence[str], data: Path
 ) -> NegatedHits:
     """Every (method, encoder) over the queries of `kinds`; skipped encoders noted, not fatal."""
     from models.resolve import ModelNotAvailable
@@ -222,7 +222,7 @@ def _examples(
     results: Sequence[MethodRates],
     queries: Sequence[Query],
     reports: Sequence[Report],
-    field: str,
+    field: Field,
     detector: str,
     limit: int = 6,
 ) -> list[NegatedHitExample]:
@@ -317,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--encoders", default="minilm,mpnet", help="comma-separated encoder references")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"comma-separated, of {', '.join(KINDS)}")
-    parser.add_argument("--field", default="impression", choices=("impression", "findings", "report"))
+    parser.add_argument("--field", default="impression", choices=FIELDS)
     parser.add_argument(
         "--detectors",
         default="either,rules",

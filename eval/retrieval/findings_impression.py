@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from retriever.reports.record import Report
+from retriever.reports.record import Field, Report
+from retriever.search.methods import Method, checked_method
 from retriever.search.rerank import Reranker, SecondStage, split_weight
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class Ranker(Protocol):
 
     name: str
 
-    def rank(self, queries: list[str], corpus: list[str], k: int, field: str = "impression") -> list[list[int]]: ...
+    def rank(self, queries: list[str], corpus: list[str], k: int, field: Field = "impression") -> list[list[int]]: ...
 
 
 class _CachedVectors:
@@ -119,7 +120,7 @@ class IndexRanker:
     """
 
     name: str
-    method: str = "dense"
+    method: Method = "dense"
     encoder: Encoder | None = None
     dense_weight: float | None = None
     #: A second stage (retriever/search/rerank.py) the index re-scores its top hits with, as `--reranker` does.
@@ -127,10 +128,8 @@ class IndexRanker:
 
     def __post_init__(self) -> None:
         from retriever.encoders.encoder import Encoder
-        from retriever.search.methods import METHODS
 
-        if self.method not in METHODS:
-            raise ValueError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        checked_method(self.method)
         if self.method == "bm25":
             self.encoder = Encoder("bm25", "bm25", _NoVectors())
         elif self.encoder is None:
@@ -138,7 +137,7 @@ class IndexRanker:
         else:
             self.encoder = cached_encoder(self.encoder)
 
-    def index(self, corpus: list[str], field: str = "impression") -> ReportIndex:
+    def index(self, corpus: list[str], field: Field = "impression") -> ReportIndex:
         """A ReportIndex over `corpus`, one report per text (id = position) holding it in `field`."""
         from retriever.index.report_index import ReportIndex
 
@@ -150,7 +149,7 @@ class IndexRanker:
             index.dense_weight = self.dense_weight
         return index
 
-    def rank(self, queries: list[str], corpus: list[str], k: int, field: str = "impression") -> list[list[int]]:
+    def rank(self, queries: list[str], corpus: list[str], k: int, field: Field = "impression") -> list[list[int]]:
         if not queries or not corpus:
             return [[] for _ in queries]
         index = self.index(corpus, field)

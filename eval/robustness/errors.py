@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from eval.robustness.corrupt import ERROR_TYPES, corruptions
 from eval.robustness.metrics import share
 from eval.robustness.search import RankerSpec, cached_index, encoder_for, search, text_reports
-from retriever.index.report_index import Hit, ReportIndex
+from retriever.index.report_index import ReportIndex
 from retriever.reports.record import Report
+from retriever.search.hit import Hit
 
 PUBLISHED_BEST = 0.841
 CHANCE = 0.25

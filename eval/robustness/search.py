@@ -29,12 +29,13 @@ from eval.diagnosis.conditions import load_current
 from eval.retrieval.findings_impression import reranker_for, split_rerank
 from eval.robustness.tables import SHORTHAND_FILE
 from retriever.encoders.encoder import INDEX_BACKEND, Encoder, load_encoder
-from retriever.index.report_index import Hit, ReportIndex, SearchFilters, corpus_hash
-from retriever.reports.record import Report
+from retriever.index.report_index import ReportIndex, SearchFilters, corpus_hash
+from retriever.reports.record import Field, Report
 from retriever.search.abbreviations import QueryExpander, builtin_expander, make_expander
-from retriever.search.methods import split_fused_spec
+from retriever.search.hit import Hit
+from retriever.search.methods import Method, split_fused_spec
 
-FIELD = "impression"
+FIELD: Field = "impression"
 #: The encoder whose index BM25 is run on (its vectors are not used).
 BM25_CARRIER = "minilm"
 #: Expander names a ranker reference may end with (`+NAME`); "off" is the bare reference.
@@ -57,7 +58,7 @@ class RankerSpec:
 
     ref: str
     encoder: str
-    method: str
+    method: Method
     expansion: str = "off"
     #: A re-ranker's name (`...+rerank=NAME`, eval.retrieval.findings_impression.split_rerank) or None.
     reranker: str | None = None

@@ -47,7 +47,8 @@ from retriever.reports.sources.study_dates import filter_date
 from retriever.search.abbreviations import QueryExpander, default_expander
 from retriever.search.contradiction import candidate_depth, contradicting_last
 from retriever.search.fusion import FUSION_DEPTH, fuse_dense_and_bm25
-from retriever.search.methods import DEFAULT_METHOD, METHODS, Method
+from retriever.search.hit import Hit
+from retriever.search.methods import DEFAULT_METHOD, Method, checked_method
 from retriever.search.query import PreparedQuery, clean_query
 from retriever.search.rerank import SecondStage
 
@@ -83,26 +84,6 @@ class SearchFilters:
 
     def any(self) -> bool:
         return any((self.modality, self.source, self.label, self.since, self.until))
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One retrieved report: 1-based rank, score and the field matched.
-
-    The score's scale depends on `method`: cosine (dense), BM25 score (bm25), fused score (hybrid*).
-    """
-
-    rank: int
-    score: float
-    field: Field
-    report: Report
-    method: Method = "dense"
-    #: The hit's text rules out what the query asserts, or the reverse (retriever/search/contradiction.py): ranked after
-    #: every hit that does not, and shown marked.
-    contradicts: bool = False
-    #: Not a contradiction overall, but somewhere the hit rules out a phrase the query asserts, or asserts one it
-    #: rules out (a mixed report; retriever.search.contradiction.rules_out_in_part): ranked as usual, shown marked.
-    partly_contradicts: bool = False
 
 
 def index_files(folder: Path, fields: Iterable[str]) -> list[str]:
@@ -387,17 +368,6 @@ class ReportIndex:
             encoder = self.encoder()
             return PreparedQuery(text, encoder.count_tokens(text), encoder.max_seq_length)
 
-    def reports_by_id(self, ids: Iterable[str]) -> dict[str, Report]:
-        """The whole reports of these ids (those the index holds), read from the report store: what a "full report"
-        view shows beyond a hit's findings and impression."""
-        wanted = list(ids)
-        if isinstance(self._store, list):
-            chosen = set(wanted)
-            return {r.id: r for r in self._store if r.id in chosen}
-        rowids = self._store.rowids_of(wanted)
-        found = self._store.get(list(rowids.values()))
-        return {report_id: found[row] for report_id, row in rowids.items() if row in found}
-
     def search(
         self,
         query: str,
@@ -409,8 +379,7 @@ class ReportIndex:
         """Top-k reports for `query` matched against one field."""
         if field not in self.manifest.fields:
             raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(self.fields)}")
-        if method not in METHODS:
-            raise ValueError(f"unknown method {method!r}; choose one of {', '.join(METHODS)}")
+        method = checked_method(method)
         if k < 1:
             raise ValueError("k must be at least 1")
         text = (self.query_expander or default_expander()).expand(clean_query(query))
@@ -441,7 +410,7 @@ class ReportIndex:
             for i, ((rowid, score), contradicts, partly) in enumerate(ordered, start=1)
         ]
 
-    def _dense(self, text: str, field: str, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:
+    def _dense(self, text: str, field: Field, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:
         with self._encoder_lock:
             vector = self.encoder().encode([text])[0]
         return search_vectors(self._vectors[field], vector, k, allowed)

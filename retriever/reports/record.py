@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 #: A searchable field of a report; FIELDS in the order the CLI lists them.
 Field = Literal["findings", "impression", "report"]
 FIELDS: tuple[Field, ...] = get_args(Field)
+
+
+def checked_field(name: str) -> Field:
+    """`name` as a Field; ValueError naming the fields otherwise (a field given as text: a setting, a mapping)."""
+    if name not in FIELDS:
+        raise ValueError(f"unknown field {name!r}; choose one of {', '.join(FIELDS)}")
+    return cast(Field, name)
 
 
 @dataclass(frozen=True)
@@ -27,12 +34,26 @@ class Report:
     source: str = ""
     meta: dict[str, str] = field(default_factory=dict)
 
+    def labelled_text(self) -> str:
+        """Its findings and impression, labelled, or its whole text when it has neither: what a model is given to
+        read of it (a LangChain Document's page content)."""
+        parts = [
+            f"FINDINGS: {self.findings.strip()}" if self.findings.strip() else "",
+            f"IMPRESSION: {self.impression.strip()}" if self.impression.strip() else "",
+        ]
+        return "\n".join(p for p in parts if p) or self.full_text.strip()
+
+    @property
+    def shown_impression(self) -> str:
+        """The impression, or for a report without one its labelled text: what answers show as its conclusion. Only
+        there: the evidence differential reads `impression` alone, so a report without one affirms nothing."""
+        return self.impression or self.labelled_text()
+
     def text_of(self, field_name: str) -> str:
         """Text indexed for one of `FIELDS` ("report" falls back to findings + impression)."""
+        field_name = checked_field(field_name)
         if field_name == "findings":
             return self.findings
         if field_name == "impression":
             return self.impression
-        if field_name == "report":
-            return self.full_text or "\n".join(p for p in (self.findings, self.impression) if p)
-        raise ValueError(f"unknown field {field_name!r}; choose one of {', '.join(FIELDS)}")
+        return self.full_text or "\n".join(p for p in (self.findings, self.impression) if p)

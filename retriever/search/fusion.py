@@ -11,6 +11,7 @@ from collections.abc import Hashable, Sequence
 from typing import TypeVar
 
 from models.preset import PRESET
+from retriever.search.methods import Method
 
 Key = TypeVar("Key", bound=Hashable)
 RRF_K = 60
@@ -51,7 +52,7 @@ def weighted_fusion(
 
 
 def fuse_dense_and_bm25(
-    method: str,
+    method: Method,
     dense: Sequence[tuple[Key, float]],
     lexical: Sequence[tuple[Key, float]],
     dense_weight: float = DENSE_WEIGHT,

@@ -8,7 +8,7 @@ eval.retrieval.benchmark`), as the preset records it (models/preset.py).
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 from models.preset import PRESET
 
@@ -17,7 +17,16 @@ Method = Literal["dense", "bm25", "hybrid", "hybrid-weighted"]
 METHODS: tuple[Method, ...] = get_args(Method)
 #: Methods that fuse BM25 with a dense encoder; benchmark specs name them as a prefix ("hybrid:radsearch-minilm").
 FUSED_METHODS: tuple[Method, ...] = ("hybrid", "hybrid-weighted")
-DEFAULT_METHOD = PRESET.default_search.method
+
+
+def checked_method(name: str) -> Method:
+    """`name` as a Method; ValueError naming the methods otherwise (a method given as text: a flag, the preset)."""
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; choose one of {', '.join(METHODS)}")
+    return cast(Method, name)
+
+
+DEFAULT_METHOD = checked_method(PRESET.default_search.method)
 #: The second stage search, ask and chat re-score the top hits with unless told otherwise (`--reranker`,
 #: RADSEARCH_RERANKER; `off` for none): the model-free support check (retriever/search/support.py; it re-scores
 #: impression searches only), adopted by the rule of `python -m eval.robustness.rerank_benchmark --reranker support`
@@ -26,7 +35,7 @@ DEFAULT_METHOD = PRESET.default_search.method
 DEFAULT_SECOND_STAGE: str | None = PRESET.default_search.second_stage
 
 
-def split_fused_spec(spec: str) -> tuple[str, str]:
+def split_fused_spec(spec: str) -> tuple[Method, str]:
     """`hybrid:ENCODER` -> ("hybrid", "ENCODER"); anything else is an encoder reference -> ("dense", spec)."""
     method, _, encoder = spec.partition(":")
-    return (method, encoder) if encoder and method in FUSED_METHODS else ("dense", spec)
+    return (checked_method(method), encoder) if encoder and method in FUSED_METHODS else ("dense", spec)

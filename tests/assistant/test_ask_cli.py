@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from fault_server import FaultServer, fault_server
 from llm_fixtures import build_index, require_embedded_smollm2
+from report_fixtures import hit
 
-from assistant.rag.answer import RetrievedReport
+from retriever.search.hit import Hit
 
 pytestmark = pytest.mark.models  # real CLI processes or a real model: not the fast tier
 
@@ -203,7 +204,7 @@ def test_a_trickling_server_exits_4_at_the_timeout(server: FaultServer, index_di
     assert answer["timings"]["total"] - answer["timings"]["retrieval"] < 3.0
 
 
-def _printed(reports: list[RetrievedReport], query: str = "pneumothorax") -> str:
+def _printed(reports: list[Hit], query: str = "pneumothorax") -> str:
     """What `ask` prints for these reports (before any answer), as plain text."""
     from rich.console import Console
 
@@ -218,16 +219,16 @@ def _printed(reports: list[RetrievedReport], query: str = "pneumothorax") -> str
 def test_printed_reports_mark_the_one_that_contradicts_the_query() -> None:
     """Issue 17: as in `assistant search`, a YES under "contradicts" and a note saying what it means."""
     reports = [
-        RetrievedReport("r-1", 1, 0.9, "impression", "Left pneumothorax."),
-        RetrievedReport("r-2", 2, 0.8, "impression", "No pneumothorax.", contradicts=True),
+        hit("r-1", 1, 0.9, "impression", "Left pneumothorax."),
+        hit("r-2", 2, 0.8, "impression", "No pneumothorax.", contradicts=True),
     ]
     text = _printed(reports)
-    rows = {r.report_id: line for line in text.splitlines() for r in reports if f" {r.report_id} " in line}
+    rows = {r.report.id: line for line in text.splitlines() for r in reports if f" {r.report.id} " in line}
     assert "contradicts" in text and "YES" in rows["r-2"] and "YES" not in rows["r-1"]
     assert "say the opposite of the query" in " ".join(text.split())
     assert "partly" not in text  # no mixed report: no partly note
 
-    mixed = RetrievedReport("r-3", 1, 0.9, "impression", "No left effusion. Left effusion.", partly_contradicts=True)
+    mixed = hit("r-3", 1, 0.9, "impression", "No left effusion. Left effusion.", partly_contradicts=True)
     text = _printed([mixed], "left effusion")
     assert any("partly" in line for line in text.splitlines() if " r-3 " in line)
     assert "read them before taking them as support" in " ".join(text.split())
@@ -239,11 +240,11 @@ def test_printed_reports_show_the_matching_sentence_marked_a_strength_and_the_mo
     marked so; a strength word beside the raw score; "MR" as MRI."""
     opening = "Postoperative changes of the cervical spine with hardware in expected position. " * 4
     reports = [
-        RetrievedReport("r-1", 1, 0.9, "findings", "Imp.", findings=opening + "A small joint effusion.", modality="MR"),
-        RetrievedReport("r-2", 2, 0.1, "findings", "Imp.", findings=opening + "No joint effusion.", modality="OT"),
+        hit("r-1", 1, 0.9, "findings", "Imp.", findings=opening + "A small joint effusion.", modality="MR"),
+        hit("r-2", 2, 0.1, "findings", "Imp.", findings=opening + "No joint effusion.", modality="OT"),
     ]
     text = _printed(reports, "knee joint effusion")
-    rows = {r.report_id: line for line in text.splitlines() for r in reports if f" {r.report_id} " in line}
+    rows = {r.report.id: line for line in text.splitlines() for r in reports if f" {r.report.id} " in line}
     assert "A small «joint» «effusion»." in rows["r-1"] and "strong" in rows["r-1"] and "MRI" in rows["r-1"]
     assert "No «joint (negated)» «effusion (negated)»." in rows["r-2"]
     assert "weak" in rows["r-2"] and "other" in rows["r-2"]
@@ -252,9 +253,9 @@ def test_printed_reports_show_the_matching_sentence_marked_a_strength_and_the_mo
 
 def test_printed_reports_list_the_first_ten_and_say_the_evidence_read_the_rest() -> None:
     """The evidence reads every retrieved report (k = 40 by default); a terminal lists the best ten."""
-    reports = [RetrievedReport(f"r-{n}", n, 1 - n / 100, "impression", "Left effusion.") for n in range(1, 26)]
+    reports = [hit(f"r-{n}", n, 1 - n / 100, "impression", "Left effusion.") for n in range(1, 26)]
     text = _printed(reports)
-    listed = [r.report_id for r in reports if any(f" {r.report_id} " in line for line in text.splitlines())]
+    listed = [r.report.id for r in reports if any(f" {r.report.id} " in line for line in text.splitlines())]
     assert listed == [f"r-{n}" for n in range(1, 11)]
     assert "the first 10 of 25 similar reports" in text and "the other 15 are read by the evidence" in text
     assert "the other" not in _printed(reports[:10]) and "10 similar reports" in _printed(reports[:10])

@@ -14,13 +14,14 @@ from typing import Any
 import pytest
 from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, MARKUP_REPORT, build_chat_index, free_port
 from llm_fixtures import require_embedded_smollm2, smollm2_llm
+from report_fixtures import hit
 
 from assistant.chat import render
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.service import MODE_ANSWER, MODE_SEARCH, ChatConfig, ChatService, Request
 from assistant.commands.chat_cmd import parse_auth
 from assistant.llm.base import LLM, LLMResult, Message
-from assistant.rag.answer import Answer, RetrievedReport
+from assistant.rag.answer import Answer
 from assistant.settings import LLMSettings, Settings
 from models.paths import DataPaths
 
@@ -93,17 +94,17 @@ def _text(chat: list[dict[str, Any]], i: int = -1) -> str:
 
 # --------------------------------------------------------------------------------------------- rendering
 def test_report_cards_escape_markup_and_show_impression_first() -> None:
-    report = RetrievedReport(
-        report_id=MARKUP_REPORT.id,
-        rank=1,
-        score=0.71,
-        field="findings",
-        impression=MARKUP_REPORT.impression,
+    report = hit(
+        MARKUP_REPORT.id,
+        1,
+        0.71,
+        "findings",
+        MARKUP_REPORT.impression,
         findings=MARKUP_REPORT.findings,
         modality="XR",
         source="<i>src</i>",
     )
-    html = render.report_cards_html([report], cited=[report.report_id])
+    html = render.report_cards_html([report], cited=[report.report.id])
     assert "<script" not in html and "<img" not in html and "<b>" not in html and "<i>" not in html
     assert "&lt;script&gt;" in html and "&lt;img src=x" in html and "xr-markup-&lt;b&gt;007&lt;/b&gt;" in html
     assert html.index("Impression") < html.index("<details") and "<summary>Findings</summary>" in html
@@ -113,7 +114,7 @@ def test_report_cards_escape_markup_and_show_impression_first() -> None:
 def test_cards_past_the_first_ten_are_folded_under_more_reports() -> None:
     """The evidence reads every retrieved report (k = 40 by default); the panel opens with the best ten, each report
     still has one card (the evidence panel links to it)."""
-    reports = [RetrievedReport(f"r-{n}", n, 1 - n / 100, "impression", "Left effusion.") for n in range(1, 26)]
+    reports = [hit(f"r-{n}", n, 1 - n / 100, "impression", "Left effusion.") for n in range(1, 26)]
     cards = render.report_cards_html(reports)
     opened, folded = cards.split('<details class="rs-more">')
     assert opened.count('<article class="rs-card') == 10 and folded.count('<article class="rs-card') == 15
@@ -124,14 +125,21 @@ def test_cards_past_the_first_ten_are_folded_under_more_reports() -> None:
 def test_cards_number_each_report_once_with_a_strength_word_the_modality_in_words_and_the_whole_report() -> None:
     """Issue 41: one numbering (the rank), one relevance scale (a word; the raw score under Details), modality codes
     as words, the matching sentence with the query's words marked (negated ones so) and the whole report folded."""
+    whole = "INDICATION: cough.\nFINDINGS: Small right pleural effusion.\nIMPRESSION: Effusion."
     reports = [
-        RetrievedReport(
-            "r-1", 1, 0.93, "findings", "Effusion.", findings="Small right pleural effusion.", modality="MR"
+        hit(
+            "r-1",
+            1,
+            0.93,
+            "findings",
+            "Effusion.",
+            findings="Small right pleural effusion.",
+            full_text=whole,
+            modality="MR",
         ),
-        RetrievedReport("r-2", 2, 0.12, "findings", "Normal.", findings="No pleural effusion.", modality="OT"),
+        hit("r-2", 2, 0.12, "findings", "Normal.", findings="No pleural effusion.", modality="OT"),
     ]
-    whole = {"r-1": "INDICATION: cough.\nFINDINGS: Small right pleural effusion.\nIMPRESSION: Effusion."}
-    cards = render.report_cards_html(reports, method="bm25", query="pleural effusion", whole=whole)
+    cards = render.report_cards_html(reports, method="bm25", query="pleural effusion")
     first, second = cards.split('<article class="rs-card')[1:]
     assert '<span class="rs-rank">#1</span>' in first and "strong match" in first and ">MRI<" in first
     assert '<span class="rs-rank">#2</span>' in second and "weak match" in second and ">other<" in second
@@ -147,7 +155,7 @@ def test_cards_number_each_report_once_with_a_strength_word_the_modality_in_word
 def test_export_is_markdown_with_the_answer_its_reports_and_configuration() -> None:
     from assistant.chat.export import EXPORT_ID, answer_document, export_html
 
-    reports = [RetrievedReport("r-1", 1, 0.9, "impression", "Small <b>left</b> effusion.", modality="XR")]
+    reports = [hit("r-1", 1, 0.9, "impression", "Small <b>left</b> effusion.", modality="XR")]
     evidence = {"read": 1, "candidates": [{"diagnosis": "effusion", "count": 1, "report_ids": ["r-1"]}]}
     answer = Answer(
         "left effusion",
@@ -173,8 +181,8 @@ def test_export_is_markdown_with_the_answer_its_reports_and_configuration() -> N
 
 def test_reports_that_contradict_the_query_are_marked_in_words() -> None:
     """Issue 17: a card and a message line say so, in text (not colour alone); the other reports carry no mark."""
-    agrees = RetrievedReport("r-1", 1, 0.9, "impression", "Left pneumothorax.")
-    opposite = RetrievedReport("r-2", 2, 0.8, "impression", "No pneumothorax.", contradicts=True)
+    agrees = hit("r-1", 1, 0.9, "impression", "Left pneumothorax.")
+    opposite = hit("r-2", 2, 0.8, "impression", "No pneumothorax.", contradicts=True)
     cards = render.report_cards_html([agrees, opposite])
     first, second = cards.split('<article class="rs-card')[1:]
     assert 'data-contradicts="false"' in first and render.CONTRADICTS_LABEL not in first
@@ -186,9 +194,7 @@ def test_reports_that_contradict_the_query_are_marked_in_words() -> None:
 def test_mixed_reports_are_marked_apart_from_contradicting_ones() -> None:
     """A report that matches the query but rules the finding out somewhere (Hit.partly_contradicts) gets its own
     words, not the contradiction's."""
-    mixed = RetrievedReport(
-        "r-3", 1, 0.9, "impression", "No left effusion. Small left effusion.", partly_contradicts=True
-    )
+    mixed = hit("r-3", 1, 0.9, "impression", "No left effusion. Small left effusion.", partly_contradicts=True)
     card = render.report_cards_html([mixed])
     assert 'data-partly-contradicts="true"' in card and 'data-contradicts="false"' in card
     assert render.PARTLY_LABEL in card and "read it before taking it as support" in card

@@ -95,3 +95,10 @@ def test_an_answer_that_asks_no_model_names_none(index: ReportIndex) -> None:
         rag_prompt="evidence",
     ).configuration()
     assert configuration["prompt"] == "evidence" and configuration["llm"] is None
+
+
+def test_the_langchain_retriever_takes_only_the_fields_and_methods_a_hit_can_have(index: ReportIndex) -> None:
+    """Field and method are the hit's Literals (issue 38): a misspelt one is refused when the retriever is made."""
+    for wrong in ({"field": "impressions"}, {"method": "hybird"}):
+        with pytest.raises(ValueError, match="literal_error"):
+            ReportRetriever(index=index, **wrong)

@@ -106,6 +106,14 @@ def test_conditions_parse_and_name() -> None:
         parse_conditions(" , ")
 
 
+def test_conditions_order_exactly_the_report_fields() -> None:
+    """Their own order (ties go to the paper's field first), but the fields are the hit's Literal's."""
+    from eval.diagnosis.conditions import FIELDS as CONDITION_FIELDS
+    from retriever.reports.record import FIELDS
+
+    assert sorted(CONDITION_FIELDS) == sorted(FIELDS) and CONDITION_FIELDS[0] == "impression"
+
+
 def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_model() -> None:
     text = "none, mpnet[report,k=3,prompt=diagnosis_candidates], tophit:hybrid:x[findings,k=5], mpnet[k=2]"
     none, candidates, top_hit, k2 = parse_conditions(text, k=1)

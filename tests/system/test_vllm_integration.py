@@ -48,8 +48,8 @@ def retriever(tmp_path_factory: pytest.TempPathFactory, minilm) -> ReportRetriev
 def _check(answer: Answer) -> None:
     assert not answer.degraded, answer.degraded_reason
     assert answer.diagnosis and answer.parse_mode == "json"
-    assert answer.model_id == SERVED_NAME and answer.retrieved[0].report_id == "cxr-001"
-    assert set(answer.cited_report_ids) <= {r.report_id for r in answer.retrieved}
+    assert answer.model_id == SERVED_NAME and answer.retrieved[0].report.id == "cxr-001"
+    assert set(answer.cited_report_ids) <= {h.report.id for h in answer.retrieved}
 
 
 @pytest.mark.parametrize("structured", ["vllm", "response_format"])
