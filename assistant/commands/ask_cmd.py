@@ -35,12 +35,11 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
-    from assistant.rag.answer import Answer, Retrieval
+    from assistant.rag.answer import Answer
     from assistant.rag.assemble import AskOptions
     from assistant.settings import Settings
-    from assistant.warm.client import Note, Start
+    from assistant.warm.client import Event
 
-    Item = Start | Note | Retrieval | str | Answer
 
 EXIT_CODES = {"backend_unavailable": 3, "timeout": 4, "unparseable": 5}
 
@@ -151,7 +150,7 @@ def ask(
         raise typer.Exit(code)
 
 
-def _warm(settings: Settings, options: AskOptions, query: str, streaming: bool) -> Iterator[Item] | None:
+def _warm(settings: Settings, options: AskOptions, query: str, streaming: bool) -> Iterator[Event] | None:
     """The answer of a running `assistant serve` (assistant/warm/) under the same settings, or None."""
     from assistant.warm.address import settings_key, socket_path
     from assistant.warm.client import ask_warm
@@ -159,7 +158,7 @@ def _warm(settings: Settings, options: AskOptions, query: str, streaming: bool) 
     return ask_warm(socket_path(settings.paths), settings_key(settings), options.to_dict(), query, stream=streaming)
 
 
-def _local(settings: Settings, options: AskOptions, query: str, streaming: bool) -> Iterator[Item]:
+def _local(settings: Settings, options: AskOptions, query: str, streaming: bool) -> Iterator[Event]:
     """The answer of this process: the index, encoder and model loaded first (what a warm server saves)."""
     from assistant.rag.assemble import assemble
     from assistant.warm.client import Note, Start
@@ -175,7 +174,7 @@ def _local(settings: Settings, options: AskOptions, query: str, streaming: bool)
         yield pipeline.invoke(query)  # not streamed, so the model reports its token usage
 
 
-def _show(items: Iterator[Item], query: str, err: Console, streaming: bool) -> Answer:
+def _show(items: Iterator[Event], query: str, err: Console, streaming: bool) -> Answer:
     """Print each part as soon as it is known (assistant/commands/ask_output.py): notices on stderr, the reports and
     their evidence, the model's answer while it is written, then the checked answer; without `streaming` (--json,
     --markdown) only the notices, and the Answer is returned for printing whole. A spinner on stderr covers the waits,

@@ -32,6 +32,10 @@ class Note:
     text: str
 
 
+#: What `ask` prints, in order: who answers, notices, the reports, the model's text, the answer.
+Event = Start | Note | Retrieval | str | Answer
+
+
 class WarmError(ValueError):
     """The server refused the question as bad input (an empty query, a missing index...): `ask` exits 2."""
 
@@ -61,7 +65,7 @@ def answers(path: Path) -> bool:
 
 def ask_warm(
     path: Path, key: str, options: dict[str, Any], query: str, *, stream: bool = True
-) -> Iterator[Start | Note | Retrieval | str | Answer] | None:
+) -> Iterator[Event] | None:
     """The server's answer as `RagPipeline.iter_answer` gives it (after a Start and any Notes; without `stream`, only
     the Answer after them), or None when no server answers at `path`, or one started under other settings (`key`,
     assistant.warm.address.settings_key)."""
@@ -80,9 +84,6 @@ def ask_warm(
         sock.close()
         return None
     return _events(first, lines, sock)
-
-
-Event = Start | Note | Retrieval | str | Answer
 
 
 def _events(first: dict[str, Any], lines: Any, sock: socket.socket) -> Iterator[Event]:
