@@ -49,7 +49,7 @@ DEFAULT_GGUF = PRESET.answer.llm
 
 def _index_backend() -> str:
     """The encoder backend measured best for indexing (retriever/encoders/encoder.py), imported only when needed."""
-    from retriever.encoders.encoder import INDEX_BACKEND
+    from retriever.encoders.backends import INDEX_BACKEND
 
     return INDEX_BACKEND
 
@@ -64,7 +64,7 @@ class EncoderSettings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> EncoderSettings:
-        from retriever.encoders.encoder import BACKENDS
+        from retriever.encoders.backends import BACKENDS
 
         backend = env.get("RADSEARCH_ENCODER_BACKEND") or _index_backend()
         if backend not in BACKENDS:

@@ -101,7 +101,8 @@ class IndexCatalog:
     def load(self, folder: str) -> ReportIndex:
         """The loaded index, reloaded if a new version replaced it (IndexLoadError, saying what command builds it,
         when it is missing or broken and no version was loaded before)."""
-        from retriever.index.report_index import IndexLoadError, ReportIndex
+        from retriever.index.errors import IndexLoadError
+        from retriever.index.report_index import ReportIndex
 
         key = str(Path(folder).expanduser().resolve())
         stamp = generation(Path(key), MANIFEST)  # None while the folder is being swapped or absent

@@ -211,7 +211,7 @@ class ChatService:
 
     def _index(self, request: Request) -> tuple[ReportIndex | None, str]:
         """The chosen index, or None and the notice explaining why it cannot be used."""
-        from retriever.index.report_index import IndexLoadError
+        from retriever.index.errors import IndexLoadError
 
         if not request.index:
             return None, render.notice_html("error", "No report index is installed.", detail=BUILD_HINT)

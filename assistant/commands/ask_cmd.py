@@ -103,8 +103,8 @@ def ask(
     from assistant.rag.assemble import AskOptions
     from assistant.warm.client import WarmError
     from models.resolve import ModelNotAvailable
+    from retriever.index.errors import IndexLoadError
     from retriever.index.output_paths import named_path
-    from retriever.index.report_index import IndexLoadError
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)

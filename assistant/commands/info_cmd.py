@@ -12,7 +12,6 @@ import json
 import os
 import platform
 import subprocess
-from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -128,6 +127,8 @@ def _origin(env: Any, variable: str, otherwise: str) -> str:
 
 def installed_versions() -> dict[str, str]:
     """Python, the project's git commit (in a checkout) and the PACKAGES' versions, without importing them."""
+    from importlib import metadata  # here: every command imports this module, and only `info` reads versions
+
     found = {"python": platform.python_version()}
     commit = _git_commit()
     if commit:

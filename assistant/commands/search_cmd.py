@@ -89,8 +89,9 @@ def search(
     from assistant.readable import modality_word, strengths
     from assistant.text import shorten
     from models.resolve import ModelNotAvailable
+    from retriever.index.errors import IndexLoadError
     from retriever.index.output_paths import named_path
-    from retriever.index.report_index import IndexLoadError, ReportIndex, SearchFilters
+    from retriever.index.report_index import ReportIndex, SearchFilters
     from retriever.search.abbreviations import default_expander
     from retriever.search.query import EmptyQueryError, clean_query
 

@@ -35,8 +35,8 @@ def serve(
     from assistant.rag.assemble import AskOptions
     from assistant.warm.server import ServerRunning, serve
     from models.resolve import ModelNotAvailable
+    from retriever.index.errors import IndexLoadError
     from retriever.index.output_paths import named_path
-    from retriever.index.report_index import IndexLoadError
 
     err = Console(stderr=True)
     settings = read_settings(err)

@@ -88,8 +88,8 @@ def update(
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import checked_corpus, read_settings
     from models.resolve import ModelNotAvailable
+    from retriever.index.errors import IndexLoadError
     from retriever.index.output_paths import UnsafeOutput, check_outputs, named_path
-    from retriever.index.report_index import IndexLoadError
     from retriever.index.swap import IndexBusy
     from retriever.index.update import update_index
     from retriever.reports.ingest import IngestResult, ingest

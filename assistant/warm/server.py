@@ -53,7 +53,7 @@ class WarmServer(socketserver.UnixStreamServer):
     def events(self, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """The reply to one request, event by event (see the module docstring)."""
         from models.resolve import ModelNotAvailable
-        from retriever.index.report_index import IndexLoadError
+        from retriever.index.errors import IndexLoadError
         from retriever.search.query import EmptyQueryError
 
         if request.get("settings") != self.key:

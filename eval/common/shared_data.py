@@ -48,7 +48,7 @@ def add_out_option(parser: argparse.ArgumentParser, default: Path) -> None:
 
 def index_backend(env: Mapping[str, str] = os.environ) -> str:
     """The encoder backend `assistant index` builds users' indexes with, read as the product reads it
-    (assistant.settings.EncoderSettings: RADSEARCH_ENCODER_BACKEND, else retriever.encoders.encoder.INDEX_BACKEND)."""
+    (assistant.settings.EncoderSettings: RADSEARCH_ENCODER_BACKEND, else retriever.encoders.backends.INDEX_BACKEND)."""
     from assistant.settings import EncoderSettings
 
     return EncoderSettings.from_env(env).backend
@@ -57,7 +57,7 @@ def index_backend(env: Mapping[str, str] = os.environ) -> str:
 def add_encoder_backend_option(parser: argparse.ArgumentParser, env: Mapping[str, str] = os.environ) -> None:
     """A benchmark's `--encoder-backend`: who runs the encoders; by default `index_backend`, so the numbers are those
     of users' indexes."""
-    from retriever.encoders.encoder import BACKENDS
+    from retriever.encoders.backends import BACKENDS
 
     default = index_backend(env)
     parser.add_argument(

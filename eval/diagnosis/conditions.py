@@ -191,7 +191,8 @@ def load_or_build_index(reports: list[Report], encoder_ref: str, fields: tuple[s
     """A `ReportIndex` over `reports` for `encoder_ref`, built once and reused from `cache` afterwards (its BM25
     tokenized anew first if it was tokenized under older negation rules, so results always reflect today's)."""
     from retriever.encoders.encoder import load_encoder
-    from retriever.index.report_index import IndexLoadError, ReportIndex
+    from retriever.index.errors import IndexLoadError
+    from retriever.index.report_index import ReportIndex
 
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in encoder_ref)[-60:]
     folder = cache / f"{safe}-{'-'.join(fields)}-{corpus_key(reports)}"

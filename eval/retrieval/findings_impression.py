@@ -240,7 +240,7 @@ def make_ranker(ref: str, backend: str = "torch") -> Ranker:
     """`bm25`; an encoder reference (registry name, trained model name, folder or hub id); or
     `hybrid:ENCODER` / `hybrid-weighted:ENCODER` for BM25 fused with that encoder; any of them may end with
     `+rerank=NAME` (a re-ranker trained by `assistant train-reranker` as second stage). `backend` runs the encoder
-    (retriever.encoders.encoder.BACKENDS; `assistant index` builds with retriever.encoders.encoder.INDEX_BACKEND)."""
+    (retriever.encoders.backends.BACKENDS; `assistant index` builds with retriever.encoders.backends.INDEX_BACKEND)."""
     base, rerank = split_rerank(ref)
     reranker = reranker_for(rerank) if rerank else None
     if base.lower() == "bm25":

@@ -28,7 +28,8 @@ from eval.common.shared_data import SHARED_DATA, eval_home
 from eval.diagnosis.conditions import load_current
 from eval.retrieval.findings_impression import reranker_for, split_rerank
 from eval.robustness.tables import SHORTHAND_FILE
-from retriever.encoders.encoder import INDEX_BACKEND, Encoder, load_encoder
+from retriever.encoders.backends import INDEX_BACKEND
+from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.report_index import ReportIndex, SearchFilters, corpus_hash
 from retriever.reports.record import Field, Report
 from retriever.search.abbreviations import QueryExpander, builtin_expander, make_expander

@@ -25,17 +25,13 @@ import numpy as np
 
 from models.file_hash import cached_sha256
 from models.resolve import resolve_encoder
-from retriever.encoders.onnx.encoder import FAST_BACKENDS, OnnxEncoder
+from retriever.encoders.backends import BACKENDS, FAST_BACKENDS
+from retriever.encoders.onnx.encoder import OnnxEncoder
 from retriever.encoders.onnx.spec import supported
 from retriever.encoders.torch_backend import TorchEncoder, load_sentence_transformer
 
 log = logging.getLogger(__name__)
 _MAX_POSITIONS = 512
-BACKENDS = ("torch", *FAST_BACKENDS)
-#: What `assistant index` builds with: int8 ONNX, measured at equal findings -> impression match@5 and well above the
-#: throughput of the default torch encode (eval/results/performance.md). Callers take the backend from the settings
-#: (assistant.settings.EncoderSettings: RADSEARCH_ENCODER_BACKEND, else this).
-INDEX_BACKEND = "onnx-int8"
 
 
 def weights_fingerprint(location: str) -> str:

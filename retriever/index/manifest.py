@@ -28,7 +28,7 @@ class EncoderInfo:
     fingerprint: str
     dims: int
     max_seq_length: int
-    backend: str = "torch"  # who ran the forward pass (retriever.encoders.encoder.BACKENDS); absent in older manifests
+    backend: str = "torch"  # who ran the forward pass (retriever.encoders.backends.BACKENDS); absent in older manifests
     #: ONNX export recipe (retriever.encoders.onnx.encoder.EXPORT_VERSION); 0 = torch or older manifests
     backend_version: int = 0
 

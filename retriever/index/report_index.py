@@ -29,6 +29,7 @@ from models.resolve import ModelNotAvailable
 from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.date_filter import StudyDates
+from retriever.index.errors import IndexLoadError
 from retriever.index.manifest import MANIFEST, EncoderInfo, FileInfo, Manifest, listed_files
 from retriever.index.output_paths import check_replaceable
 from retriever.index.store import ReportStore, write_store
@@ -56,10 +57,6 @@ STORE_FILE = "reports.sqlite"
 #: Reads of an index folder before a load gives up because updates keep swapping it (each read takes a second or so;
 #: an update minutes).
 READ_ATTEMPTS = 5
-
-
-class IndexLoadError(Exception):
-    """The index folder cannot be used; the message says why and what to do."""
 
 
 @dataclass(frozen=True)

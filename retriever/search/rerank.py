@@ -25,13 +25,14 @@ import copy
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Self, TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from models.paths import models_dir
 from models.resolve import ModelNotAvailable
 from retriever.search.fusion import weighted_fusion
+
+if TYPE_CHECKING:
+    import numpy as np
 
 T = TypeVar("T")
 
@@ -81,7 +82,7 @@ def _checked(weight: float) -> float:
 
 #: Scores a list of terms by their inverse document frequency in the searched field (BM25Field.idf): what a
 #: second stage that reads words, not vectors, needs from the index.
-Idf = Callable[[Sequence[str]], np.ndarray]
+Idf = Callable[[Sequence[str]], "np.ndarray"]
 
 
 class SecondStage:
@@ -172,6 +173,8 @@ class Reranker(SecondStage):
 
     def scores(self, query: str, texts: Sequence[str], batch_size: int = 16) -> np.ndarray:
         """Probability-like relevance in [0, 1] of each text for the query (the model's logit through a sigmoid)."""
+        import numpy as np  # here, not at the top: the CLI reads this module's defaults without searching
+
         if not texts:
             return np.zeros(0, dtype=np.float32)
         pairs = [(query, text) for text in texts]

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from retriever.encoders.onnx.encoder import EXPORT_VERSION
-from retriever.index.report_index import IndexLoadError, ReportIndex
+from retriever.index.errors import IndexLoadError
+from retriever.index.report_index import ReportIndex
 from retriever.reports.record import Report
 
 TEXTS = [

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from report_fixtures import REPORTS
 
-from retriever.index.report_index import IndexLoadError, ReportIndex, SearchFilters
+from retriever.index.errors import IndexLoadError
+from retriever.index.report_index import ReportIndex, SearchFilters
 from retriever.search.query import EmptyQueryError
 
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from report_fixtures import REPORTS
 
-from retriever.index.report_index import IndexLoadError, ReportIndex
+from retriever.index.errors import IndexLoadError
+from retriever.index.report_index import ReportIndex
 from retriever.index.swap import IndexBusy
 from retriever.index.update import update_index
 from retriever.index.vectors import build_vector_index, remove_vectors, search_vectors

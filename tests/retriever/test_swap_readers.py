@@ -18,8 +18,9 @@ import pytest
 from report_fixtures import REPORTS
 
 from retriever.index import report_index
+from retriever.index.errors import IndexLoadError
 from retriever.index.manifest import Manifest
-from retriever.index.report_index import IndexLoadError, ReportIndex
+from retriever.index.report_index import ReportIndex
 from retriever.index.swap import restore_interrupted
 
 HOLD_LOCK = """

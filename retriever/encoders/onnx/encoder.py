@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from models.paths import models_dir
-from retriever.encoders.onnx.export import MODEL_FILES, export, quantize
+from retriever.encoders.backends import FAST_BACKENDS, MODEL_FILES
+from retriever.encoders.onnx.export import export, quantize
 from retriever.encoders.onnx.runner import OnnxRunner
 from retriever.encoders.onnx.spec import RunnerSpec
 
-FAST_BACKENDS = tuple(MODEL_FILES)
 #: Part of the cache folder's name: bumped when the export changes, so exports cached by an older version are
 #: rebuilt, and recorded in index manifests, which refuse queries from another version (2: eager-attention trace
 #: fused by ONNX Runtime's transformer optimizer, int8 attention; 3: the outlier-channel int8 recipe, which mpnet now

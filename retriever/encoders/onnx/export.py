@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 
 from models.atomic import write_atomic
+from retriever.encoders.backends import MODEL_FILES
 from retriever.encoders.onnx.runner import OnnxRunner
 from retriever.encoders.onnx.spec import ENCODING_FIELDS, RunnerSpec, UnsupportedModel
 
 #: The graph file of each fast backend inside an export folder.
-MODEL_FILES = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
 FUSION_FILE = "fusion.json"
 #: Least cosine between the fused and the unfused float export on the calibration sentences: fusion only
 #: reorders float arithmetic, so anything lower means a fusion pattern matched wrongly (the unfused graph is kept).
