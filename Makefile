@@ -69,10 +69,10 @@ demo: demo-index llm-embedded
 	$(ASSISTANT) search "$(DEMO_QUERY)" -k 5
 	@# Exit 3/4/5 = the LLM was down, too slow or unparseable: the answer above is then retrieval-only, which
 	@# the demo reports but does not treat as a failure (bad input or a missing index, exit 2, is one).
-	@# The answer from the evidence alone (no model, instant); then the default: the local LLM choosing among the
-	@# same candidates (docs/guide/ask.md).
-	$(ASSISTANT) ask "$(DEMO_QUERY)" --prompt evidence
-	@$(ASSISTANT) ask "$(DEMO_QUERY)"; rc=$$?; \
+	@# The default answer: the evidence alone (no model, instant); then the local LLM choosing among the same
+	@# candidates (docs/guide/ask.md).
+	$(ASSISTANT) ask "$(DEMO_QUERY)"
+	@$(ASSISTANT) ask "$(DEMO_QUERY)" --prompt diagnosis_evidence; rc=$$?; \
 	  if [ $$rc -ge 3 ]; then echo "note: the LLM did not answer in time on this machine (exit $$rc); shown: retrieval-only result"; \
 	  elif [ $$rc -ne 0 ]; then exit $$rc; fi
 

@@ -59,14 +59,15 @@ def choice_schema(names: list[str]) -> dict[str, Any]:
 
 
 def render_choices(evidence: EvidenceDifferential, names: list[str]) -> str:
-    """The candidates as the prompt lists them, most supported first, each with its support (`reports="6/20"`: 6 of
-    the 20 similar reports affirm it; short, because every prompt token is time to the first answer token on a CPU);
-    `names` are the candidates' names as the schema spells them (tags neutralised)."""
+    """The candidates as the prompt lists them, most supported first, one a line with how many similar reports affirm
+    it (`- emphysema (5)`). Terse on purpose: every prompt token is time to the first answer token on a CPU (about
+    10 ms each for the embedded model on 2 cores), and this form costs half the tokens of a tag per candidate
+    (docs/decisions/2026-11-27-shorter-choice-prompt.md). `names` are the candidates' names as the schema spells them:
+    choice_name leaves them one line of plain characters, so they need no delimiters to stay data."""
     if not names:
         return "(none: no similar report affirms a diagnosis)"
     return "\n".join(
-        f'<candidate reports="{candidate.count}/{evidence.read}">{name}</candidate>'
-        for candidate, name in zip(evidence.candidates, names, strict=True)
+        f"- {name} ({candidate.count})" for candidate, name in zip(evidence.candidates, names, strict=True)
     )
 
 

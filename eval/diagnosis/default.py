@@ -82,7 +82,7 @@ DEV_ARMS = (
     RESULTS / "diagnosis_dev_arms.json",
     RESULTS / "diagnosis_native.json",
     RESULTS / "diagnosis_dev_evidence.json",
-    RESULTS / "diagnosis_dev_choice.json",
+    RESULTS / "diagnosis_dev_choice3.json",
 )
 #: The evidence weighting of conditions named without `weighting=` in DEV_ARMS: they were run when 1/rank was the
 #: only weighting (before 2026-11-27's sweep); ties between weightings also go to it, the earlier default.

@@ -120,7 +120,13 @@ def compare(pipeline: Any, recorder: RecordingLLM, raw: Any, queries: list[str])
     return summary
 
 
-def build_index(folder: Path, threads: int, limit: int | None = None, fields: tuple[str, ...] = ("impression",)) -> Any:
+def build_index(
+    folder: Path,
+    threads: int,
+    limit: int | None = None,
+    fields: tuple[str, ...] = ("impression",),
+    encoder_name: str = ENCODER,
+) -> Any:
     """A saved index of `fields` over the shared train/dev reports (the test split supplies the queries)."""
     from eval.common.shared_data import index_backend
     from retriever.encoders.encoder import load_encoder
@@ -128,7 +134,7 @@ def build_index(folder: Path, threads: int, limit: int | None = None, fields: tu
 
     reports = shared_reports()
     held_out = {r.id for r in test_split(reports)}
-    encoder = load_encoder(ENCODER, backend=index_backend(), threads=threads)
+    encoder = load_encoder(encoder_name, backend=index_backend(), threads=threads)
     corpus = [r for r in reports if r.id not in held_out][:limit]
     ReportIndex.build(corpus, encoder, fields).save(folder)
     return ReportIndex.load(folder, encoder)

@@ -1,11 +1,11 @@
 """`assistant ask` latency with the embedded model: a new context per question, with and without the saved prompt.
 
     python -m eval.perf.ask_latency --threads 2              # ask's defaults, 8 questions
-    python -m eval.perf.ask_latency --threads 2 --prompt diagnosis_evidence   # the LLM choosing (Qwen2.5 1.5B)
+    python -m eval.perf.ask_latency --threads 2 --prompt diagnosis_rag   # the free-text answer (Qwen2.5 1.5B)
     python -m eval.perf.ask_latency --model smollm2 --queries 2 --quick
 
-Since 2026-11-27 `ask` answers from the evidence differential without a model by default (models/preset.json), so
-its first "token" is the whole answer; the model's way (`--prompt diagnosis_evidence`) is stored as the section
+Measured as `ask` answers by default (models/preset.json: its k, prompt and evidence weighting, the shipped encoder's
+index); another `--prompt` (`evidence`, which asks no model, or `diagnosis_rag`) is stored as the section
 `ask_latency_llm` beside it.
 
 Each `assistant ask` is a new process: the model is loaded (from the page cache after the first time) into an
@@ -28,6 +28,7 @@ from assistant.rag import answer_defaults
 from eval.perf import results
 from eval.perf.answer import EMBEDDED_MODEL, build_index, timed_stream
 from eval.perf.data import held_out_findings
+from models.preset import PRESET
 
 
 def fresh_backend(model: str, threads: int, prefix_dir: Path | None) -> tuple[Any, float]:
@@ -106,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     if queries is None:
         return 0
     with tempfile.TemporaryDirectory(prefix="radsearch-ask-") as tmp:
-        index = build_index(Path(tmp) / "index", args.threads, 200 if args.quick else None, (answer_defaults.FIELD,))
+        index = build_index(
+            Path(tmp) / "index", args.threads, 200 if args.quick else None, (answer_defaults.FIELD,), PRESET.encoder
+        )
         data = {"queries": len(queries)} | measure(
             index, queries, args.model, args.threads, Path(tmp) / "states", prompt=args.prompt
         )

@@ -15,11 +15,14 @@ from fault_server import FaultServer, fault_server
 from llm_fixtures import build_index, require_embedded_smollm2
 from report_fixtures import hit
 
+import prompts
 from retriever.search.hit import Hit
 
 pytestmark = pytest.mark.models  # real CLI processes or a real model: not the fast tier
 
 REPO = Path(__file__).resolve().parents[2]
+#: The model choosing among the evidence, whichever way `ask` answers by default (models/preset.json).
+MODEL_CHOOSES = ("--prompt", "diagnosis_evidence")
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +66,12 @@ def test_ask_prints_diagnosis_and_cited_reports(index_dir: Path) -> None:
 
 def test_ask_json(index_dir: Path) -> None:
     require_embedded_smollm2()
-    run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--json", "--model", "smollm2")
+    run = _ask("Enlarged cardiac silhouette", "--index", str(index_dir), "--json", "--model", "smollm2", *MODEL_CHOOSES)
     assert run.returncode == 0, run.stderr
     answer = json.loads(run.stdout)
-    assert answer["diagnosis"] and answer["degraded"] is False and answer["prompt_id"] == "diagnosis_evidence@2"
-    # issue 37: the default reads the 20 most similar reports (the fixture has fewer) and answers from what they affirm
+    assert answer["diagnosis"] and answer["degraded"] is False
+    assert answer["prompt_id"] == prompts.load("diagnosis_evidence").id
+    # issue 37: the answer reads the k most similar reports (the fixture has fewer) and chooses among what they affirm
     assert answer["evidence"]["read"] == len(answer["retrieved"]) and answer["evidence"]["candidates"]
     assert answer["retrieved"][0]["score"] > 0 and answer["evidence"]["read"] == len(answer["retrieved"])
     assert len(answer["configuration_hash"]) == 16  # issue 42: what produced the answer, and one hash over it

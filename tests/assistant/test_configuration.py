@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from llm_fixtures import build_index
 
+import prompts
 from assistant.llm.llamacpp_backend import LlamaCppBackend
 from assistant.llm.openai_backend import OpenAIBackend
 from assistant.rag.configuration import configuration_hash, retrieval_configuration
@@ -39,7 +40,7 @@ def test_the_configuration_names_encoder_index_search_prompt_and_model(index: Re
         "field": "findings",
         "k": 2,
     }
-    assert configuration["prompt"] == "diagnosis_evidence@2"
+    assert configuration["prompt"] == prompts.load("diagnosis_evidence").id
     assert configuration["llm"]["model"] == "served-model" and configuration["llm"]["temperature"] == 0.0
 
 

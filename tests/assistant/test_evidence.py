@@ -8,8 +8,9 @@ from collections.abc import Iterator, Sequence
 import pytest
 from llm_fixtures import INJECTION, require_embedded_smollm2, smollm2_llm
 
+import prompts
 from assistant.llm.base import LLMResult, Message
-from assistant.rag.choice import OTHER, choice_schema, parse_choice
+from assistant.rag.choice import OTHER, choice_schema, parse_choice, render_choices
 from assistant.rag.evidence import affirmed_diagnoses, evidence_differential, rank_weights, weighting_named
 from assistant.rag.grounding import contradiction, echoes_an_instruction, ruled_out_in
 from assistant.rag.lc_retriever import ReportRetriever
@@ -100,6 +101,21 @@ def test_the_choice_is_one_of_the_candidates_or_the_models_own() -> None:
     assert parse_choice("Diagnosis: Pleural effusion", names).diagnosis == "pleural effusion"
 
 
+def test_the_candidates_are_listed_one_a_line_with_their_support() -> None:
+    """Version 3 of the choice prompt (docs/decisions/2026-11-27-shorter-choice-prompt.md): each candidate costs a
+    line, its name and how many reports affirm it, not a tag; the names keep their order, most supported first."""
+    evidence = evidence_differential(
+        [("r1", "Small left pleural effusion."), ("r2", "Pleural effusion. No pneumothorax."), ("r3", "Emphysema.")]
+    )
+    names = [c.diagnosis for c in evidence.candidates]
+    lines = render_choices(evidence, names).splitlines()
+    assert lines == [f"- {c.diagnosis} ({c.count})" for c in evidence.candidates]
+    assert lines[0] == "- pleural effusion (2)" and "<" not in "".join(lines)
+    assert render_choices(evidence, []).startswith("(none")
+    system, user = prompts.load("diagnosis_evidence").messages(findings="f", references="\n".join(lines))
+    assert "- emphysema (1)" in user["content"] and "JSON" in system["content"] and "JSON" not in user["content"]
+
+
 class ScriptedLLM:
     """Fault injection: a model that answers `text` whatever it is asked (here: a diagnosis its evidence rules
     out). Satisfies the `LLM` protocol."""
@@ -184,7 +200,7 @@ def test_a_real_model_chooses_among_the_evidence(index) -> None:
     )
     answer = pipeline.invoke("Blunted right costophrenic angle with a meniscus sign.")
     names = [c["diagnosis"] for c in answer.evidence["candidates"]]
-    assert not answer.degraded and answer.prompt_id == "diagnosis_evidence@2"
+    assert not answer.degraded and answer.prompt_id == prompts.load("diagnosis_evidence").id
     assert answer.diagnosis in names or answer.rationale.startswith("None of the diagnoses")
 
 

@@ -86,6 +86,27 @@ def test_ask_gets_from_a_running_server_the_answer_it_would_give_itself(home: Pa
     assert printed.stdout.index("similar reports") < printed.stdout.index("Most likely diagnosis")
 
 
+#: What a warm server has loaded so that `ask` need not: an `ask` it answers imports none of them (each costs tenths
+#: of a second of `ask`'s start-up, which is all that separates its first token from the chat's).
+HEAVY = ("numpy", "faiss", "scipy", "bm25s", "torch", "onnxruntime", "llama_cpp", "langchain_core", "transformers")
+_PROBE = """import contextlib, io, sys
+from assistant.cli import app
+sys.argv = ["assistant", "ask", {query!r}, *{flags!r}]
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    app()
+print(sorted(m for m in {heavy!r} if m in sys.modules))
+"""
+
+
+def test_an_ask_the_server_answers_loads_no_index_encoder_or_model_library(home: Path) -> None:
+    probe = [sys.executable, "-c", _PROBE.format(query=QUERY, flags=EVIDENCE, heavy=HEAVY)]
+    with _server(home, *EVIDENCE):
+        handed = subprocess.run(probe, cwd=REPO, env=_env(home), capture_output=True, text=True, timeout=600)
+    alone = subprocess.run(probe, cwd=REPO, env=_env(home), capture_output=True, text=True, timeout=600)
+    assert handed.returncode == 0 and handed.stdout.strip() == "[]", handed.stderr
+    assert "numpy" in alone.stdout and "faiss" in alone.stdout  # the probe sees them when ask loads the index itself
+
+
 def test_only_an_ask_under_the_same_settings_is_handed_over_and_the_socket_is_private(home: Path) -> None:
     """The server says on stderr when it answers (the time, never the finding): `ask` hands its question over; with
     --no-server, or under another setting (its answer could differ), it answers itself."""
