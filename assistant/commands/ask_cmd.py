@@ -5,16 +5,15 @@ query, missing index, bad flag), 3 backend down (retrieval-only result printed),
 (retrieval-only result printed), 5 the model's output held no answer (retrieval-only result printed), 1 the warm
 server stopped before its answer was complete.
 
-When `assistant serve` runs under the same settings, the question goes to it (assistant/warm/): the answer is the same,
-without this process loading the index, the encoder and the model first.
+When `assistant serve` runs under the same settings, the `assistant` script hands the arguments to it before it loads
+this command (assistant/__main__.py, assistant/commands/ask_warm.py); the server reads them with `parse_arguments` and
+`ask_call`, as here, and the answer is the same, without this process loading the index, the encoder and the model.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -31,17 +30,26 @@ from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Mapping, Sequence
 
-    from rich.console import Console
-
-    from assistant.rag.answer import Answer
-    from assistant.rag.assemble import AskOptions
+    from assistant.rag.assemble import AskCall
     from assistant.settings import Settings
     from assistant.warm.client import Event
 
-
-EXIT_CODES = {"backend_unavailable": 3, "timeout": 4, "unparseable": 5}
+#: `ask`'s parameters that are AskOptions fields as they are (the index folder is read from the working folder).
+OPTION_NAMES = (
+    "no_retrieval",
+    "encoder",
+    "k",
+    "prompt",
+    "field",
+    "method",
+    "since",
+    "until",
+    "backend",
+    "model",
+    "reranker",
+)
 
 
 def ask(
@@ -96,124 +104,71 @@ def ask(
     ] = True,
 ) -> None:
     """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
+    arguments = dict(locals())  # the parameters as parsed, first: the warm server builds its call from them too
     from rich.console import Console
 
+    from assistant.commands.ask_output import print_events
     from assistant.commands.output import print_error
     from assistant.commands.shared import read_settings
-    from assistant.rag.assemble import AskOptions
-    from assistant.warm.client import WarmError
     from models.resolve import ModelNotAvailable
     from retriever.index.errors import IndexLoadError
-    from retriever.index.output_paths import named_path
-    from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
-    if as_json and as_markdown:
-        print_error(err, "--json and --markdown each print the whole answer: choose one")
-        raise typer.Exit(EXIT_BAD_INPUT)
-    settings = read_settings(err)
     try:
-        clean_query(query)
-        options = AskOptions(
-            no_retrieval=no_retrieval,
-            encoder=encoder,
-            k=k,
-            prompt=prompt,
-            field=field,
-            method=method,
-            index=str(named_path(index)) if index is not None else None,
-            backend=backend,
-            model=model,
-            reranker=reranker,
-            since=since,
-            until=until,
-        )
-        streaming = not (as_json or as_markdown)
-        items = (_warm(settings, options, query, streaming) if server else None) or _local(
-            settings, options, query, streaming
-        )
-        answer = _show(items, query, err, streaming)
-    except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError, WarmError) as exc:
+        call = ask_call(arguments, Path.cwd())
+    except ValueError as exc:  # an empty query, --json with --markdown
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    except ConnectionError as exc:  # the warm server stopped mid-answer
-        print_error(err, f"{exc}; ask again, or with --no-server to answer in this process")
-        raise typer.Exit(1) from exc
-    if as_json:
-        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
-    elif as_markdown:
-        from assistant.chat.export import answer_document
-
-        print(answer_document(answer), end="")
-    code = EXIT_CODES.get(answer.degraded_kind or "", 0)
+    settings = read_settings(err)
+    try:
+        code = print_events(_local(settings, call), call, err)
+    except (IndexLoadError, ModelNotAvailable, ValueError) as exc:
+        print_error(err, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
     if code:
         raise typer.Exit(code)
 
 
-def _warm(settings: Settings, options: AskOptions, query: str, streaming: bool) -> Iterator[Event] | None:
-    """The answer of a running `assistant serve` (assistant/warm/) under the same settings, or None."""
-    from assistant.warm.address import settings_key, socket_path
-    from assistant.warm.client import ask_warm
+def ask_call(arguments: Mapping[str, Any], cwd: Path) -> AskCall:
+    """The call `ask`'s parsed `arguments` make, an index folder read from `cwd` (the CLI's, or the client's when the
+    warm server builds it). ValueError for an empty query or two whole-answer formats at once."""
+    from assistant.rag.assemble import AskCall, AskOptions
+    from retriever.index.output_paths import named_path
+    from retriever.search.query import clean_query
 
-    return ask_warm(socket_path(settings.paths), settings_key(settings), options.to_dict(), query, stream=streaming)
+    if arguments["as_json"] and arguments["as_markdown"]:
+        raise ValueError("--json and --markdown each print the whole answer: choose one")
+    clean_query(arguments["query"])  # EmptyQueryError (a ValueError) before anything is loaded
+    index = arguments["index"]
+    options = AskOptions(
+        **{name: arguments[name] for name in OPTION_NAMES},
+        index=str(named_path(cwd / index)) if index is not None else None,
+    )
+    output = "json" if arguments["as_json"] else "markdown" if arguments["as_markdown"] else "stream"
+    return AskCall(arguments["query"], options, output, arguments["server"])
 
 
-def _local(settings: Settings, options: AskOptions, query: str, streaming: bool) -> Iterator[Event]:
+def parse_arguments(args: Sequence[str]) -> dict[str, Any]:
+    """`ask`'s parameters from its arguments as typed, read by the very declaration the CLI reads them with (the warm
+    server reads a client's arguments here). Raises what the CLI would report (a usage error; --help exits): the
+    client then runs the CLI, which reports it."""
+    single = typer.Typer(add_completion=False)
+    single.command()(ask)
+    with typer.main.get_command(single).make_context("ask", list(args)) as context:
+        return dict(context.params)
+
+
+def _local(settings: Settings, call: AskCall) -> Iterator[Event]:
     """The answer of this process: the index, encoder and model loaded first (what a warm server saves)."""
     from assistant.rag.assemble import assemble
     from assistant.warm.client import Note, Start
 
-    assembled = assemble(options, settings)
+    assembled = assemble(call.options, settings)
     pipeline = assembled.pipeline
     yield Start(assembled.model_label, pipeline.evidence_only)
     for notice in assembled.notices:
         yield Note(notice)
-    if streaming:
-        yield from pipeline.iter_answer(query)
+    if call.output == "stream":
+        yield from pipeline.iter_answer(call.query)
     else:
-        yield pipeline.invoke(query)  # not streamed, so the model reports its token usage
-
-
-def _show(items: Iterator[Event], query: str, err: Console, streaming: bool) -> Answer:
-    """Print each part as soon as it is known (assistant/commands/ask_output.py): notices on stderr, the reports and
-    their evidence, the model's answer while it is written, then the checked answer; without `streaming` (--json,
-    --markdown) only the notices, and the Answer is returned for printing whole. A spinner on stderr covers the waits,
-    and is stopped before anything is printed so the two never interleave on a terminal."""
-    from rich.console import Console
-
-    from assistant.commands.ask_output import DraftPrinter, print_answer, print_retrieval
-    from assistant.commands.output import literal, print_note
-    from assistant.rag.answer import Answer, Retrieval
-    from assistant.warm.client import Note, Start
-
-    # Not a terminal (piped, a log): rich would assume 80 columns and fold every cell (as `assistant search`).
-    out = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns)
-    draft, model, evidence_only = DraftPrinter(out, ""), "", True
-    status = err.status(literal("searching the similar reports ..."))
-    if streaming:
-        status.start()
-    try:
-        for item in items:
-            status.stop()
-            if isinstance(item, Answer):
-                if streaming:
-                    draft.close()
-                    print_answer(item, out)
-                return item
-            if isinstance(item, Start):
-                model, evidence_only = item.model_label, item.evidence_only
-                draft = DraftPrinter(out, model)
-            elif isinstance(item, Note):
-                print_note(err, item.text)
-            elif isinstance(item, Retrieval):
-                print_retrieval(item, query, out)
-                if not evidence_only:
-                    status.update(literal(f"asking {model} ..."))
-                    status.start()
-            else:
-                draft.feed(item)
-            if streaming and isinstance(item, Start | Note):
-                status.start()
-    finally:
-        status.stop()
-    raise ConnectionError("the answer ended before it was complete")
+        yield pipeline.invoke(call.query)  # not streamed, so the model reports its token usage

@@ -8,14 +8,24 @@ shows it as written (see assistant.commands.output).
 
 from __future__ import annotations
 
+import json
+import shutil
 from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from assistant.commands.output import literal, marked, print_note, visible
-from assistant.commands.search_cmd import contradiction_marks
+from assistant.commands.output import (
+    EXIT_BAD_INPUT,
+    contradiction_marks,
+    literal,
+    marked,
+    print_error,
+    print_note,
+    visible,
+)
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import UnparseableOutput, parse_output
 from assistant.rag.answer_defaults import SHOWN_REPORTS
@@ -23,13 +33,19 @@ from assistant.readable import modality_word, strengths
 from assistant.text import shorten
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from collections.abc import Iterator
 
     from assistant.rag.answer import Answer
+    from assistant.rag.assemble import AskCall
     from assistant.rag.pipeline import Retrieval
+    from assistant.warm.client import Event
     from retriever.search.hit import Hit
 
 SHOW_HINT = "whole report: assistant show ID"
+#: `ask`'s exit code when the answer is retrieval-only: the model was down, too slow, or wrote no answer.
+EXIT_CODES = {"backend_unavailable": 3, "timeout": 4, "unparseable": 5}
+#: `ask`'s exit code when a warm server stopped before its answer was complete.
+EXIT_SERVER_GONE = 1
 IMPRESSION_CHARS = 200
 
 
@@ -160,3 +176,67 @@ def print_answer(answer: Answer, out: Console) -> None:
     timing = ", ".join(f"{name} {value:.2f}" for name, value in answer.timings.items())
     out.print(literal(f"model {answer.model_id or '-'} · prompt {answer.prompt_id} · {timing}", style="dim"))
     out.print("[dim]Decision support and teaching aid, not a diagnosis.[/dim]")
+
+
+def print_events(items: Iterator[Event], call: AskCall, err: Console) -> int:
+    """Print an answer's events as `ask` shows them (`show_events`), then the whole answer for `--json` or
+    `--markdown`; the exit code. Whoever answers (this process, or a warm server through
+    assistant/commands/ask_warm.py) is printed alike."""
+    from assistant.warm.client import WarmError
+
+    try:
+        answer = show_events(items, call.query, err, call.output == "stream")
+    except WarmError as exc:  # the server refused the question as bad input (a missing index...)
+        print_error(err, exc)
+        return EXIT_BAD_INPUT
+    except ConnectionError as exc:  # the warm server stopped mid-answer
+        print_error(err, f"{exc}; ask again, or with --no-server to answer in this process")
+        return EXIT_SERVER_GONE
+    if call.output == "json":
+        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+    elif call.output == "markdown":
+        from assistant.chat.export import answer_document
+
+        print(answer_document(answer), end="")
+    return EXIT_CODES.get(answer.degraded_kind or "", 0)
+
+
+def show_events(items: Iterator[Event], query: str, err: Console, streaming: bool) -> Answer:
+    """Print each part as soon as it is known: notices on stderr, the reports and their evidence, the model's answer
+    while it is written, then the checked answer; without `streaming` (--json, --markdown) only the notices, and the
+    Answer is returned for printing whole. A spinner on stderr covers the waits, and is stopped before anything is
+    printed so the two never interleave on a terminal. ConnectionError when the events end before the answer."""
+    from assistant.rag.answer import Answer, Retrieval
+    from assistant.warm.client import Note, Start
+
+    # Not a terminal (piped, a log): rich would assume 80 columns and fold every cell (as `assistant search`).
+    out = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns)
+    draft, model, evidence_only = DraftPrinter(out, ""), "", True
+    status = err.status(literal("searching the similar reports ..."))
+    if streaming:
+        status.start()
+    try:
+        for item in items:
+            status.stop()
+            if isinstance(item, Answer):
+                if streaming:
+                    draft.close()
+                    print_answer(item, out)
+                return item
+            if isinstance(item, Start):
+                model, evidence_only = item.model_label, item.evidence_only
+                draft = DraftPrinter(out, model)
+            elif isinstance(item, Note):
+                print_note(err, item.text)
+            elif isinstance(item, Retrieval):
+                print_retrieval(item, query, out)
+                if not evidence_only:
+                    status.update(literal(f"asking {model} ..."))
+                    status.start()
+            else:
+                draft.feed(item)
+            if streaming and isinstance(item, Start | Note):
+                status.start()
+    finally:
+        status.stop()
+    raise ConnectionError("the answer ended before it was complete")

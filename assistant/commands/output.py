@@ -19,6 +19,9 @@ from rich.text import Text
 if TYPE_CHECKING:
     from assistant.excerpt import Excerpt
 
+#: The exit code of bad input (an empty query, a missing or mismatched index, a bad option value or environment
+#: variable), whichever command printed its error.
+EXIT_BAD_INPUT = 2
 #: C0 and C1 control characters except tab and line break, and DEL.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
@@ -60,3 +63,25 @@ def marked(excerpt: Excerpt, console: Console) -> Text:
         at = mark.end
     text.append(visible(excerpt.text[at:]))
     return text
+
+
+#: The table's mark on a hit that says the opposite of the query, and what it means (printed under the table).
+CONTRADICTS_CELL = "YES"
+CONTRADICTS_NOTE = (
+    "rows with YES under contradicts say the opposite of the query: they rule out the finding it asks for (or affirm "
+    "one it rules out), so they are ranked after the other hits."
+)
+#: The mark on a mixed hit (Hit.partly_contradicts), and its note.
+PARTLY_CELL = "partly"
+PARTLY_NOTE = (
+    "rows with partly under contradicts rule out, somewhere in their text, a finding the query asserts (or assert one "
+    "it rules out) while matching it elsewhere: read them before taking them as support."
+)
+
+
+def contradiction_marks(flags: list[tuple[bool, bool]]) -> tuple[list[str], list[str]]:
+    """For (contradicts, partly) per row: each row's cell under `contradicts` and the notes to print under the
+    table; no cells (no column) when no row is marked. Shared by `search` and `ask`."""
+    cells = [CONTRADICTS_CELL if full else PARTLY_CELL if partly else "" for full, partly in flags]
+    notes = [note for note, cell in ((CONTRADICTS_NOTE, CONTRADICTS_CELL), (PARTLY_NOTE, PARTLY_CELL)) if cell in cells]
+    return (cells if notes else []), notes

@@ -24,29 +24,9 @@ from typing import Annotated
 
 import typer
 
+from assistant.commands.output import contradiction_marks
 from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, RerankerOption, SinceOption, UntilOption
 from retriever.search.methods import DEFAULT_METHOD
-
-#: The table's mark on a hit that says the opposite of the query, and what it means (printed under the table).
-CONTRADICTS_CELL = "YES"
-CONTRADICTS_NOTE = (
-    "rows with YES under contradicts say the opposite of the query: they rule out the finding it asks for (or affirm "
-    "one it rules out), so they are ranked after the other hits."
-)
-#: The mark on a mixed hit (Hit.partly_contradicts), and its note.
-PARTLY_CELL = "partly"
-PARTLY_NOTE = (
-    "rows with partly under contradicts rule out, somewhere in their text, a finding the query asserts (or assert one "
-    "it rules out) while matching it elsewhere: read them before taking them as support."
-)
-
-
-def contradiction_marks(flags: list[tuple[bool, bool]]) -> tuple[list[str], list[str]]:
-    """For (contradicts, partly) per row: each row's cell under `contradicts` and the notes to print under the
-    table; no cells (no column) when no row is marked. Shared by `search` and `ask`."""
-    cells = [CONTRADICTS_CELL if full else PARTLY_CELL if partly else "" for full, partly in flags]
-    notes = [note for note, cell in ((CONTRADICTS_NOTE, CONTRADICTS_CELL), (PARTLY_NOTE, PARTLY_CELL)) if cell in cells]
-    return (cells if notes else []), notes
 
 
 def search(

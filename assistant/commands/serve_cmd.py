@@ -1,7 +1,8 @@
 """`assistant serve`: keep the index, the encoder and the model loaded for `assistant ask` (assistant/warm/).
 
 A new `ask` process spends seconds loading them before it can answer; with a server running under the same settings,
-`ask` hands its question over and prints the answer as it is written, as fast as the chat. It listens on a Unix
+`ask` hands its arguments over (assistant/commands/ask_warm.py), the server reads them as the CLI does, and `ask`
+prints the answer as it is written, as fast as the chat. It listens on a Unix
 socket in the data folder that only its owner can open, never on the network. Ctrl-C (or SIGTERM) stops it.
 """
 
@@ -30,6 +31,7 @@ def serve(
 
     from rich.console import Console
 
+    from assistant.commands.ask_cmd import ask_call, parse_arguments
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import read_settings
     from assistant.rag.assemble import AskOptions
@@ -51,7 +53,13 @@ def serve(
 
     status.start()
     try:
-        serve(settings, warm, ready=ready, on_answer=lambda s: err.print(f"answered a question in {s:.2f} s"))
+        serve(
+            settings,
+            warm,
+            lambda args, cwd: ask_call(parse_arguments(args), cwd),
+            ready=ready,
+            on_answer=lambda s: err.print(f"answered a question in {s:.2f} s"),
+        )
     except (ServerRunning, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc

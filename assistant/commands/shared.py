@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from assistant.commands.output import EXIT_BAD_INPUT
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -16,9 +18,6 @@ if TYPE_CHECKING:
     from retriever.encoders.encoder import Encoder
     from retriever.reports.ingest import IngestResult
     from retriever.reports.sources import ColumnMap
-
-#: Bad input: an empty query, a missing or mismatched index, a bad option value or environment variable.
-EXIT_BAD_INPUT = 2
 
 FIELD_HELP = "Field to match: impression (likely impressions), findings (similar findings) or report (full text)."
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from assistant.rag import answer_defaults
 from retriever.search.methods import DEFAULT_METHOD
@@ -36,6 +36,22 @@ class AskOptions:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+#: How `ask` prints an answer: streamed as it is written, or whole at the end as JSON or as a Markdown document.
+Output = Literal["stream", "json", "markdown"]
+
+
+@dataclass(frozen=True)
+class AskCall:
+    """One `assistant ask`: the question, the options its pipeline is built from, how the answer is printed and
+    whether a warm server may answer it (`--no-server`: no). The CLI and the warm server build it alike
+    (assistant.commands.ask_cmd.ask_call), so a question is answered the same whichever process reads it."""
+
+    query: str
+    options: AskOptions
+    output: Output = "stream"
+    server: bool = True
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""`ask`'s side of the warm server (assistant/warm/server.py): hand the question over when a server answers at the
-socket under the same settings, else say so (None) and let `ask` answer in its own process. Imports stay light: this
-runs before `ask` would load anything."""
+"""`ask`'s side of the warm server (assistant/warm/server.py): offer the arguments when a server answers at the socket,
+else say so (None) and let `ask` answer in its own process. Imports stay light: this runs before the `assistant`
+script has loaded anything (assistant/commands/ask_warm.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from assistant.rag.answer import Answer, Retrieval
+from typing import TYPE_CHECKING, Any
 
 #: How long a socket file may take to accept: a live server accepts at once (it queues while answering).
 CONNECT_TIMEOUT_S = 1.0
@@ -32,8 +30,11 @@ class Note:
     text: str
 
 
-#: What `ask` prints, in order: who answers, notices, the reports, the model's text, the answer.
-Event = Start | Note | Retrieval | str | Answer
+if TYPE_CHECKING:  # the answer types are imported once a server has taken the question (_events)
+    from assistant.rag.answer import Answer, Retrieval
+
+    #: What `ask` prints, in order: who answers, notices, the reports, the model's text, the answer.
+    Event = Start | Note | Retrieval | str | Answer
 
 
 class WarmError(ValueError):
@@ -63,33 +64,35 @@ def answers(path: Path) -> bool:
     return True
 
 
-def ask_warm(
-    path: Path, key: str, options: dict[str, Any], query: str, *, stream: bool = True
-) -> Iterator[Event] | None:
-    """The server's answer as `RagPipeline.iter_answer` gives it (after a Start and any Notes; without `stream`, only
-    the Answer after them), or None when no server answers at `path`, or one started under other settings (`key`,
-    assistant.warm.address.settings_key)."""
+def offer(path: Path, args: list[str], cwd: str, env: dict[str, str]) -> tuple[dict[str, Any], Iterator[Event]] | None:
+    """Offer `ask`'s arguments as typed, with the working folder and the environment they are read in, to the server
+    at `path` (assistant/warm/server.py): how it will print the answer (`output`, the cleaned `query`) and the
+    answer's events as `RagPipeline.iter_answer` gives them (after a Start and any Notes; without streaming, only the
+    Answer after them); None when no server answers there or it does not take them (other settings, --no-server,
+    arguments the CLI should report)."""
     sock = _connect(path)
     if sock is None:
         return None
     try:
-        request = {"settings": key, "options": options, "query": query, "stream": stream}
-        sock.sendall(json.dumps(request).encode() + b"\n")
+        sock.sendall(json.dumps({"argv": args, "cwd": cwd, "env": env}).encode() + b"\n")
         lines = sock.makefile("r", encoding="utf-8")
         first = json.loads(lines.readline() or "{}")
     except (OSError, json.JSONDecodeError):
         sock.close()
         return None
-    if first.get("kind") in (None, "refused"):
+    if first.get("kind") != "accepted":
         sock.close()
         return None
-    return _events(first, lines, sock)
+    return first, _events(lines, sock)
 
 
-def _events(first: dict[str, Any], lines: Any, sock: socket.socket) -> Iterator[Event]:
+def _events(lines: Any, sock: socket.socket) -> Iterator[Event]:
+    """The events after `accepted`, one a line, until the answer; ConnectionError when the server stops first."""
+    from assistant.rag.answer import Answer, Retrieval
+
     try:
-        event = first
-        while event:
+        for line in lines:
+            event = json.loads(line)
             kind = event.get("kind")
             if kind == "error":
                 raise WarmError(event["message"])
@@ -104,8 +107,6 @@ def _events(first: dict[str, Any], lines: Any, sock: socket.socket) -> Iterator[
             elif kind == "answer":
                 yield Answer.from_dict(event["answer"])
                 return
-            line = lines.readline()
-            event = json.loads(line) if line else {}
         raise ConnectionError("the warm server closed the connection before its answer was complete")
     finally:
         sock.close()

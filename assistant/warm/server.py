@@ -1,11 +1,15 @@
 """`assistant serve`: answer `ask`'s questions from pipelines kept loaded, over a Unix socket.
 
 One question at a time (a llama.cpp context serves one call anyway; a second `ask` waits in the socket's queue). A
-request is one JSON line: `{"settings": KEY, "options": AskOptions, "query": TEXT, "stream": BOOL}`; the reply is JSON
-lines, in the order `ask` prints them: `start` (who answers), `note`s, `retrieval`, `piece`s of the model's text, then
-`answer` (without `stream`: `start`, `note`s and `answer`, whose token usage the model then reports);
-or `refused` (other settings: `ask` answers itself) or `error` (bad input, shown as `ask` shows it). A client that
-goes away stops its answer: the pipeline's stream is closed, which ends the model's call.
+request is one JSON line: `ask`'s arguments as typed, the working folder and the environment they are read in
+(`{"argv": [...], "cwd": PATH, "env": {...}}`), so the client imports nothing before it hands them over. The server
+reads them as the CLI does (a `parse` function from assistant/commands/ask_cmd.py) and answers only when the
+environment gives its own settings. The reply is JSON lines: `refused` (other settings, `--no-server`, or arguments
+the CLI should report: the client then runs the CLI), or `accepted` (how the answer will be printed, the query) then,
+in the order `ask` prints them, `start` (who answers), `note`s, `retrieval`, `piece`s of the model's text and
+`answer` (printed whole, for --json and --markdown: `start`, `note`s and `answer`, whose token usage the model then
+reports), or an `error` (bad input such as a missing index, shown as `ask` shows it). A client that goes away stops
+its answer: the pipeline's stream is closed, which ends the model's call.
 """
 
 from __future__ import annotations
@@ -20,13 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from assistant.rag.answer import Answer, Retrieval
-from assistant.rag.assemble import AskOptions, Assembled, assemble
+from assistant.rag.assemble import AskCall, AskOptions, Assembled, assemble
 from assistant.settings import Settings
 from assistant.warm.address import settings_key, socket_path
 from assistant.warm.client import answers
 
 log = logging.getLogger(__name__)
 
+#: Reads a client's arguments, as typed, in its working folder, as the CLI would; raises for whatever the CLI should
+#: report instead (a usage error, --help).
+Parse = Callable[[list[str], Path], AskCall]
 #: Asked once at start-up, so the first resident's question finds the model's system prompt already read.
 WARM_UP_QUERY = "Small left pleural effusion."
 
@@ -38,8 +45,9 @@ class ServerRunning(RuntimeError):
 class WarmServer(socketserver.UnixStreamServer):
     """The socket and the pipelines it answers with, one per AskOptions value, built on first use."""
 
-    def __init__(self, path: Path, settings: Settings, on_answer: Callable[[float], None]) -> None:
+    def __init__(self, path: Path, settings: Settings, parse: Parse, on_answer: Callable[[float], None]) -> None:
         self.settings = settings
+        self.parse = parse
         self.on_answer = on_answer
         self.key = settings_key(settings)
         self.pipelines: dict[AskOptions, Assembled] = {}
@@ -54,20 +62,21 @@ class WarmServer(socketserver.UnixStreamServer):
         """The reply to one request, event by event (see the module docstring)."""
         from models.resolve import ModelNotAvailable
         from retriever.index.errors import IndexLoadError
-        from retriever.search.query import EmptyQueryError
 
-        if request.get("settings") != self.key:
-            yield {"kind": "refused", "reason": "started with other settings"}
+        call = self._call(request)
+        if call is None:
+            yield {"kind": "refused"}
             return
+        yield {"kind": "accepted", "output": call.output, "query": call.query}
         try:
-            options = AskOptions(**request["options"])
+            options = call.options
             assembled = self.assembled(options)
             pipeline = assembled.pipeline
             yield {"kind": "start", "model_label": assembled.model_label, "evidence_only": pipeline.evidence_only}
             for note in assembled.notices:
                 yield {"kind": "note", "text": note}
-            query = str(request["query"])
-            items = pipeline.iter_answer(query) if request.get("stream", True) else iter([pipeline.invoke(query)])
+            query = call.query
+            items = pipeline.iter_answer(query) if call.output == "stream" else iter([pipeline.invoke(query)])
             for item in items:
                 if isinstance(item, Answer):
                     yield {"kind": "answer", "answer": item.to_dict()}
@@ -75,8 +84,19 @@ class WarmServer(socketserver.UnixStreamServer):
                     yield {"kind": "retrieval", "retrieval": item.to_dict()}
                 else:
                     yield {"kind": "piece", "text": item}
-        except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError, TypeError, KeyError) as exc:
+        except (IndexLoadError, ModelNotAvailable, ValueError) as exc:
             yield {"kind": "error", "message": str(exc)}
+
+    def _call(self, request: dict[str, Any]) -> AskCall | None:
+        """The call a request makes, or None when this server does not answer it: other settings than its own, an
+        `ask --no-server`, or arguments it cannot read (the client then runs the CLI, which reports them as usual)."""
+        try:
+            if settings_key(Settings.from_env(dict(request["env"]))) != self.key:
+                return None
+            call = self.parse([str(a) for a in request["argv"]], Path(str(request["cwd"])))
+        except Exception:  # noqa: BLE001 - whatever it is, the CLI reports it better than a refusal could
+            return None
+        return call if call.server else None
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -104,6 +124,7 @@ class _Handler(socketserver.StreamRequestHandler):
 def serve(
     settings: Settings,
     warm: AskOptions,
+    parse: Parse,
     *,
     ready: Callable[[Path], None] = lambda _: None,
     on_answer: Callable[[float], None] = lambda _: None,
@@ -119,7 +140,7 @@ def serve(
         if answers(path):
             raise ServerRunning(f"a warm server already answers at {path}")
         path.unlink()
-    server = WarmServer(path, settings, on_answer)
+    server = WarmServer(path, settings, parse, on_answer)
     try:
         os.chmod(path, 0o600)
         server.assembled(warm).pipeline.invoke(WARM_UP_QUERY)

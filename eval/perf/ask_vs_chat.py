@@ -40,7 +40,7 @@ SIDES = ("ask", "ask_alone", "chat")
 
 def ask_run(query: str, index: Path, env: dict[str, str], *flags: str) -> dict[str, float]:
     """One `assistant ask` process: seconds to the reports on stdout, to the first diagnosis text and to its exit."""
-    command = [sys.executable, "-m", "assistant.cli", "ask", query, "--index", str(index), "--prompt", PROMPT, *flags]
+    command = [sys.executable, "-m", "assistant", "ask", query, "--index", str(index), "--prompt", PROMPT, *flags]
     start = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert process.stdout is not None

@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 QUERY = "Blunting of the right costophrenic angle."
 #: The answer from the evidence alone: deterministic and quick (the model's answers are tested last).
 EVIDENCE = ("--prompt", "evidence")
+START = {"model_label": "x", "evidence_only": True}
 
 
 @pytest.fixture
@@ -66,7 +67,7 @@ def _server(home: Path, *args: str) -> Iterator[subprocess.Popen[str]]:
 
 
 def _ask(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "assistant.cli", "ask", QUERY, *args]
+    command = [sys.executable, "-m", "assistant", "ask", QUERY, *args]  # the console script: the hand-over first
     return subprocess.run(command, cwd=REPO, env=_env(home, **env), capture_output=True, text=True, timeout=600)
 
 
@@ -86,25 +87,47 @@ def test_ask_gets_from_a_running_server_the_answer_it_would_give_itself(home: Pa
     assert printed.stdout.index("similar reports") < printed.stdout.index("Most likely diagnosis")
 
 
-#: What a warm server has loaded so that `ask` need not: an `ask` it answers imports none of them (each costs tenths
-#: of a second of `ask`'s start-up, which is all that separates its first token from the chat's).
+#: What a warm server has loaded so that `ask` need not, and the CLI framework that reads the arguments: an `ask` the
+#: server answers imports none of them (each costs tenths of a second of `ask`'s start-up, which is all that
+#: separates its first token from the chat's).
 HEAVY = ("numpy", "faiss", "scipy", "bm25s", "torch", "onnxruntime", "llama_cpp", "langchain_core", "transformers")
+CLI = ("typer", "pydantic")
 _PROBE = """import contextlib, io, sys
-from assistant.cli import app
+from assistant.__main__ import main
 sys.argv = ["assistant", "ask", {query!r}, *{flags!r}]
 with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
-    app()
-print(sorted(m for m in {heavy!r} if m in sys.modules))
+    main()
+print(sorted(m for m in {modules!r} if m in sys.modules))
 """
 
 
-def test_an_ask_the_server_answers_loads_no_index_encoder_or_model_library(home: Path) -> None:
-    probe = [sys.executable, "-c", _PROBE.format(query=QUERY, flags=EVIDENCE, heavy=HEAVY)]
+def test_an_ask_the_server_answers_loads_no_index_encoder_model_or_cli_library(home: Path) -> None:
+    probe = [sys.executable, "-c", _PROBE.format(query=QUERY, flags=EVIDENCE, modules=HEAVY + CLI)]
     with _server(home, *EVIDENCE):
         handed = subprocess.run(probe, cwd=REPO, env=_env(home), capture_output=True, text=True, timeout=600)
     alone = subprocess.run(probe, cwd=REPO, env=_env(home), capture_output=True, text=True, timeout=600)
     assert handed.returncode == 0 and handed.stdout.strip() == "[]", handed.stderr
-    assert "numpy" in alone.stdout and "faiss" in alone.stdout  # the probe sees them when ask loads the index itself
+    for module in ("numpy", "faiss", "typer"):  # the probe sees them when ask loads the index itself
+        assert module in alone.stdout
+
+
+def test_the_server_reads_the_arguments_as_the_cli_does(home: Path, tmp_path: Path) -> None:
+    """Arguments go over as typed: an index folder relative to the client's working folder, --json, a usage error
+    (the CLI reports it, exit 2) and --no-server (answered by ask itself) all come out as without a server."""
+    index = os.path.relpath(home / "indexes" / "demo", tmp_path)
+    command = [sys.executable, "-m", "assistant", "ask", QUERY, "--index", index, "--json", *EVIDENCE]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*command, *extra], cwd=tmp_path, env=_env(home), capture_output=True, text=True)
+
+    alone = _answer(run("--no-server"))
+    with _server(home, *EVIDENCE) as server:
+        handed = _answer(run())
+        typo = run("-k", "0")
+        server.terminate()
+        _, log = server.communicate(timeout=60)
+    assert handed == alone and log.count("answered a question in") == 1
+    assert typo.returncode == 2 and "-k" in typo.stderr
 
 
 def test_only_an_ask_under_the_same_settings_is_handed_over_and_the_socket_is_private(home: Path) -> None:
@@ -147,7 +170,7 @@ def test_a_model_answer_streams_through_the_server(home: Path) -> None:
 
 
 def test_a_server_that_stops_mid_answer_is_an_error_that_says_what_to_do(tmp_path: Path) -> None:
-    """Fault injection: a socket that starts an answer and hangs up."""
+    """Fault injection: a socket that takes the question, starts an answer and hangs up."""
     import threading
 
     home = tmp_path / "home"
@@ -160,7 +183,8 @@ def test_a_server_that_stops_mid_answer_is_an_error_that_says_what_to_do(tmp_pat
     def hang_up() -> None:
         connection, _ = listener.accept()
         connection.makefile("r").readline()
-        connection.sendall(json.dumps({"kind": "start", "model_label": "x", "evidence_only": True}).encode() + b"\n")
+        for event in ({"kind": "accepted", "output": "stream", "query": QUERY}, {"kind": "start", **START}):
+            connection.sendall(json.dumps(event).encode() + b"\n")
         connection.close()
 
     threading.Thread(target=hang_up, daemon=True).start()

@@ -45,7 +45,8 @@ def all_modules() -> dict[str, Path]:
 #: to the longest package named here that holds it (`retriever.encoders.onnx.runner` to `retriever.encoders`).
 #: `retriever` and `assistant` alone are their packages' own modules: retriever/__init__.py (the offline lock-down);
 #: assistant's settings, text and llm_factory (the settings name the LLM backend, so they sit above assistant.llm).
-#: `assistant.cli` is the console script, above the commands it registers.
+#: `assistant.cli` is the CLI, above the commands it registers; `assistant.__main__` the console script, which hands
+#: `ask` to a warm server before it loads the CLI.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("prompts", "models"),
     ("retriever",),
@@ -61,6 +62,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("assistant.chat", "assistant.warm"),
     ("assistant.commands",),
     ("assistant.cli",),
+    ("assistant.__main__",),
     (BENCHMARKS,),
 )
 
