@@ -11,9 +11,14 @@ thread count, taking turns at going first. Three sides:
 - `ask_alone`: `assistant ask --no-server`, a new process that loads them itself (start-up, model load, the saved
   system-prompt state, then the answer streamed to the terminal);
 - `chat`: a running chat (its `ChatService` in this process, the model loaded once beforehand, as `assistant chat`
-  warms it up).
+  warms it up): the handler alone, without the page and the web server in between;
+- `chat_browser`: the chat as a resident uses it, `assistant chat` in its own process and the question typed into
+  the page in Chromium and sent with Enter, timed by the page's own clock (eval/perf/chat_browser.py); skipped, saying
+  why, without Playwright or Chromium.
 Time to first answer text: until the first characters of the diagnosis are shown (`ask`: "diagnosis: " on stdout; the
-chat: "Most likely diagnosis" in the message). The load is `--load` processes spinning on a core each, at the same
+chat: "Most likely diagnosis" in the message). `ask` is timed from its process start, as a resident's command is,
+so its start-up counts: since 2026-11-27 (night) the `assistant` script hands the arguments to the server before it
+loads the CLI (assistant/commands/ask_warm.py). The load is `--load` processes spinning on a core each, at the same
 priority.
 """
 
@@ -24,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +41,7 @@ PROMPT = "diagnosis_evidence"
 SPIN = "while True:\n    pass\n"
 
 
-SIDES = ("ask", "ask_alone", "chat")
+SIDES = ("ask", "ask_alone", "chat", "chat_browser")
 
 
 def ask_run(query: str, index: Path, env: dict[str, str], *flags: str) -> dict[str, float]:
@@ -99,8 +105,14 @@ def start_server(index: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 def measure(queries: list[str], index: Path, model: str, threads: int, load: int) -> dict[str, Any]:
     """Every side per question, taking turns at going first; quiet, then under `load` spinning processes."""
-    from assistant.chat.service import ChatConfig, ChatService
+    from assistant.chat.service import MODE_ANSWER, ChatConfig, ChatService
     from assistant.settings import Settings
+    from eval.perf.chat_browser import available, browser_run, chat_page
+
+    missing = available()
+    sides = SIDES if missing is None else tuple(side for side in SIDES if side != "chat_browser")
+    if missing is not None:
+        print(f"chat_browser not measured: {missing}")
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_LLM_")}
     env |= {"RADSEARCH_LLM_GGUF": model, "RADSEARCH_LLM_THREADS": str(threads)}
@@ -111,37 +123,51 @@ def measure(queries: list[str], index: Path, model: str, threads: int, load: int
     warm_up, *queries = queries  # a question of its own: a measured one asked before would be read from the cache
     chat_run(service, warm_up, index)  # the running server has read the system prompt once
     ask_run(warm_up, index, env, "--no-server")  # the saved system-prompt state exists, as after any earlier ask
-    run_side = {
-        "ask": lambda query: ask_run(query, index, env),
-        "ask_alone": lambda query: ask_run(query, index, env, "--no-server"),
-        "chat": lambda query: chat_run(service, query, index),
-    }
     conditions: dict[str, Any] = {}
     try:
-        for condition, spinners in (("quiet", 0), (f"load_{load}", load)):
-            busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(spinners)]
-            try:
-                runs: dict[str, list[dict[str, float]]] = {side: [] for side in SIDES}
-                for n, query in enumerate(queries):
-                    for side in SIDES[n % 3 :] + SIDES[: n % 3]:
-                        runs[side].append({k: round(v, 3) for k, v in run_side[side](query).items()})
-                        print(condition, side, runs[side][-1], flush=True)
-            finally:
-                for process in busy:
-                    process.kill()
-                    process.wait()
-            conditions[condition] = {
-                **{
-                    f"{side}_{key}": round(statistics.median(r[key] for r in rows), 3)
-                    for side, rows in runs.items()
-                    for key in ("reports_s", "ttft_s", "total_s")
-                },
-                "runs": runs,
+        with chat_page(index, env, MODE_ANSWER) if missing is None else nullcontext() as page:
+            if page is not None:
+                browser_run(page, warm_up)
+            run_side = {
+                "ask": lambda query: ask_run(query, index, env),
+                "ask_alone": lambda query: ask_run(query, index, env, "--no-server"),
+                "chat": lambda query: chat_run(service, query, index),
+                "chat_browser": lambda query: browser_run(page, query),
             }
+            for condition, spinners in (("quiet", 0), (f"load_{load}", load)):
+                conditions[condition] = _condition(queries, sides, run_side, condition, spinners)
     finally:
         server.terminate()
         server.wait()
-    return {"prompt": PROMPT, "model": model, "load_processes": load, "conditions": conditions}
+    return {"prompt": PROMPT, "model": model, "load_processes": load, "sides": list(sides), "conditions": conditions}
+
+
+def _condition(
+    queries: list[str], sides: tuple[str, ...], run_side: dict[str, Any], condition: str, spinners: int
+) -> dict[str, Any]:
+    """Every side per question under `spinners` busy processes, taking turns at going first; medians and every run
+    (the browser's clock gives no time to the report cards)."""
+    busy = [subprocess.Popen([sys.executable, "-c", SPIN]) for _ in range(spinners)]
+    try:
+        runs: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
+        for n, query in enumerate(queries):
+            turn = n % len(sides)
+            for side in sides[turn:] + sides[:turn]:
+                runs[side].append({k: round(v, 3) for k, v in run_side[side](query).items()})
+                print(condition, side, runs[side][-1], flush=True)
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    return {
+        **{
+            f"{side}_{key}": round(statistics.median(r[key] for r in rows), 3)
+            for side, rows in runs.items()
+            for key in ("reports_s", "ttft_s", "total_s")
+            if all(key in r for r in rows)
+        },
+        "runs": runs,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -277,8 +277,8 @@ class SecondStage(Section):
 @dataclass
 class SideBySide(Record):
     """Medians of `ask` (with `assistant serve` running, since 2026-11-27; a new process alone before), of `ask
-    --no-server` (`ask_alone`, absent from runs before the server existed) and of the chat under one load, and every
-    run (`exit` for ask's processes)."""
+    --no-server` (`ask_alone`, absent from runs before the server existed), of the chat's handler and of the chat in
+    a browser (`chat_browser`) under one load, and every run (`exit` for ask's processes)."""
 
     ask_reports_s: float
     ask_ttft_s: float
@@ -290,6 +290,9 @@ class SideBySide(Record):
     ask_alone_reports_s: float | None = optional()
     ask_alone_ttft_s: float | None = optional()
     ask_alone_total_s: float | None = optional()
+    #: The chat in Chromium, timed by the page (eval/perf/chat_browser.py; absent from runs before 2026-11-27 night).
+    chat_browser_ttft_s: float | None = optional()
+    chat_browser_total_s: float | None = optional()
 
 
 @dataclass
@@ -300,6 +303,8 @@ class AskVsChat(Section):
     model: str
     load_processes: int
     conditions: dict[str, SideBySide]
+    #: The sides measured (the browser's is left out where Playwright or Chromium is missing).
+    sides: list[str] | None = optional()
 
 
 # ----------------------------------------------------------------------------------------------------- ingest
