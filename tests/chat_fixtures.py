@@ -7,7 +7,6 @@ must show it, not run it) and a dated CT report so the modality and date filters
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"  # before gradio is imported
 from llm_fixtures import REPORTS  # noqa: E402
 
+from eval.perf.ports import free_port  # noqa: E402
 from retriever.reports.record import Report  # noqa: E402
 
 MARKUP_REPORT = Report(
@@ -44,13 +44,6 @@ def build_chat_index(folder: Path, encoder) -> Path:
 
     ReportIndex.build(CHAT_REPORTS, encoder=encoder).save(folder)
     return folder
-
-
-def free_port() -> int:
-    """A port nothing listens on right now (loopback only)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

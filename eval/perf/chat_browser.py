@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from eval.perf.ports import free_port
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 ANSWER_TIMEOUT_MS = 600_000
@@ -55,20 +57,12 @@ def available() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def chat_page(index: Path, env: dict[str, str], mode: str) -> Iterator[Any]:
     """`assistant chat` offering `index`, and a browser page on it with `mode` chosen; both stopped on the way out."""
     from playwright.sync_api import sync_playwright
 
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "assistant.cli", "chat", "--port", str(port), "--index", str(index)]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/"

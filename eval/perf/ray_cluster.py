@@ -17,7 +17,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from eval.perf.ports import free_port
 
 
 @dataclass
@@ -110,13 +111,6 @@ def local_cluster(nodes: int, code: Path) -> Iterator[LocalCluster]:
         yield cluster
     finally:
         cluster.stop()
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def kill(pid: int) -> None:

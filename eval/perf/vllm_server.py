@@ -10,7 +10,6 @@ RADSEARCH_VLLM_PYTHON points at another vLLM installation than the repo's .vllm-
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 import urllib.request
@@ -18,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from eval.perf.ports import free_port
 from models.paths import models_dir
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,19 +40,13 @@ def missing() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def vllm_server(log_path: Path, *, cores: str = "0") -> Iterator[tuple[str, float]]:
     """(base URL, seconds until healthy) of a running server; stopped on exit. `cores`: CPUs its threads use."""
     if reason := missing():
         raise ServerUnavailable(reason)
     model = models_dir() / MODEL_DIR_NAME
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
