@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import sys
 
+#: The shell's code for a command ended by Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
+
 
 def main() -> None:
     """Run `assistant` with this process's arguments."""
@@ -16,7 +19,10 @@ def main() -> None:
     if args[:1] == ["ask"]:
         from assistant.commands.ask_warm import hand_over
 
-        code = hand_over(args[1:])
+        try:
+            code = hand_over(args[1:])
+        except KeyboardInterrupt:  # Ctrl-C while the server answers: it stops when the socket closes
+            raise SystemExit(EXIT_INTERRUPTED) from None
         if code is not None:
             raise SystemExit(code)
     from assistant.cli import app

@@ -192,3 +192,39 @@ def test_a_server_that_stops_mid_answer_is_an_error_that_says_what_to_do(tmp_pat
     listener.close()
     assert run.returncode == 1 and "before its answer was complete" in run.stderr and "--no-server" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_ctrl_c_while_the_server_answers_ends_ask_quietly(tmp_path: Path) -> None:
+    """Fault injection: a socket that takes the question and never answers; Ctrl-C ends `ask` with the shell's code
+    for it (130), no traceback, and the server sees the connection close (which stops its answer)."""
+    import signal
+    import threading
+
+    home = tmp_path / "home"
+    sock_path = _socket(home)
+    sock_path.parent.mkdir(parents=True, mode=0o700)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(sock_path))
+    listener.listen(1)
+    taken, closed = threading.Event(), threading.Event()
+
+    def stall() -> None:
+        connection, _ = listener.accept()
+        connection.makefile("r").readline()
+        accepted = {"kind": "accepted", "output": "stream", "query": QUERY}
+        connection.sendall(json.dumps(accepted).encode() + b"\n")
+        taken.set()
+        if connection.recv(1) == b"":  # blocks until the client goes away
+            closed.set()
+        connection.close()
+
+    threading.Thread(target=stall, daemon=True).start()
+    command = [sys.executable, "-m", "assistant", "ask", QUERY]
+    process = subprocess.Popen(command, cwd=REPO, env=_env(home), stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert taken.wait(60), "ask never reached the server"
+    time.sleep(1.0)  # the client reads `accepted` and waits for the answer's events
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    listener.close()
+    assert process.returncode == 130 and b"Traceback" not in stderr
+    assert closed.wait(10)
