@@ -9,7 +9,7 @@ Each actor builds the backend the driver's settings name, on its node: the embed
 llama.cpp thread per CPU the actor holds), or an OpenAI-compatible server, where `127.0.0.1` is each node's own
 server, so a cluster of LLM servers is used by starting one server per node. Errors of the model (timeouts, an
 unreachable server) come back as the same typed errors, so answers degrade as on one machine. Ray restarts an actor
-whose process dies and retries its call (RESTARTS times). ADDRESS is `local`, `auto` or the head's HOST:PORT
+whose process dies and retries its call (connection.RESTARTS times). ADDRESS is `local`, `auto` or the head's HOST:PORT
 (retriever/encoders/cluster/connection.py).
 """
 
@@ -25,10 +25,8 @@ from typing import Any
 
 from assistant.llm.base import JsonSchema, LLMError, LLMResult, Message
 from assistant.settings import LLMSettings
-from retriever.encoders.cluster.connection import ClusterError, connect
+from retriever.encoders.cluster.connection import ClusterError, cluster_gpus, connect, spawn_actors, started_actors
 
-#: An actor that dies is restarted and its call retried this often.
-RESTARTS = 3
 #: How long the actors may take to start and load the model.
 START_TIMEOUT_S = 600.0
 
@@ -152,16 +150,9 @@ def cluster_llm(address: str, settings: LLMSettings, *, start_timeout: float = S
     cannot be reached, has nothing to run on, or a node cannot load the model or loads another one."""
     ray = connect(address)
     try:
-        resources = ray.cluster_resources()
-        gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
-        if not gpus and not cpus:
-            raise ClusterError(f"the Ray cluster at {address} has no CPU or GPU to answer on")
+        gpus = cluster_gpus(ray, address, "answer")
         on_node = replace(settings, n_threads=1) if settings.backend == "embedded" and not gpus else settings
-        placement = {"num_gpus": 1} if gpus else {"num_cpus": 1}
-        actor = ray.remote(LLMActor).options(
-            max_restarts=RESTARTS, max_task_retries=RESTARTS, scheduling_strategy="SPREAD", **placement
-        )
-        actors = [actor.remote(on_node) for _ in range(gpus or cpus)]
+        actors = spawn_actors(ray, LLMActor, on_node)
         ready, identity = _started(ray, actors, settings, start_timeout)
         yield RayLLM(ready, identity)
     finally:
@@ -171,24 +162,11 @@ def cluster_llm(address: str, settings: LLMSettings, *, start_timeout: float = S
 def _started(ray: Any, actors: list[Any], settings: LLMSettings, timeout: float) -> tuple[list[Any], dict[str, Any]]:
     """The actors that started within `timeout` and their common identity; ClusterError if none did, or if a node
     could not load the model or answers with another one."""
-    calls = {actor.identity.remote(): actor for actor in actors}
-    done, pending = ray.wait(list(calls), num_returns=len(calls), timeout=timeout)
-    for late in pending:
-        ray.kill(calls[late])
-    if not done:
-        raise ClusterError(f"no model worker started on the cluster within {timeout:.0f} s (see `ray status`)")
-    try:
-        identities = ray.get(done)
-    except ray.exceptions.RayError as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise ClusterError(
-            f"a model worker could not start on the cluster ({first}); every node needs this program installed "
-            "with its Ray extra in the same Python version"
-        ) from exc
+    ready, identities = started_actors(ray, actors, timeout, "model worker")
     for identity in identities:
         if problem := identity.get("problem"):
             raise ClusterError(f"{identity['node']} cannot answer with {settings.describe()} ({problem})")
     models = {(i["model_id"], tuple(sorted(i["identity"].items()))) for i in identities}
     if len(models) > 1:
         raise ClusterError(f"the cluster's nodes answer with different models ({sorted(models)}): install the same one")
-    return [calls[call] for call in done], identities[0]
+    return ready, identities[0]

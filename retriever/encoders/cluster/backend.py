@@ -27,14 +27,12 @@ from typing import Any
 import numpy as np
 
 from models.resolve import resolve_encoder
-from retriever.encoders.cluster.connection import ClusterError, connect
+from retriever.encoders.cluster.connection import ClusterError, cluster_gpus, connect, spawn_actors, started_actors
 from retriever.encoders.encoder import Encoder, load_encoder, weights_fingerprint
 
 #: Batches per piece of work sent to an actor: small enough that the actors finish a chunk's texts together (the
 #: build waits for the last piece), large enough that Ray's round trip (about a millisecond) is noise.
 PIECE_BATCHES = 2
-#: An actor that dies is restarted and its piece retried this often before the build gives up.
-RESTARTS = 3
 #: How long the actors may take to start and load the encoder (a busy node imports torch slowly).
 START_TIMEOUT_S = 300.0
 
@@ -160,10 +158,7 @@ def cluster_encoder(
     on_nodes = str(Path(location).resolve()) if Path(ref).expanduser().is_dir() else ref
     ray = connect(address)
     try:
-        resources = ray.cluster_resources()
-        gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
-        if not gpus and not cpus:
-            raise ClusterError(f"the Ray cluster at {address} has no CPU or GPU to encode on")
+        gpus = cluster_gpus(ray, address, "encode")
         request = EncoderRequest(
             ref=on_nodes,
             backend=backend,
@@ -171,11 +166,7 @@ def cluster_encoder(
             max_seq_length=max_seq_length,
             threads=None if gpus else 1,
         )
-        placement = {"num_gpus": 1} if gpus else {"num_cpus": 1}
-        actor = ray.remote(EncoderActor).options(
-            max_restarts=RESTARTS, max_task_retries=RESTARTS, scheduling_strategy="SPREAD", **placement
-        )
-        actors = [actor.remote(request) for _ in range(gpus or cpus)]
+        actors = spawn_actors(ray, EncoderActor, request)
         ready, identity = _started(ray, actors, weights_fingerprint(str(location)), ref, start_timeout)
         yield Encoder(identity["name"], str(location), RayBackend(ready, identity))
     finally:
@@ -187,23 +178,7 @@ def _started(
 ) -> tuple[list[Any], dict[str, Any]]:
     """The actors that started within `timeout` and their common identity; ClusterError if none did, if a node
     could not load `ref`, or loaded other weights or another backend than this machine's copy."""
-    calls = {actor.identity.remote(): actor for actor in actors}
-    done, pending = ray.wait(list(calls), num_returns=len(calls), timeout=timeout)
-    for late in pending:
-        ray.kill(calls[late])
-    if not done:
-        raise ClusterError(
-            f"no encoder worker started on the cluster within {timeout:.0f} s: its CPUs/GPUs are taken by other jobs, "
-            "or its nodes cannot start Python workers (see `ray status`)"
-        )
-    try:
-        identities = ray.get(done)
-    except ray.exceptions.RayError as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise ClusterError(
-            f"an encoder worker could not start on the cluster ({first}); every node needs this program installed "
-            f"with its Ray extra in the same Python version"
-        ) from exc
+    ready, identities = started_actors(ray, actors, timeout, "encoder worker")
     for identity in identities:
         if problem := identity.get("problem"):
             raise ClusterError(
@@ -222,4 +197,4 @@ def _started(
             f"the cluster's nodes load {ref!r} differently ({described}): install the same version of this program "
             "on every node"
         )
-    return [calls[call] for call in done], identities[0]
+    return ready, identities[0]

@@ -11,11 +11,14 @@ from __future__ import annotations
 import logging
 import socket
 from types import ModuleType
+from typing import Any
 
 INSTALL_HINT = "pip install 'radsearch-assistant[ray]' (in a checkout: pip install '.[ray]')"
 #: How long an address that does not answer is tried: Ray itself retries a dead head address for minutes.
 CONNECT_TIMEOUT_S = 5.0
 SPECIAL_ADDRESSES = ("local", "auto")
+#: How often Ray restarts an actor whose process dies (and retries the call it was running).
+RESTARTS = 3
 
 
 class ClusterError(RuntimeError):
@@ -59,3 +62,49 @@ def check_reachable(address: str) -> None:
             f"the Ray cluster at {address} cannot be reached ({exc.strerror or exc}): start its head with "
             f"`ray start --head --port {port}` on {host}, or check the address"
         ) from exc
+
+
+def cluster_gpus(ray: ModuleType, address: str, purpose: str) -> int:
+    """The connected cluster's GPUs (0: its actors run one per CPU); ClusterError when it has neither GPU nor CPU
+    for `purpose` ("encode", "answer")."""
+    resources = ray.cluster_resources()
+    gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
+    if not gpus and not cpus:
+        raise ClusterError(f"the Ray cluster at {address} has no CPU or GPU to {purpose} on")
+    return gpus
+
+
+def spawn_actors(ray: ModuleType, actor_class: type, argument: Any) -> list[Any]:
+    """One `actor_class(argument)` per GPU of the connected cluster, else one per CPU (cluster_gpus checked it has
+    either), spread over the nodes and restarted (RESTARTS) when their process dies."""
+    resources = ray.cluster_resources()
+    gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
+    placement = {"num_gpus": 1} if gpus else {"num_cpus": 1}
+    actor = ray.remote(actor_class).options(
+        max_restarts=RESTARTS, max_task_retries=RESTARTS, scheduling_strategy="SPREAD", **placement
+    )
+    return [actor.remote(argument) for _ in range(gpus or cpus)]
+
+
+def started_actors(ray: ModuleType, actors: list[Any], timeout: float, what: str) -> tuple[list[Any], list[dict]]:
+    """The actors whose `identity()` answered within `timeout` (the others are killed), and those identities, for
+    the caller to check they all load the same thing. ClusterError, naming `what` ("encoder worker", "model worker"),
+    when none started or one failed to start."""
+    calls = {actor.identity.remote(): actor for actor in actors}
+    done, pending = ray.wait(list(calls), num_returns=len(calls), timeout=timeout)
+    for late in pending:
+        ray.kill(calls[late])
+    if not done:
+        raise ClusterError(
+            f"no {what} started on the cluster within {timeout:.0f} s: its CPUs/GPUs are taken by other jobs, "
+            "or its nodes cannot start Python workers (see `ray status`)"
+        )
+    try:
+        identities = ray.get(done)
+    except ray.exceptions.RayError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise ClusterError(
+            f"one {what} could not start on the cluster ({first}); every node needs this program installed "
+            "with its Ray extra in the same Python version"
+        ) from exc
+    return [calls[call] for call in done], identities
