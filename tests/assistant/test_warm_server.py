@@ -220,7 +220,15 @@ def test_ctrl_c_while_the_server_answers_ends_ask_quietly(tmp_path: Path) -> Non
 
     threading.Thread(target=stall, daemon=True).start()
     command = [sys.executable, "-m", "assistant", "ask", QUERY]
-    process = subprocess.Popen(command, cwd=REPO, env=_env(home), stderr=subprocess.PIPE, stdout=subprocess.PIPE)
+    process = subprocess.Popen(
+        command,
+        cwd=REPO,
+        env=_env(home),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        # As from a terminal: a job started in the background (CI) inherits SIGINT ignored, and Ctrl-C never arrives.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert taken.wait(60), "ask never reached the server"
     time.sleep(1.0)  # the client reads `accepted` and waits for the answer's events
     process.send_signal(signal.SIGINT)
