@@ -169,16 +169,22 @@ def test_a_model_answer_streams_through_the_server(home: Path) -> None:
     assert "is writing" in run.stdout and run.stdout.index("similar reports") < run.stdout.index("is writing")
 
 
-def test_a_server_that_stops_mid_answer_is_an_error_that_says_what_to_do(tmp_path: Path) -> None:
-    """Fault injection: a socket that takes the question, starts an answer and hangs up."""
-    import threading
-
-    home = tmp_path / "home"
+def _fake_server(home: Path) -> socket.socket:
+    """Fault injection: a listening socket where `ask` looks for its warm server; the test plays the server."""
     sock_path = _socket(home)
     sock_path.parent.mkdir(parents=True, mode=0o700)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(sock_path))
     listener.listen(1)
+    return listener
+
+
+def test_a_server_that_stops_mid_answer_is_an_error_that_says_what_to_do(tmp_path: Path) -> None:
+    """Fault injection: a socket that takes the question, starts an answer and hangs up."""
+    import threading
+
+    home = tmp_path / "home"
+    listener = _fake_server(home)
 
     def hang_up() -> None:
         connection, _ = listener.accept()
@@ -201,11 +207,7 @@ def test_ctrl_c_while_the_server_answers_ends_ask_quietly(tmp_path: Path) -> Non
     import threading
 
     home = tmp_path / "home"
-    sock_path = _socket(home)
-    sock_path.parent.mkdir(parents=True, mode=0o700)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(sock_path))
-    listener.listen(1)
+    listener = _fake_server(home)
     taken, closed = threading.Event(), threading.Event()
 
     def stall() -> None:
