@@ -12,6 +12,7 @@ this command (assistant/__main__.py, assistant/commands/ask_warm.py); the server
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -121,7 +122,7 @@ def ask(
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     settings = read_settings(err)
     try:
-        code = print_events(_local(settings, call), call, err)
+        code = print_events(_local(settings, call), call.query, call.output, err)
     except (IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -152,10 +153,16 @@ def parse_arguments(args: Sequence[str]) -> dict[str, Any]:
     """`ask`'s parameters from its arguments as typed, read by the very declaration the CLI reads them with (the warm
     server reads a client's arguments here). Raises what the CLI would report (a usage error; --help exits): the
     client then runs the CLI, which reports it."""
+    with _ask_command().make_context("ask", list(args)) as context:
+        return dict(context.params)
+
+
+@cache
+def _ask_command() -> Any:
+    """`ask` as the CLI declares it, built once per process (the warm server parses every request with it)."""
     single = typer.Typer(add_completion=False)
     single.command()(ask)
-    with typer.main.get_command(single).make_context("ask", list(args)) as context:
-        return dict(context.params)
+    return typer.main.get_command(single)
 
 
 def _local(settings: Settings, call: AskCall) -> Iterator[Event]:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from assistant.rag.answer import Answer
-    from assistant.rag.assemble import AskCall
+    from assistant.rag.assemble import Output
     from assistant.rag.pipeline import Retrieval
     from assistant.warm.client import Event
     from retriever.search.hit import Hit
@@ -178,23 +178,23 @@ def print_answer(answer: Answer, out: Console) -> None:
     out.print("[dim]Decision support and teaching aid, not a diagnosis.[/dim]")
 
 
-def print_events(items: Iterator[Event], call: AskCall, err: Console) -> int:
+def print_events(items: Iterator[Event], query: str, output: Output, err: Console) -> int:
     """Print an answer's events as `ask` shows them (`show_events`), then the whole answer for `--json` or
     `--markdown`; the exit code. Whoever answers (this process, or a warm server through
     assistant/commands/ask_warm.py) is printed alike."""
     from assistant.warm.client import WarmError
 
     try:
-        answer = show_events(items, call.query, err, call.output == "stream")
+        answer = show_events(items, query, err, output == "stream")
     except WarmError as exc:  # the server refused the question as bad input (a missing index...)
         print_error(err, exc)
         return EXIT_BAD_INPUT
     except ConnectionError as exc:  # the warm server stopped mid-answer
         print_error(err, f"{exc}; ask again, or with --no-server to answer in this process")
         return EXIT_SERVER_GONE
-    if call.output == "json":
+    if output == "json":
         print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
-    elif call.output == "markdown":
+    elif output == "markdown":
         from assistant.chat.export import answer_document
 
         print(answer_document(answer), end="")

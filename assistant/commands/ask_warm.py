@@ -34,7 +34,5 @@ def hand_over(args: list[str]) -> int | None:
     from rich.console import Console
 
     from assistant.commands.ask_output import print_events
-    from assistant.rag.assemble import AskCall, AskOptions
 
-    call = AskCall(accepted["query"], AskOptions(), accepted["output"])  # the options stay with the server
-    return print_events(events, call, Console(stderr=True))
+    return print_events(events, accepted["query"], accepted["output"], Console(stderr=True))

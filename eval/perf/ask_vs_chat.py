@@ -5,7 +5,7 @@
 
 Issue 41 saw `ask` far slower than the chat on a busy machine. Here they answer the same held-out findings through
 the model (`--prompt diagnosis_evidence`, the chat's *Answer (LLM + reports)*), from the same index, with the same
-thread count, taking turns at going first. Three sides:
+thread count, taking turns at going first. Four sides:
 - `ask`: a new `assistant ask` process per question with `assistant serve` running (assistant/warm/): the question
   is handed to the server, which has the index, encoder and model loaded;
 - `ask_alone`: `assistant ask --no-server`, a new process that loads them itself (start-up, model load, the saved
