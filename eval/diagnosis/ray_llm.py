@@ -25,7 +25,7 @@ from typing import Any
 
 from assistant.llm.base import JsonSchema, LLMError, LLMResult, Message
 from assistant.settings import LLMSettings
-from retriever.encoders.cluster.connection import ClusterError, cluster_gpus, connect, spawn_actors, started_actors
+from retriever.encoders.cluster.connection import ClusterError, cluster_slots, connect, spawn_actors, started_actors
 
 #: How long the actors may take to start and load the model.
 START_TIMEOUT_S = 600.0
@@ -150,9 +150,9 @@ def cluster_llm(address: str, settings: LLMSettings, *, start_timeout: float = S
     cannot be reached, has nothing to run on, or a node cannot load the model or loads another one."""
     ray = connect(address)
     try:
-        gpus = cluster_gpus(ray, address, "answer")
-        on_node = replace(settings, n_threads=1) if settings.backend == "embedded" and not gpus else settings
-        actors = spawn_actors(ray, LLMActor, on_node)
+        slots = cluster_slots(ray, address, "answer")
+        on_node = replace(settings, n_threads=1) if settings.backend == "embedded" and not slots.gpus else settings
+        actors = spawn_actors(ray, slots, LLMActor, on_node)
         ready, identity = _started(ray, actors, settings, start_timeout)
         yield RayLLM(ready, identity)
     finally:

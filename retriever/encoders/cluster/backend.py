@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from models.resolve import resolve_encoder
-from retriever.encoders.cluster.connection import ClusterError, cluster_gpus, connect, spawn_actors, started_actors
+from retriever.encoders.cluster.connection import ClusterError, cluster_slots, connect, spawn_actors, started_actors
 from retriever.encoders.encoder import Encoder, load_encoder, weights_fingerprint
 
 #: Batches per piece of work sent to an actor: small enough that the actors finish a chunk's texts together (the
@@ -158,15 +158,15 @@ def cluster_encoder(
     on_nodes = str(Path(location).resolve()) if Path(ref).expanduser().is_dir() else ref
     ray = connect(address)
     try:
-        gpus = cluster_gpus(ray, address, "encode")
+        slots = cluster_slots(ray, address, "encode")
         request = EncoderRequest(
             ref=on_nodes,
             backend=backend,
-            device="cuda" if gpus else "cpu",
+            device="cuda" if slots.gpus else "cpu",
             max_seq_length=max_seq_length,
-            threads=None if gpus else 1,
+            threads=None if slots.gpus else 1,
         )
-        actors = spawn_actors(ray, EncoderActor, request)
+        actors = spawn_actors(ray, slots, EncoderActor, request)
         ready, identity = _started(ray, actors, weights_fingerprint(str(location)), ref, start_timeout)
         yield Encoder(identity["name"], str(location), RayBackend(ready, identity))
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
@@ -64,26 +65,35 @@ def check_reachable(address: str) -> None:
         ) from exc
 
 
-def cluster_gpus(ray: ModuleType, address: str, purpose: str) -> int:
-    """The connected cluster's GPUs (0: its actors run one per CPU); ClusterError when it has neither GPU nor CPU
-    for `purpose` ("encode", "answer")."""
+@dataclass(frozen=True)
+class Slots:
+    """Where a command's actors run: one per GPU when the cluster has GPUs, else one per CPU."""
+
+    gpus: int
+    cpus: int
+
+    @property
+    def count(self) -> int:
+        return self.gpus or self.cpus
+
+
+def cluster_slots(ray: ModuleType, address: str, purpose: str) -> Slots:
+    """The connected cluster's GPUs and CPUs; ClusterError when it has neither for `purpose` ("encode", "answer")."""
     resources = ray.cluster_resources()
-    gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
-    if not gpus and not cpus:
+    slots = Slots(int(resources.get("GPU", 0)), int(resources.get("CPU", 0)))
+    if not slots.count:
         raise ClusterError(f"the Ray cluster at {address} has no CPU or GPU to {purpose} on")
-    return gpus
+    return slots
 
 
-def spawn_actors(ray: ModuleType, actor_class: type, argument: Any) -> list[Any]:
-    """One `actor_class(argument)` per GPU of the connected cluster, else one per CPU (cluster_gpus checked it has
-    either), spread over the nodes and restarted (RESTARTS) when their process dies."""
-    resources = ray.cluster_resources()
-    gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
-    placement = {"num_gpus": 1} if gpus else {"num_cpus": 1}
+def spawn_actors(ray: ModuleType, slots: Slots, actor_class: type, argument: Any) -> list[Any]:
+    """One `actor_class(argument)` per slot (cluster_slots), spread over the nodes and restarted (RESTARTS) when
+    their process dies."""
+    placement = {"num_gpus": 1} if slots.gpus else {"num_cpus": 1}
     actor = ray.remote(actor_class).options(
         max_restarts=RESTARTS, max_task_retries=RESTARTS, scheduling_strategy="SPREAD", **placement
     )
-    return [actor.remote(argument) for _ in range(gpus or cpus)]
+    return [actor.remote(argument) for _ in range(slots.count)]
 
 
 def started_actors(ray: ModuleType, actors: list[Any], timeout: float, what: str) -> tuple[list[Any], list[dict]]:
