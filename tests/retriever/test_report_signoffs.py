@@ -21,7 +21,7 @@ from retriever.reports.record import Report
 from retriever.reports.sections import parse_sections
 from retriever.reports.signoffs import strip_signoffs
 from retriever.reports.sources.study_status import normalize_status
-from retriever.reports.sources.tabular import load_table
+from retriever.reports.sources.tabular import ColumnMap, load_table
 
 REPO = Path(__file__).resolve().parents[2]
 READING = "Cardiomegaly with interstitial edema."
@@ -29,7 +29,8 @@ READING = "Cardiomegaly with interstitial edema."
 SIGN_OFFS = {
     "epic": "Electronically Signed By: Dr. Jane Smith on 11/24/2026 10:12",
     "epic_reviewed": "Reviewed and electronically signed by: Jane Smith, MD 11/24/2026 10:12 AM",
-    "powerscribe": "Dictated by: John Doe, MD\nTranscribed by: KLM\nD: 11/24/2026 09:01 T: 11/24/2026 09:40\nJob #: 88123",
+    "powerscribe": "Dictated by: John Doe, MD\nTranscribed by: KLM\nD: 11/24/2026 09:01 T: 11/24/2026 09:40\n"
+    "Job #: 88123",
     "powerscribe_dd": "DD: 11/24/2026 09:01\nDT: 11/24/2026 09:40",
     "nuance_disclaimer": "This report was generated with the assistance of speech recognition software. "
     "Unintended transcription errors may occur.\nSigned by: J. Doe, MD",
@@ -48,12 +49,17 @@ SIGN_OFFS = {
     "radiologist": "Radiologist: Dr. X Y",
     "dictated_not_read": "Dictated but not read.",
     "confidential": "CONFIDENTIALITY NOTICE: This report contains protected health information.",
+    "approved": "Approved by: Dr X Y",
+    "digital": "Digitally signed by Dr X Y",
+    "attending": "Attending: Dr. B. Kahn\nRead by: Dr. A. Lee",
+    "end_dictation": "END OF DICTATION",
+    "excuse": "Please excuse any typographical errors.",
 }
 
 
 @pytest.mark.parametrize("vendor", sorted(SIGN_OFFS))
 def test_no_sign_off_in_the_impression_of_any_vendors_report(vendor: str) -> None:
-    text = f"EXAM: XR CHEST 2 VIEWS\nFINDINGS:\nThe heart is enlarged.\n\nIMPRESSION:\n{READING}\n\n{SIGN_OFFS[vendor]}\n"
+    text = f"EXAM: XR CHEST 2 VIEWS\nFINDINGS:\nThe heart is enlarged.\n\nIMPRESSION:\n{READING}\n\n{SIGN_OFFS[vendor]}"
     sections = parse_sections(text)
     assert sections.impression == READING
     assert sections.findings == "The heart is enlarged."
@@ -100,8 +106,15 @@ def test_readings_that_merely_mention_signing_or_dictation_are_kept(reading: str
 
 @pytest.mark.parametrize(
     "header",
-    ["ADDENDUM:", "Addendum #1 (11/25/2026):", "***ADDENDUM***", "*** ADDENDUM ***", "ADDENDUM 2 - 11/25/2026 08:00:",
-     "Addendum by Dr. Lee:", "ADDENDUM"],
+    [
+        "ADDENDUM:",
+        "Addendum #1 (11/25/2026):",
+        "***ADDENDUM***",
+        "*** ADDENDUM ***",
+        "ADDENDUM 2 - 11/25/2026 08:00:",
+        "Addendum by Dr. Lee:",
+        "ADDENDUM",
+    ],
 )
 def test_an_addendum_is_its_own_section_and_part_of_the_conclusion(header: str) -> None:
     text = (
@@ -167,7 +180,8 @@ STUDIES = [
      "Cardiomegaly with interstitial edema."),
     ("XR CHEST 1 VIEW", "Cardiac silhouette is enlarged. Diffuse interstitial opacities.",
      "Cardiomegaly with interstitial pulmonary edema."),
-    ("XR CHEST 2 VIEWS", "Enlarged heart. Bilateral pleural effusions.", "Cardiomegaly with small bilateral effusions."),
+    ("XR CHEST 2 VIEWS", "Enlarged heart. Bilateral pleural effusions.",
+     "Cardiomegaly with small bilateral effusions."),
     ("XR CHEST 2 VIEWS", "Patchy consolidation in the right lower lobe.", "Right lower lobe pneumonia."),
     ("CT CHEST W CONTRAST", "Filling defect in the right lower lobe pulmonary artery.", "Pulmonary embolism."),
     ("XR CHEST 1 VIEW", "Apical pleural line without lung markings.", "Right pneumothorax."),
@@ -218,6 +232,19 @@ def test_findings_and_impression_columns_lose_their_sign_offs_and_keep_an_addend
     assert (report.impression, report.addendum, report.status) == (READING, "Edema worse.", "final")
     assert (report.exam, report.modality) == ("XR CHEST", "XR")  # one description column: exam and modality
     assert "Signed by: Dr X" in report.full_text and report.meta["status_original"] == "f"
+
+
+def test_status_exam_and_addendum_columns_can_be_mapped(tmp_path: Path) -> None:
+    path = tmp_path / "site.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        header = ["Nr", "Bericht", "Befundstatus", "Untersuchung", "Nachtrag"]
+        row = ["1", f"IMPRESSION: {READING}", "vorläufig", "Thorax pa", "Edema worse."]
+        csv.writer(handle).writerows([header, row])
+    mapping = ColumnMap.parse("id=Nr,text=Bericht,status=Befundstatus,exam=Untersuchung,addendum=Nachtrag")
+    (report,) = load_table(path, mapping)
+    assert isinstance(report, Report)
+    assert (report.exam, report.addendum, report.status) == ("Thorax pa", "Edema worse.", "")
+    assert report.meta["status_original"] == "vorläufig"  # a spelling not known is kept, not guessed
 
 
 QUESTION = "Cardiomegaly with interstitial edema."

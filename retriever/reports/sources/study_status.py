@@ -23,8 +23,11 @@ _CODES: dict[str, Status] = {"P": "preliminary", "I": "preliminary", "F": "final
 _WORDS: tuple[tuple[str, Status], ...] = (
     (r"addend", "addendum"),
     (r"correct|amend|revis|supersed", "corrected"),
-    (r"prelim|wet\s*read|draft|interim|pending|unsigned|unverified|not\s+(?:final|signed|verified)|in\s*progress"
-     r"|dictated|transcribed|resident|provisional", "preliminary"),
+    (
+        r"prelim|wet\s*read|draft|interim|pending|unsigned|unverified|not\s+(?:final|signed|verified)|in\s*progress"
+        r"|dictated|transcribed|resident|provisional",
+        "preliminary",
+    ),
     (r"final|signed|verified|validated|approved|authenticated|complete|reported|released", "final"),
 )
 
