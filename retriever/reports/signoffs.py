@@ -71,7 +71,19 @@ _DISCLAIMER_PHRASES = (
     r"confidentiality\s+notice\b",
 )
 
-_SIGN_OFF = re.compile(_START + "(?:" + "|".join(_SIGN_OFF_PHRASES) + ")", re.IGNORECASE | re.MULTILINE)
+#: Stamps no reading ever says, found even where an export flattened the line breaks away and left no period
+#: ("... interstitial edema Electronically signed by: Dr X"): these need no line or sentence start.
+_STAMPS = (
+    r"(?:electronically|digitally)\s+signed\b",
+    r"(?:dictated|transcribed)\s+by\s*:",
+    r"\*{2,}\s*end\s+of\s+(?:impression|report|findings|addendum|dictation|conclusion)\b",
+    r"(?<!\S)/es/",
+)
+
+_SIGN_OFF = re.compile(
+    "(?:" + _START + "(?:" + "|".join(_SIGN_OFF_PHRASES) + ")|[ \t]*(?:" + "|".join(_STAMPS) + "))",
+    re.IGNORECASE | re.MULTILINE,
+)
 _DISCLAIMER = re.compile(_START + "(?:" + "|".join(_DISCLAIMER_PHRASES) + ")", re.IGNORECASE | re.MULTILINE)
 #: A disclaimer ends with its sentence (a period before a space or the line's end) or its line.
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")

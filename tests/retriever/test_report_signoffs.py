@@ -73,6 +73,15 @@ def test_a_sign_off_on_the_impressions_line_or_in_crlf_text_is_cut_too(vendor: s
     assert parse_sections(crlf).impression == READING.replace("\r", "")
 
 
+@pytest.mark.parametrize(
+    "stamp",
+    ["Electronically signed by: Dr X", "Digitally Signed: Dr X", "Dictated by: Dr X", "Transcribed by: KLM",
+     "*** END OF IMPRESSION ***", "/es/ DR X"],
+)  # fmt: skip
+def test_an_unmistakable_stamp_is_cut_even_without_a_period_before_it(stamp: str) -> None:
+    assert parse_sections(f"IMPRESSION: Cardiomegaly with interstitial edema {stamp}").impression == READING[:-1]
+
+
 def test_sign_offs_after_findings_and_in_a_findings_only_report_are_cut() -> None:
     sections = parse_sections("FINDINGS: Small left effusion.\nDictated by: Dr X\nD: 11/24/2026 T: 11/24/2026")
     assert sections.findings == "Small left effusion." and not sections.impression
