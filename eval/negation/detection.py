@@ -52,6 +52,7 @@ from eval.negation.results import (
     PairedTest,
 )
 from eval.negation.sentences import SENTENCES_FILE, load_labelled_sentences
+from retriever.negation.inflection import concept_spans
 from retriever.negation.pairs import mentions, term_spans
 from retriever.negation.rules import is_negated
 from retriever.reports.findings import OPENI_FINDINGS
@@ -92,7 +93,7 @@ class ConText:
     def __call__(self, text: str, concept: str) -> bool:
         key = (text, concept)
         if key not in self._verdicts:
-            spans = term_spans(text, concept)
+            spans = concept_spans(text, concept)
             if not spans:
                 raise ValueError(f"concept {concept!r} not in text")
             doc = self._sentences(self._nlp.make_doc(text))

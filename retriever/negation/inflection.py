@@ -45,12 +45,7 @@ def inflections(word: str) -> frozenset[str]:
             forms.add(word[: -len(singular)] + plural)
         if word.endswith(plural):
             forms.add(word[: -len(plural)] + singular)
-    return frozenset(form for form in forms if len(form) > 1)
-
-
-def same_word(first: str, second: str) -> bool:
-    """Whether two words are one word in the singular or plural ("effusion", "effusions")."""
-    return second.lower() in inflections(first) or first.lower() in inflections(second)
+    return frozenset(form for form in forms if len(form) > 1) | {word}
 
 
 def concept_spans(text: str, concept: str) -> list[tuple[int, int]]:
