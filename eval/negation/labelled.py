@@ -32,6 +32,8 @@ RULES_BEFORE = {
     ),
     "test": RulesBefore(n=53, precision=0.889, recall=0.696, true_positive=16, false_positive=2, false_negative=7),
 }
+#: The group of the rows labelled before the list and colon forms were (no `form`).
+EARLIER = "earlier rows"
 _SHIPPABLE = frozenset({"mtsamples"})  # sources whose text may appear in the results
 _ERRORS_SHOWN = 20
 
@@ -41,12 +43,17 @@ def split_group(row: LabelledSentence) -> str:
     return "test" if split_of(row.report_id) == "test" else "train+dev"
 
 
+def form_group(row: LabelledSentence) -> str:
+    """The row's form (FORMS of eval.negation.sentences), or EARLIER for a row labelled before forms were."""
+    return row.form or EARLIER
+
+
 def evaluate_labelled(
     rows: Sequence[LabelledSentence],
     detectors: dict[str, Detector],
     scores: Callable[[Sequence[bool], Sequence[bool]], DetectionScores],
 ) -> dict[str, Any]:
-    """Per detector, scores of "ruled out" over all rows, per split group, source and kind (`scores` is
+    """Per detector, scores of "ruled out" over all rows, per split group, source, kind and form (`scores` is
     eval.negation.detection.scores); the verdicts' correctness (for paired tests); the rules' train + dev errors."""
     truth = [r.ruled_out for r in rows]
     verdicts = {name: [detect(r.sentence, r.concept) for r in rows] for name, detect in detectors.items()}
@@ -54,6 +61,7 @@ def evaluate_labelled(
         "split": split_group,
         "source": lambda r: r.source,
         "kind": lambda r: r.kind,
+        "form": form_group,
     }
 
     def scored(predicted: list[bool]) -> LabelledScores:
@@ -127,7 +135,7 @@ def render_labelled(part: LabelledPart, format_p: Callable[[float], str]) -> lis
             f"| rules before (5d727ae) | {group} | {before.precision:.3f} | {before.recall:.3f} | | "
             f"{before.true_positive} | {before.false_positive} | {before.false_negative} | |"
         )
-    for facet in ("source", "kind"):
+    for facet in ("source", "kind", "form"):
         names = list(part.scores)
         lines += [
             "",

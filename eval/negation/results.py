@@ -8,7 +8,7 @@ Version 1 is every file written before the version was recorded.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from eval.common.records import Record, ResultsFile, optional, rest
 from eval.diagnosis.results import Agreement
@@ -186,12 +186,14 @@ class OpeniPart(Record):
 
 @dataclass
 class LabelledScores(Record):
-    """One detector on the hand-labelled sentences: over all rows and by split group, source and kind."""
+    """One detector on the hand-labelled sentences: over all rows and by split group, source, kind and form (the
+    list and colon forms of issue 50; the earlier rows have none)."""
 
     all: DetectionScores
     split: dict[str, DetectionScores]
     source: dict[str, DetectionScores]
     kind: dict[str, DetectionScores]
+    form: dict[str, DetectionScores] = field(default_factory=dict)
 
 
 @dataclass

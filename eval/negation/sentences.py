@@ -12,7 +12,9 @@ label read by an annotator without seeing any detector output:
 
 `kind` says how the cue relates to the concept: `post` (cue after it), `pre` (cue before it), `list` (negated as a
 later member of a list), `resolved`, `other` (a cue in the sentence that does not negate it, a qualifier, a hedge)
-or `none`. See eval/datasets/negation_sentences.md for how sentences were chosen and the counts.
+or `none`. `form` (rows added for issue 50; empty on the earlier rows) names the construction the sentence negates
+with: a negated list, "clear of", "negative for", "no evidence of any", a negation after a colon, or a plural of
+the concept (FORMS). See eval/datasets/negation_sentences.md for how sentences were chosen and the counts.
 
 The file holds offsets, not text, because the Open-i, CT-RATE and MedPix licences do not let the project
 redistribute their reports (only MTSamples, CC0, rows also carry the sentence). The sentences are rebuilt here from
@@ -28,12 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eval.common.shared_data import DATASETS, SHARED_DATA, load_shared
+from retriever.negation.inflection import concept_spans
 
 #: The labelled rows (offsets into the shared reports; no text except MTSamples).
 SENTENCES_FILE = DATASETS / "negation_sentences.jsonl"
 LABELS = ("ruled_out", "present", "uncertain")
 KINDS = ("post", "pre", "list", "resolved", "other", "none")
 FIELDS = ("findings", "impression")
+#: The list and colon forms of issue 50 (eval/negation/list_forms.py proposed their sentences); "" for earlier rows.
+FORMS = ("list-negation", "clear-of", "negative-for", "no-evidence-of-any", "after-colon", "plural")
 _SHA1_LENGTH = 12
 
 
@@ -48,6 +53,7 @@ class LabelledSentence:
     concept: str
     label: str
     kind: str
+    form: str = ""
 
     @property
     def ruled_out(self) -> bool:
@@ -79,7 +85,8 @@ def load_labelled_sentences(
     `data_folder` is the shared data folder (default: RADSEARCH_SHARED_DATA, else `shared/data` beside the checkout).
     Raises FileNotFoundError when it is absent (callers skip), and ValueError naming the row when a row's report is
     missing, its offsets no longer give the sentence that was labelled (SHA-1 differs), its concept is not in the
-    sentence, or its label or kind is unknown.
+    sentence (its last word may be there in the plural or singular: `plural` rows), or its label, kind or form is
+    unknown.
     """
     folder = SHARED_DATA if data_folder is None else data_folder
     if not folder.is_dir():
@@ -94,10 +101,13 @@ def load_labelled_sentences(
         where = f"{sentences_file.name} line {row['_line']} ({row.get('report_id')}, {row.get('concept')!r})"
         report_id, field_name = str(row["report_id"]), str(row["field"])
         label, kind, concept = str(row["label"]), str(row["kind"]), str(row["concept"])
+        form = str(row.get("form", ""))
         if label not in LABELS:
             raise ValueError(f"{where}: unknown label {label!r}; expected one of {', '.join(LABELS)}")
         if kind not in KINDS:
             raise ValueError(f"{where}: unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+        if form and form not in FORMS:
+            raise ValueError(f"{where}: unknown form {form!r}; expected one of {', '.join(FORMS)}")
         if field_name not in FIELDS:
             raise ValueError(f"{where}: unknown field {field_name!r}; expected one of {', '.join(FIELDS)}")
         report = reports.get(report_id)
@@ -110,7 +120,7 @@ def load_labelled_sentences(
                 f"{where}: the text at {field_name}[{start}:{end}] has SHA-1 {sentence_sha1(sentence)}, not "
                 f"{row['sha1']}; the shared data or its importer changed since the row was labelled"
             )
-        if concept.lower() not in sentence.lower():
+        if concept.lower() not in sentence.lower() and not concept_spans(sentence, concept):
             raise ValueError(f"{where}: concept {concept!r} does not occur in the sentence {sentence!r}")
         labelled.append(
             LabelledSentence(
@@ -121,6 +131,7 @@ def load_labelled_sentences(
                 concept=concept,
                 label=label,
                 kind=kind,
+                form=form,
             )
         )
     return labelled

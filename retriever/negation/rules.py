@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from retriever.negation.inflection import concept_spans
 from retriever.negation.scope import negated_spans
 from retriever.negation.triggers import (
     POST_NEGATION,
@@ -55,8 +56,9 @@ def _find(text: str, phrase: str, start: int = 0, end: int | None = None) -> lis
 
 
 def _concept_span(sentence: str, concept: str) -> _Span | None:
-    spans = _find(sentence, concept)
-    return spans[0] if spans else None
+    """The concept's first occurrence, its last word in the singular or plural ("no pneumothoraces")."""
+    spans = concept_spans(sentence, concept)
+    return _Span(*spans[0]) if spans else None
 
 
 def _scope_before(sentence: str, concept: _Span) -> tuple[int, int]:

@@ -13,7 +13,10 @@ Scopes, per clause (a clause ends at . ; : ! ? or a line break):
 - through a list of findings a scope goes on up to LIST_WINDOW words: forward while each word is within WINDOW words
   of a list separator (a comma, slash, "and", "or", "nor"), back to the start of the clause; neither stretch crosses
   a verb that starts a predicate (CLAUSE_VERBS), so "No A or B is seen, and C" leaves C alone;
-- a pre-negation ends before a definite thing after a locative ("no enhancement within the thrombus");
+- a pre-negation ends before a definite thing after a locative ("no enhancement within the thrombus") and before a
+  new subject after ", and" ("no hepatic lesions, and all nodes were sub-centimeter");
+- a clause that is only a negation after a colon ("Evaluation for pneumothorax: none identified", "Adnexa: not
+  seen") negates the clause before the colon (up to LIST_WINDOW words), whatever hedges that clause has;
 - a hedge ("cannot be excluded", "rule out") leaves the words it reaches possible: not negated, whatever else
   reaches them; hedges and pseudo-negations ("no change") are not triggers and stay words.
 """
@@ -25,7 +28,9 @@ from collections.abc import Iterable
 
 from retriever.negation.triggers import (
     CLAUSE_VERBS,
+    COLON_NEGATION,
     LIST_WINDOW,
+    NEW_SUBJECT,
     POST_NEGATION,
     POST_UNCERTAINTY,
     PRE_NEGATION,
@@ -39,7 +44,6 @@ from retriever.negation.triggers import (
 NEGATED_PREFIX = "neg:"  # never part of a word: words are [a-z0-9]+
 _WORD = re.compile(r"[a-z0-9]+")
 _TOKEN = re.compile(r"[a-z0-9]+|[,/]")  # words and the list separators between them
-_CLAUSE = re.compile(r"[.;:!?\n]+")
 _CLAUSE_TEXT = re.compile(r"[^.;:!?\n]+")
 _CONNECTORS = frozenset(("and", "or", "nor"))
 
@@ -58,6 +62,7 @@ _PRE, _POST = _phrases(PRE_NEGATION), _phrases(POST_NEGATION)
 _PRE_DOUBT, _POST_DOUBT = _phrases(PRE_UNCERTAINTY), _phrases(POST_UNCERTAINTY)
 _PSEUDO, _TERMINATION, _PRE_END = _phrases(PSEUDO_NEGATION), _phrases(TERMINATION), _phrases(PRE_TERMINATION)
 _FIRST_WORDS = frozenset((*_PSEUDO, *_PRE, *_POST, *_PRE_DOUBT, *_POST_DOUBT))
+_COLON_ANSWERS = frozenset(tuple(_WORD.findall(phrase)) for phrase in COLON_NEGATION)
 
 
 def _match(words: list[str], at: int, table: dict[str, list[tuple[str, ...]]]) -> int:
@@ -75,16 +80,18 @@ class _Clause:
         n = len(words)
         self.words, self.n = words, n
         self.stops = [i for i in range(n) if _match(words, i, _TERMINATION)]
-        self.pre_stops = self.stops + [i for i in range(n) if _match(words, i, _PRE_END)]
         apart = separated or [False] * n
+        self.pre_stops = self.stops + [
+            i for i in range(n) if _match(words, i, _PRE_END) or _new_subject(words, apart, i)
+        ]
         self.joins = [apart[i] or words[i] in _CONNECTORS for i in range(n)]
         self.verbs = [w in CLAUSE_VERBS for w in words]
 
     def forward(self, at: int, length: int) -> range:
         """Words a trigger at `at` (of `length` words) reaches forward."""
         first = at + length
-        limit = min([self.n, at + LIST_WINDOW + 1, *(s for s in self.pre_stops if s >= first)])
-        end = min(limit, at + WINDOW + 1)
+        limit = min([self.n, first + LIST_WINDOW, *(s for s in self.pre_stops if s >= first)])
+        end = min(limit, first + WINDOW)
         if not any(self.verbs[first:end]) and self._coordinated(first, limit):  # a list goes on past the window
             while end < limit and not self.verbs[end] and any(self.joins[max(first, end - WINDOW) : end + 1]):
                 end += 1
@@ -102,19 +109,19 @@ class _Clause:
 
     def back(self, at: int, length: int) -> range:
         """Words a trigger at `at` (of `length` words) reaches back."""
-        limit = max([0, at + length - 1 - LIST_WINDOW, *(s + 1 for s in self.stops if s < at)])
-        start = max(limit, at + length - 1 - WINDOW)
+        limit = max([0, at - LIST_WINDOW, *(s + 1 for s in self.stops if s < at)])
+        start = max(limit, at - WINDOW)
         if not any(self.verbs[start:at]):  # the subject of "... were not detected" back to the clause start
             while start > limit and not self.verbs[start - 1]:
                 start -= 1
         return range(start, at)
 
 
-def negated_words(words: list[str], separated: list[bool] | None = None) -> tuple[list[bool], list[bool]]:
-    """For one clause: (negated, trigger) flags per word. `separated[i]` says a comma or slash comes before
-    words[i] (a list separator; without it only "and", "or", "nor" join a list)."""
-    reached, trigger = _scopes(words, separated)
-    return [bool(by) for by in reached], trigger
+def _new_subject(words: list[str], apart: list[bool], at: int) -> bool:
+    """Whether words[at] begins a new subject: after a comma, or after ", and", a NEW_SUBJECT word follows (", the
+    patient remained stable", ", and all nodes were sub-centimeter"); a list member rarely begins so ("no A, B, C")."""
+    subject = at + 1 if words[at] == "and" else at
+    return apart[at] and subject < len(words) and words[subject] in NEW_SUBJECT
 
 
 def _scopes(words: list[str], separated: list[bool] | None) -> tuple[list[list[range]], list[bool]]:
@@ -169,17 +176,57 @@ def _split(tokens: Iterable[str]) -> tuple[list[str], list[bool]]:
     return words, separated
 
 
+class _Scoped:
+    """One clause of a text: its words with their character spans, and for each word the character spans of the
+    triggers that negate it (empty: not negated) and whether it is itself a trigger."""
+
+    def __init__(self, text: str, start: int, end: int, answer: tuple[int, int] | None) -> None:
+        tokens = list(_TOKEN.finditer(text, start, end))
+        self.words, separated = _split(t.group() for t in tokens)
+        self.at = [t.span() for t in tokens if t.group() not in ",/"]
+        reached, self.trigger = _scopes(self.words, separated)
+        self.by = [[(self.at[r.start][0], self.at[r.stop - 1][1]) for r in ranges] for ranges in reached]
+        if answer is not None:  # "Pneumothorax: none": the label before the colon is negated, hedged or not
+            for i in range(max(0, len(self.words) - LIST_WINDOW), len(self.words)):
+                self.by[i].append(answer)
+
+
+def _colon_answer(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The character span of a COLON_NEGATION answer opening a clause (up to its first comma), else None."""
+    head = text[start:end].split(",", 1)[0]
+    words = list(_WORD.finditer(head))
+    if words and tuple(w.group() for w in words) in _COLON_ANSWERS:
+        return start + words[0].start(), start + words[-1].end()
+    return None
+
+
+def _clauses(text: str) -> list[_Scoped]:
+    """The clauses of a lowercased text (ending at . ; : ! ? or a line break) with their scopes; a clause that only
+    answers the one before its colon with a negation is that negation, and what follows its first comma is read on."""
+    spans = [m.span() for m in _CLAUSE_TEXT.finditer(text)]
+    answers = [
+        _colon_answer(text, *spans[i + 1]) if i + 1 < len(spans) and text[end : end + 1] == ":" else None
+        for i, (_, end) in enumerate(spans)
+    ]
+    out = []
+    for i, (start, end) in enumerate(spans):
+        if i and answers[i - 1]:
+            start = answers[i - 1][1]  # type: ignore[index]
+        out.append(_Scoped(text, start, end, answers[i]))
+    return out
+
+
 def scoped_clauses(text: str) -> list[list[str]]:
     """scoped_words clause by clause (a clause ends at . ; : ! ? or a line break)."""
     out: list[list[str]] = []
-    for clause in _CLAUSE.split(text.lower()):
-        words, separated = _split(_TOKEN.findall(clause))
-        if not words:
-            continue
-        negated, trigger = negated_words(words, separated)
-        out.append(
-            [NEGATED_PREFIX + w if neg else w for w, neg, trig in zip(words, negated, trigger, strict=True) if not trig]
-        )
+    for clause in _clauses(text.lower()):
+        words = [
+            NEGATED_PREFIX + w if by else w
+            for w, by, trig in zip(clause.words, clause.by, clause.trigger, strict=True)
+            if not trig
+        ]
+        if clause.words:
+            out.append(words)
     return out
 
 
@@ -192,11 +239,4 @@ def negated_spans(text: str) -> list[tuple[int, int, list[tuple[int, int]]]]:
     """Character spans of the negated words of `text`, each with the character spans of the triggers that negate
     it (rules.is_negated counts only triggers outside the concept: "showed no abnormalities" as a whole is no
     negated finding)."""
-    spans: list[tuple[int, int, list[tuple[int, int]]]] = []
-    for clause in _CLAUSE_TEXT.finditer(text.lower()):
-        tokens = [t for t in _TOKEN.finditer(clause.group())]
-        words, separated = _split(t.group() for t in tokens)
-        reached, _ = _scopes(words, separated)
-        at = [(clause.start() + t.start(), clause.start() + t.end()) for t in tokens if t.group() not in ",/"]
-        spans += [(*at[i], [(at[r.start][0], at[r.stop - 1][1]) for r in by]) for i, by in enumerate(reached) if by]
-    return spans
+    return [(*at, by) for clause in _clauses(text.lower()) for at, by in zip(clause.at, clause.by, strict=True) if by]

@@ -18,7 +18,8 @@ from retriever.negation.scope import NEGATED_PREFIX, scoped_words
 
 STOPWORDS = frozenset(STOPWORDS_EN)
 #: Bumped when tokenize() changes in a way its tables below do not show (a new scope rule).
-TOKENIZER_VERSION = 3  # 3: scopes through lists, post-negations reach back to the clause start, hedges
+TOKENIZER_VERSION = 4  # 3: scopes through lists, post-negations reach back to the clause start, hedges; 4: answers
+# after a colon ("Pneumothorax: none") negate the label before it
 
 
 def _tokenizer_fingerprint() -> str:
@@ -38,6 +39,8 @@ def _tokenizer_fingerprint() -> str:
         negation.PRE_UNCERTAINTY,
         negation.PRE_TERMINATION,
         sorted(negation.CLAUSE_VERBS),
+        sorted(negation.NEW_SUBJECT),
+        negation.COLON_NEGATION,
     ]
     return hashlib.sha256(json.dumps(tables).encode("utf-8")).hexdigest()[:16]
 

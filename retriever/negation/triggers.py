@@ -50,6 +50,7 @@ PRE_NEGATION: tuple[str, ...] = (
     "without",
     "negative for",
     "free of",
+    "clear of",  # "The lungs are clear of focal airspace disease, pneumothorax or pleural effusion"
     "absence of",
     "absent",
     "rules out",
@@ -214,6 +215,21 @@ PRE_TERMINATION: tuple[str, ...] = tuple(
         ("within", "around", "surrounding", "surround", "to", "into", "inside"),
         ("the", "this", "that", "these", "those", "its", "their"),
     )
+)
+#: Words that begin a new subject after a comma or ", and": a pre-negation's scope ends before them ("no hepatic
+#: lesions, and all mesenteric nodes were sub-centimeter": the nodes are there; "due to no evidence of bleeding,
+#: the patient remained stable").
+NEW_SUBJECT: frozenset[str] = frozenset(("the", "all", "this", "these", "those", "its", "their", "each", "both"))
+#: A whole answer after a colon that says what the words before the colon name is absent: "Evaluation for
+#: pneumothorax: none identified", "Adnexa: not seen", "Pleural effusions: absent" (scope.py negates that label).
+COLON_NEGATION: tuple[str, ...] = (
+    "none",
+    "no",
+    "not",
+    "absent",
+    "negative",
+    "nil",
+    *(f"{no} {seen}" for no, seen in product(("none", "not"), _NOT_FOUND)),
 )
 #: Verbs that start a predicate: a scope stretched past WINDOW through a list stops at them ("No A or B is seen,
 #: and C" does not reach C; "A, B and C were not detected" reaches A, whose copula is part of the trigger).

@@ -5,8 +5,8 @@ negation-aware BM25 only lowers such a hit. For a resident a report that rules o
 the most dangerous hit there is, so the search puts every hit that contradicts the query after every hit that
 does not, keeping each group in the method's order. A hit contradicts the query when most of the words they share
 have the opposite polarity: affirmed in the query and only negated in the hit, or the reverse (negation scopes as
-in retriever/negation/scope.py; stopwords do not count). A hit that mentions a word both ways (a mixed report) does
-not contradict on that word.
+in retriever/negation/scope.py; stopwords do not count; a word and its plural are one word, so "No pneumothoraces."
+contradicts "pneumothorax"). A hit that mentions a word both ways (a mixed report) does not contradict on that word.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from retriever.negation.inflection import inflections
 from retriever.negation.scope import NEGATED_PREFIX, scoped_clauses
 
 Hit = TypeVar("Hit")
@@ -57,6 +58,25 @@ class Polarity:
                     phrases[first_negated].add((first, second))
         return cls(*map(frozenset, words), *map(frozenset, phrases))
 
+    def in_words_of(self, other: Polarity) -> Polarity:
+        """This polarity with each word that is another's word in the singular or plural written as the other's
+        ("effusions" as "effusion" for a query that says "effusion"), so the two compare word for word."""
+        theirs = other.affirmed | other.negated
+        ours = self.affirmed | self.negated
+        renamed = {w: min(same) for w in ours - theirs if (same := inflections(w) & theirs)}
+        if not renamed:
+            return self
+
+        def words(found: frozenset[str]) -> frozenset[str]:
+            return frozenset(renamed.get(w, w) for w in found)
+
+        def phrases(found: frozenset[Phrase]) -> frozenset[Phrase]:
+            return frozenset((renamed.get(a, a), renamed.get(b, b)) for a, b in found)
+
+        return Polarity(
+            words(self.affirmed), words(self.negated), phrases(self.affirmed_phrases), phrases(self.negated_phrases)
+        )
+
 
 def contradiction(query: Polarity, hit: Polarity) -> float:
     """Share of the words query and hit share whose polarity is opposite (0 when they share none)."""
@@ -86,7 +106,7 @@ def contradicting_last(
         return [(h, False, False) for h in hits]
     judged = []
     for hit in hits:
-        polarity = Polarity.of(text_of(hit), stopwords)
+        polarity = Polarity.of(text_of(hit), stopwords).in_words_of(wanted)
         contradicts = contradiction(wanted, polarity) > CONTRADICTION_SHARE
         judged.append((hit, contradicts, not contradicts and rules_out_in_part(wanted, polarity)))
     return [row for row in judged if not row[1]] + [row for row in judged if row[1]]

@@ -11,13 +11,14 @@ from eval.common.stats import format_p
 from eval.negation.detection import (
     evaluate_negex,
     evaluate_openi,
+    labelled_verdict,
     load_detector,
     main,
     negex_rows,
     openi_cases,
     scores,
 )
-from eval.negation.labelled import evaluate_labelled, render_labelled, split_group
+from eval.negation.labelled import EARLIER, evaluate_labelled, render_labelled, split_group
 from eval.negation.results import LabelledPart
 from eval.negation.sentences import SENTENCES_FILE, LabelledSentence, load_labelled_sentences
 from retriever.negation.rules import is_negated
@@ -146,9 +147,18 @@ def test_rules_on_the_real_negex_set(shared_data: Path) -> None:
     assert evaluate_negex(rows, {"rules": is_negated})["scores"]["rules"].f1 >= 0.9
 
 
-def _labelled_row(report_id: str, source: str, sentence: str, concept: str, label: str, kind: str) -> LabelledSentence:
+def _labelled_row(
+    report_id: str, source: str, sentence: str, concept: str, label: str, kind: str, form: str = ""
+) -> LabelledSentence:
     return LabelledSentence(
-        report_id=report_id, source=source, field="findings", sentence=sentence, concept=concept, label=label, kind=kind
+        report_id=report_id,
+        source=source,
+        field="findings",
+        sentence=sentence,
+        concept=concept,
+        label=label,
+        kind=kind,
+        form=form,
     )
 
 
@@ -180,6 +190,24 @@ def test_labelled_scores_per_split_and_errors_of_train_dev_rows_only() -> None:
     del result["correct"]
     markdown = "\n".join(render_labelled(LabelledPart(**result, best="rules", vs_rules={}), format_p))
     assert "(c) Hand-labelled" in markdown and "Small nodule" not in markdown
+
+
+def test_labelled_scores_per_form_and_the_verdict_names_forms_below_target() -> None:
+    """Issue 50: precision and recall of "ruled out" per list or colon form; rows without a form are the earlier
+    set's, scored as one group and left out of the per-form target."""
+    rows = [
+        _labelled_row("r1", "openi", "Lungs clear of consolidation.", "consolidation", "ruled_out", "pre", "clear-of"),
+        _labelled_row("r2", "openi", "Pneumothorax: small.", "pneumothorax", "ruled_out", "pre", "after-colon"),
+        _labelled_row("r3", "openi", "No pneumothorax.", "pneumothorax", "ruled_out", "pre"),
+    ]
+    result = evaluate_labelled(rows, {"rules": is_negated}, scores)
+    forms = result["scores"]["rules"].form
+    assert set(forms) == {"clear-of", "after-colon", EARLIER}
+    assert forms["clear-of"].recall == 1.0 and forms["after-colon"].recall == 0.0
+    del result["correct"]
+    part = LabelledPart(**result, best="rules", vs_rules={})
+    assert "below 0.95: after-colon." in labelled_verdict(part)
+    assert "| clear-of | 1 |" in "\n".join(render_labelled(part, format_p))
 
 
 def test_rules_on_the_labelled_sentences_they_were_developed_on(shared_data: Path) -> None:
