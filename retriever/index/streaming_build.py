@@ -35,17 +35,10 @@ from tqdm import tqdm
 from retriever.encoders.encoder import Encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.drift import held_out_baseline
+from retriever.index.encoder_check import encoder_info
+from retriever.index.folder import STORE_FILE, corpus_hash, now, write_bm25, write_manifest, write_vectors
 from retriever.index.manifest import Manifest
 from retriever.index.output_paths import check_replaceable
-from retriever.index.report_index import (
-    STORE_FILE,
-    corpus_hash,
-    encoder_info,
-    now,
-    write_bm25,
-    write_manifest,
-    write_vectors,
-)
 from retriever.index.store import ReportStore, StoreWriter
 from retriever.index.swap import discard, replacing, restore_interrupted
 from retriever.index.vectors import index_kind, new_vector_index, training_rows

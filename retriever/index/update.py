@@ -34,17 +34,10 @@ import numpy as np
 from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.drift import drift_ratio, drift_warning, held_out_baseline, is_ivf, stored_baseline
+from retriever.index.encoder_check import built_encoder, check_encoder
+from retriever.index.errors import IndexLoadError
+from retriever.index.folder import STORE_FILE, corpus_hash, now, open_parts, write_parts
 from retriever.index.manifest import EncoderInfo, Manifest
-from retriever.index.report_index import (
-    STORE_FILE,
-    IndexLoadError,
-    built_encoder,
-    check_encoder,
-    corpus_hash,
-    now,
-    open_parts,
-    write_parts,
-)
 from retriever.index.store import ReportStore, change_store
 from retriever.index.streaming_build import bm25_of_store
 from retriever.index.swap import one_writer, replacing

@@ -33,6 +33,10 @@ class Report:
     labels: tuple[str, ...] = ()
     source: str = ""
     meta: dict[str, str] = field(default_factory=dict)
+    status: str = ""
+    exam: str = ""
+    body_part: str = ""
+    addendum: str = ""
 
     def labelled_text(self) -> str:
         """Its findings and impression, labelled, or its whole text when it has neither: what a model is given to
