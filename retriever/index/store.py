@@ -104,9 +104,22 @@ class StoreWriter:
             self._db.commit()
         return rowid
 
-    def add_history(self, versions: Iterable[Report]) -> None:
-        """Keep `versions` (earlier versions of studies this build holds) in the store's history."""
-        _keep_history(self._db, versions)
+    def replace(self, rowid: int, report: Report) -> Report | None:
+        """Put `report` (a newer version of a study) under `rowid`; the version it replaces (None: none was)."""
+        held = self._db.execute(f"SELECT {', '.join(COLUMNS)} FROM reports WHERE rowid = ?", (rowid,)).fetchone()
+        labels = [label for (label,) in self._db.execute("SELECT label FROM labels WHERE rowid = ?", (rowid,))]
+        self._db.execute("DELETE FROM reports WHERE rowid = ?", (rowid,))
+        self._db.execute("DELETE FROM labels WHERE rowid = ?", (rowid,))
+        _insert(self._db, rowid, report)
+        return None if held is None else _report(held, labels)
+
+    def keep_earlier(self, report: Report) -> None:
+        """Keep an earlier version of a study this store holds in its history."""
+        _keep_history(self._db, [report])
+
+    def keep_history(self, entries: Iterable[tuple[str, str, str]]) -> None:
+        """Copy history entries (id, when replaced, the version as JSON) of another store (a shard's)."""
+        self._db.executemany("INSERT INTO history VALUES (?,?,?)", entries)
 
     def __enter__(self) -> StoreWriter:
         return self
@@ -288,6 +301,10 @@ class ReportStore:
             return []
         rows = self._query("SELECT replaced, report FROM history WHERE id = ? ORDER BY rowid", (report_id,))
         return [(replaced, _stored_version(text)) for replaced, text in rows]
+
+    def all_history(self) -> list[tuple[str, str, str]]:
+        """Every history entry as stored (id, when replaced, the version as JSON), in the order kept."""
+        return self._query("SELECT id, replaced, report FROM history ORDER BY rowid") if self.current else []
 
     def max_rowid(self) -> int:
         """The largest row id in use (-1 for an empty store): new reports get the ones after it."""

@@ -71,6 +71,7 @@ DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
     "labels": ("labels", "label", "findings_labels", "diagnosis_labels"),
     "date": ("study_date", "exam_date", "study_datetime", "date_of_exam", "performed_date", "report_date", "date"),
     "body_part": ("body_part", "body_part_examined", "anatomy", "body_region"),
+    "site": ("site", "site_name", "institution", "institution_name", "facility", "hospital"),
 }
 
 
@@ -148,7 +149,7 @@ def report_from_row(
     findings, impression, text = clean_text(get("findings")), clean_text(get("impression")), get("text")
     if not (findings or impression or text.strip()):
         return "empty record (no findings, impression or report text)"
-    if _UNNAMEABLE.search(get("id")):
+    if _UNNAMEABLE.search(get("id") + get("site")):
         return "id with a line break or control character"
     if len(findings) + len(impression) + len(text) > MAX_REPORT_CHARS:
         return f"report too long (> {MAX_REPORT_CHARS} characters)"
@@ -160,6 +161,7 @@ def report_from_row(
     labels = tuple(sorted({x.strip() for x in get("labels").replace("|", ";").split(";") if x.strip()}))
     modality = normalize_modality(get("modality"))
     original = get("modality").strip()
+    source = get("site").strip() or source  # a site column names its rows' site (sources/names.py)
     return Report(
         id=f"{source}:{get('id') or default_id}",
         findings=findings,
