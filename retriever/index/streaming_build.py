@@ -108,6 +108,7 @@ def encode_and_write(
     progress: bool = False,
     overwrite: bool = False,
     column_map: Mapping[str, str] | None = None,
+    site: str = "",
 ) -> Manifest:
     """Passes 2 and 3 over the reports `read_reports` stored: the written index's manifest. Refuses (UnsafeOutput)
     to replace a folder that is not an index unless `overwrite`; ValueError if there is nothing to index."""
@@ -141,6 +142,7 @@ def encode_and_write(
                 quantizer_fit=fit,
                 lexical_rules=TOKENIZER_FINGERPRINT,
                 column_map=dict(column_map or {}),
+                site=site,
             )
             write_manifest(tmp, manifest)
     finally:

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: The site of an index built without `--source`: its tables' studies are `site:ACCESSION`.
+DEFAULT_SITE = "site"
+
 
 class SourceNames:
     """Hands out source names; one instance per ingestion run (all its corpus arguments)."""
