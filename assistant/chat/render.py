@@ -186,9 +186,9 @@ def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str) -> 
     report = hit.report
     shown = report.shown_impression
     impression = shorten(shown.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
-    badges = "".join(
-        f'<span class="rs-badge">{_e(v)}</span>' for v in (modality_word(report.modality), report.source) if v
-    )
+    identical = f"and {len(hit.identical)} identical" if hit.identical else ""
+    meta = (modality_word(report.modality), report.source, report.meta.get("date", ""), report.status, identical)
+    badges = "".join(f'<span class="rs-badge">{_e(v)}</span>' for v in meta if v)
     cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
     contradicts, partly = hit.contradicts, hit.partly_contradicts and not hit.contradicts
     label, note, kind = (

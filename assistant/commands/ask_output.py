@@ -55,9 +55,9 @@ def print_retrieval(retrieval: Retrieval, query: str, out: Console) -> None:
     reports = retrieval.retrieved[:SHOWN_REPORTS]
     if reports:
         marks, notes = contradiction_marks([(h.contradicts, h.partly_contradicts) for h in reports])
-        columns = ["#", "match", "report", "modality", "matching sentence", "score"]
+        columns = ["#", "match", "report", "modality", "study date, status", "matching sentence", "score"]
         if marks:
-            columns.insert(4, "contradicts")
+            columns.insert(5, "contradicts")
         read = len(retrieval.retrieved)
         shown = f"the first {len(reports)} of {read}" if read > len(reports) else f"{read}"
         table = Table(title=f"{shown} similar reports ({SHOW_HINT})", show_lines=True)
@@ -69,11 +69,12 @@ def print_retrieval(retrieval: Retrieval, query: str, out: Console) -> None:
                 strength.removesuffix(" match"),
                 literal(h.report.id),
                 literal(modality_word(h.report.modality)),
+                literal(f"{h.report.meta.get('date') or '-'}, {h.report.status or '-'}"),
                 _sentence_cell(h, query, out),
                 f"{h.score:.3f}",
             ]
             if marks:
-                cells.insert(4, marks[n])
+                cells.insert(5, marks[n])
             table.add_row(*cells)
         out.print(table)
         for note in notes:

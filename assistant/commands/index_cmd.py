@@ -34,6 +34,7 @@ from assistant.commands.shared import (
     RejectsOption,
 )
 from models.preset import PRESET
+from retriever.reports.sources.names import DEFAULT_SITE
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -56,7 +57,7 @@ def index(
     out: Annotated[Path | None, typer.Option(help="Index folder to write (default: the default index).")] = None,
     column_map: ColumnMapOption = None,
     keep_incomplete: KeepIncompleteOption = False,
-    keep_duplicate_findings: KeepDuplicateFindingsOption = False,
+    keep_duplicate_findings: KeepDuplicateFindingsOption = True,
     rejects: RejectsOption = None,
     batch_size: BatchSizeOption = 32,
     max_rejected: MaxRejectedOption = 0.9,
@@ -71,6 +72,14 @@ def index(
         bool, typer.Option(help="The arguments are shard folders (--shard I/N): merge them into the index --out.")
     ] = False,
     ray: RayOption = None,
+    source: Annotated[
+        str,
+        typer.Option(
+            help="The site these reports come from, set once for the index: a table's study is SITE:ACCESSION "
+            "whatever its file is called, so `assistant update` with the next day's export updates the same studies "
+            "(a site or institution column names its rows' site instead).",
+        ),
+    ] = DEFAULT_SITE,
 ) -> None:
     """Build an index over report files: counts in / indexed / rejected by reason are printed and add up."""
     from rich.console import Console
@@ -106,6 +115,7 @@ def index(
         )
         return
     mapping = checked_corpus(console, corpus, column_map)
+    site = _checked_site(console, source)
     inputs = [Path(spec) for spec in corpus if spec not in DEMO_NAMES]
     try:  # before reading a single report: a wrong --out or --rejects costs nothing
         check_outputs(inputs, target, rejects, overwrite=overwrite)
@@ -127,6 +137,7 @@ def index(
                 exclusions(keep_incomplete, keep_duplicate_findings),
                 max_rejected,
                 remote,
+                site,
             )
     except IndexBusy as exc:
         print_error(console, exc)
@@ -203,6 +214,7 @@ def _build(
     rules: Exclusions,
     max_rejected: float = 1.0,
     remote: Encoder | None = None,
+    site: str = "",
 ) -> Manifest:
     """Read, print the counts, encode and write (retriever/index/streaming_build.py: bounded memory, a killed build resumes
     where it stopped) with `remote` (the --ray cluster's encoder) or `encoder` loaded here; the written manifest, or
@@ -218,7 +230,7 @@ def _build(
         console.print(literal(f"resuming the build left in {work_folder(target)} (encoded chunks are reused)"))
     try:
         with console.status("reading reports"):
-            result = read_reports(corpus, target, rules, mapping)
+            result = read_reports(corpus, target, rules, mapping, site or None)
     except (OSError, sqlite3.Error) as exc:  # the reports are read into a store in the build folder
         _write_failed(console, target, exc)
     print_ingestion(console, result)
@@ -236,13 +248,30 @@ def _build(
     model = remote or load_index_encoder(console, settings, encoder)
     try:
         return encode_and_write(
-            target, model, batch_size=batch_size, progress=True, overwrite=overwrite, column_map=mapping.columns
+            target,
+            model,
+            batch_size=batch_size,
+            progress=True,
+            overwrite=overwrite,
+            column_map=mapping.columns,
+            site=site,
         )
     except UnsafeOutput as exc:  # the folder changed while encoding
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     except (OSError, sqlite3.Error) as exc:  # a full disk: the previous index is kept (index_swap.replacing)
         _write_failed(console, target, exc)
+
+
+def _checked_site(console: Console, source: str) -> str:
+    """`--source` as the site name of report ids; exit 2 for one that could not be named in an id."""
+    from assistant.commands.output import print_error
+
+    site = source.strip()
+    if not site or ":" in site or not site.isprintable():
+        print_error(console, f"--source {source!r}: give a site name without ':' or control characters (e.g. north)")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    return site
 
 
 def _write_failed(console: Console, target: Path, exc: Exception) -> NoReturn:

@@ -57,7 +57,8 @@ def refuse_if_mostly_rejected(console: Console, result: IngestResult, share: flo
 
 
 def exclusions(keep_incomplete: bool, keep_duplicate_findings: bool) -> Exclusions:
-    """The exclusions the two commands' flags ask for (the paper's by default)."""
+    """The exclusions the two commands' flags ask for: the paper's incomplete reports dropped by default, every
+    study kept (its findings may repeat another's: templated normal reports) unless told to drop them."""
     from retriever.reports.ingest import Exclusions
 
     return Exclusions(
@@ -74,13 +75,24 @@ def print_ingestion(console: Console, result: IngestResult) -> None:
 
     from assistant.commands.output import literal
 
-    table = Table(title="Ingestion", show_footer=True)
+    table = Table(
+        title="Ingestion",
+        show_footer=True,
+        caption="earlier versions: records of a study a newer record replaced (kept in the index's history)"
+        if result.earlier
+        else None,
+    )
     table.add_column("source", footer="total")
     table.add_column("records in", justify="right", footer=str(result.records_in))
     table.add_column("indexed", justify="right", footer=str(result.kept))
+    if result.earlier:
+        table.add_column("earlier versions", justify="right", footer=str(result.earlier.total()))
     table.add_column("rejected", justify="right", footer=str(len(result.rejections)))
     for source, (kept, rejected) in result.by_source().items():
-        table.add_row(literal(source), str(kept + rejected), str(kept), str(rejected))
+        earlier = [str(result.earlier[source])] if result.earlier else []
+        table.add_row(
+            literal(source), str(kept + rejected + result.earlier[source]), str(kept), *earlier, str(rejected)
+        )
     console.print(table)
     if result.rejections:
         reasons = Table(title="Rejected, by reason")

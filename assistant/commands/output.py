@@ -30,8 +30,10 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def visible(value: object) -> str:
     """`value` as text with every control character written as an escape (`\\x1b`) and every invisible formatting
-    character as its code point (`<U+202E>`, assistant.text.shown_invisible), so none reaches the terminal."""
-    return shown_invisible(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value)))
+    character as its code point (`<U+202E>`, assistant.text.shown_invisible), so none reaches the terminal; Windows
+    and old Mac line ends (CRLF, CR: RIS exports) as line breaks, not as escapes."""
+    text = str(value).replace("\r\n", "\n").replace("\r", "\n")
+    return shown_invisible(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
 
 
 def literal(value: object, style: str = "") -> Text:

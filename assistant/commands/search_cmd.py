@@ -26,6 +26,7 @@ import typer
 
 from assistant.commands.output import contradiction_marks
 from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, RerankerOption, SinceOption, UntilOption
+from retriever.search.hit import Hit
 from retriever.search.methods import DEFAULT_METHOD
 
 
@@ -48,6 +49,15 @@ def search(
     label: Annotated[str | None, typer.Option(help="Only reports carrying this label.")] = None,
     since: SinceOption = None,
     until: UntilOption = None,
+    status: Annotated[
+        str | None, typer.Option(help="Only reports of this status (final, preliminary, corrected, ...).")
+    ] = None,
+    exam: Annotated[
+        str | None, typer.Option(help="Only studies whose description contains this (e.g. 'CHEST 2 VIEWS').")
+    ] = None,
+    sort: Annotated[
+        str, typer.Option(help="relevance (the ranking) or date (the same hits, newest study first).")
+    ] = "relevance",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
     expand: Annotated[
         bool | None,
@@ -87,8 +97,8 @@ def search(
         idx.query_expander = expander
         idx.reranker = settings.search.load_reranker(reranker)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
-        filters = SearchFilters(modality, source, label, since, until)
-        hits = idx.search(query, field=field, k=k, filters=filters, method=method)
+        filters = SearchFilters(modality, source, label, since, until, status=status, exam=exam)
+        hits = by_date(idx.search(query, field=field, k=k, filters=filters, method=method), sort)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -118,6 +128,8 @@ def search(
                         )
                     ),
                     **asdict(h.report),
+                    "date": h.report.meta.get("date", ""),
+                    "identical": [asdict(other) for other in h.identical],
                 }
                 for h in hits
             ],
@@ -134,6 +146,7 @@ def search(
         ("score", "dim"),
         ("report", "cyan"),
         ("source, modality", ""),
+        ("study date, status", ""),
         ("matching sentence", ""),
         ("impression", "bold"),
     ]
@@ -152,8 +165,9 @@ def search(
             str(h.rank),
             strength.removesuffix(" match"),
             f"{h.score:.3f}",
-            literal(r.id),
+            literal(r.id + identical_note(h)),
             literal(f"{r.source}, {modality_word(r.modality) or '-'}"),
+            literal(f"{r.meta.get('date') or '-'}, {r.status or '-'}"),
             marked(excerpt, out),
             literal(shorten(r.impression, 200)),
         ]
@@ -164,3 +178,25 @@ def search(
     err.print(literal("whole report: assistant show ID" + (f" --index {folder}" if index else "")), style="dim")
     for note in notes:
         print_note(out, note)
+
+
+def by_date(hits: list[Hit], sort: str) -> list[Hit]:
+    """The hits in `sort` order: relevance (as ranked) or date (newest study first, undated last; ranks kept)."""
+    if sort not in ("relevance", "date"):
+        raise ValueError(f"--sort {sort!r}: choose relevance or date")
+    if sort == "relevance":
+        return hits
+    return sorted(hits, key=lambda h: h.report.meta.get("date") or "", reverse=True)
+
+
+#: Identical reports a table cell names before "...": the JSON names every one.
+NAMED = 3
+
+
+def identical_note(hit: Hit) -> str:
+    """ "and N identical reports (ID, ID, ...)" under a hit's id, or nothing."""
+    if not hit.identical:
+        return ""
+    named = ", ".join(other.id for other in hit.identical[:NAMED]) + (", ..." if len(hit.identical) > NAMED else "")
+    plural = "s" if len(hit.identical) > 1 else ""
+    return f"\nand {len(hit.identical)} identical report{plural} ({named})"

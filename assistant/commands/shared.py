@@ -27,7 +27,14 @@ BackendOption = Annotated[
 CorpusArgument = Annotated[list[str], typer.Argument(help="Report files or folders (CSV, JSONL, .txt), or `demo`.")]
 #: Ingestion options shared by `assistant index` and `assistant update` (same exclusions, same rejects log).
 KeepIncompleteOption = Annotated[bool, typer.Option(help="Keep reports missing findings or impression (paper: drop).")]
-KeepDuplicateFindingsOption = Annotated[bool, typer.Option(help="Keep reports whose findings repeat another's.")]
+KeepDuplicateFindingsOption = Annotated[
+    bool,
+    typer.Option(
+        "--keep-duplicate-findings/--drop-duplicate-findings",
+        help="Keep every study, also those whose findings repeat another's (a search shows identical reports as one "
+        "hit); drop: the RadSearch paper's exclusion.",
+    ),
+]
 RejectsOption = Annotated[
     Path | None, typer.Option(help="Write every rejected record and its reason to this JSONL file.")
 ]

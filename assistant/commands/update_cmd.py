@@ -1,7 +1,10 @@
 """`assistant update`: add today's reports to an index, replace corrected ones, remove some, without a rebuild.
 
-Reports whose id the index holds replace the indexed ones if their text or metadata changed and are skipped (and
-counted) if not; `--remove` names ids to delete; `--retrain` trains each field's IVF-PQ quantizer anew on the vectors
+Reports are read as the studies of the index's site (`assistant index --source`), whatever the files are called.
+Reports whose id the index holds are new versions of those studies: they replace the indexed ones (kept in the
+index's history, `assistant show --history`) if their text or metadata changed, unless older (a preliminary after
+the final), and are skipped (and counted) if not; `--remove` names ids (or bare accessions, unique in the index) to
+delete; `--retrain` trains each field's IVF-PQ quantizer anew on the vectors
 the index holds (no report is encoded again), as the drift notice of an update advises; `--retokenize` tokenizes
 the BM25 side anew under this program's negation rules, as search advises for an index built by an older one.
 The exclusions, rejects log and counts are `assistant index`'s.
@@ -54,7 +57,7 @@ def update(
     column_map: ColumnMapOption = None,
     max_rejected: MaxRejectedOption = 0.9,
     keep_incomplete: KeepIncompleteOption = False,
-    keep_duplicate_findings: KeepDuplicateFindingsOption = False,
+    keep_duplicate_findings: KeepDuplicateFindingsOption = True,
     rejects: RejectsOption = None,
     batch_size: BatchSizeOption = 32,
     retrain: Annotated[
@@ -118,13 +121,16 @@ def update(
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     rules = exclusions(keep_incomplete, keep_duplicate_findings)
     result = IngestResult()
+    removals = _named_ids(console, target, removals)
     if corpus:
         with console.status("reading reports"):
-            result = ingest(corpus, rules, mapping, _held_sources(target))
-        print_ingestion(console, result)
-        if rejects and mostly_rejected(result, max_rejected):  # the log the refusal points to
-            write_rejects(console, rejects, result.rejections)
-        refuse_if_mostly_rejected(console, result, max_rejected)
+            site = _site(target)
+            result = ingest(corpus, rules, mapping, None if site else _held_sources(target), site or None)
+        if mostly_rejected(result, max_rejected):  # refused before the index is touched, with the counts so far
+            print_ingestion(console, result)
+            if rejects:  # the log the refusal points to
+                write_rejects(console, rejects, result.rejections)
+            refuse_if_mostly_rejected(console, result, max_rejected)
     try:
         with _on_cluster(console, ray if result.reports else None, target, encoder) as remote:
             summary = update_index(
@@ -138,6 +144,7 @@ def update(
                 device=settings.encoder.device,
                 retrain=retrain,
                 retokenize=retokenize,
+                history=result.history,
             )
     except (IndexLoadError, IndexBusy) as exc:
         print_error(console, exc)
@@ -148,10 +155,13 @@ def update(
     except (OSError, sqlite3.Error) as exc:  # a full disk: the previous index is kept (index_swap.replacing)
         print_error(console, f"could not write the index to {target}: {exc}; the previous index is unchanged")
         raise typer.Exit(1) from exc
+    result.reject_later(summary.rejections)  # found against the index: counted in the same summary
+    if corpus:
+        print_ingestion(console, result)
     for rejection in summary.rejections:
         console.print(literal(f"rejected {rejection.ref}: {rejection.reason} ({rejection.detail})"))
     if rejects:
-        write_rejects(console, rejects, [*result.rejections, *summary.rejections])
+        write_rejects(console, rejects, result.rejections)
     if summary.not_found:
         shown = ", ".join(summary.not_found[:5]) + (" ..." if len(summary.not_found) > 5 else "")
         console.print(literal(f"not in the index, so not removed: {len(summary.not_found)} ({shown})"))
@@ -161,6 +171,8 @@ def update(
         f"added {len(summary.added)}, replaced {len(summary.replaced)}, unchanged {len(summary.unchanged)} "
         f"(skipped), removed {len(summary.removed)}"
     )
+    if summary.older:
+        counts += f"; {len(summary.older)} older than the indexed version (kept in its history)"
     if summary.retrained:
         counts += f"; retrained the {', '.join(summary.retrained)} vector indexes"
     if summary.retokenized:
@@ -197,6 +209,44 @@ def _built_with(target: Path, fallback: ColumnMap) -> ColumnMap:
     except ValueError:  # no index yet: update_index says so
         return fallback
     return type(fallback)(recorded) if recorded else fallback
+
+
+def _site(target: Path) -> str:
+    """The site the index at `target` was built for ("" for an index built before sites, or none there yet)."""
+    from retriever.index.manifest import Manifest
+
+    try:
+        return Manifest.read(target).site
+    except ValueError:  # no index yet: update_index says so
+        return ""
+
+
+def _named_ids(console: Console, target: Path, names: list[str]) -> list[str]:
+    """The report ids `--remove`'s lines name: an id as it is, a bare accession as the one id it is unique to; an
+    accession several sites' studies share is not removed (which ones match is printed), nor is an unknown one
+    (update reports it as not in the index)."""
+    from assistant.commands.output import literal
+    from retriever.index.report_index import STORE_FILE
+    from retriever.index.store import ReportStore
+
+    if not names:
+        return names
+    try:
+        store = ReportStore(target / STORE_FILE)
+    except sqlite3.Error:
+        return names  # update_index refuses that index with the reason
+    try:
+        meant = store.ids_named(names)
+    finally:
+        store.close()
+    ids = []
+    for name in names:
+        found = meant.get(name, [])
+        if len(found) > 1:
+            console.print(literal(f"{name} matches {len(found)} reports, not removed: {', '.join(found)}"))
+        else:
+            ids.append(found[0] if found else name)
+    return ids
 
 
 def _held_sources(target: Path) -> frozenset[str]:

@@ -60,6 +60,10 @@ class Manifest:
     lexical_rules: str = ""
     #: The `--map` the index was built with (field -> column): `assistant update` reads the next export with it
     column_map: dict[str, str] = field(default_factory=dict)
+    #: The site whose studies the index holds (`assistant index --source`): a table's reports are `SITE:ACCESSION`
+    #: whatever its file is called, and `assistant update` reads the next export as that site's; "" = an index built
+    #: before sites (its reports named after their files)
+    site: str = ""
 
     def write(self, folder: Path) -> None:
         (folder / MANIFEST).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")

@@ -209,6 +209,8 @@ def _merge_stores(stores: list[ReportStore], path: Path, corpus: dict) -> None:
                 raise ShardError(f"the shards' row ids skip or repeat {expected}: they are not shards of one corpus")
             writer.add(report, rowid)
             digest.update(corpus_entry(rowid, report))
+        for store in stores:  # each shard keeps the earlier versions of its own studies
+            writer.keep_history(store.all_history())
     if writer.count != corpus["reports"]:
         raise ShardError(f"the shards hold {writer.count} reports, their corpus {corpus['reports']}")
     if digest.hexdigest() != corpus["sha256"]:

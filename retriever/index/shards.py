@@ -31,8 +31,8 @@ from retriever.encoders.encoder import Encoder
 from retriever.index.output_paths import UnsafeOutput
 from retriever.index.report_index import STORE_FILE, encoder_info, now
 from retriever.index.store import ReportStore, StoreWriter
-from retriever.index.streaming_build import CHUNK, encode_chunks
-from retriever.reports.ingest import Exclusions, IngestResult, iter_ingest
+from retriever.index.streaming_build import CHUNK, StoreSlots, encode_chunks
+from retriever.reports.ingest import Exclusions, IngestResult, iter_ingest, keep_newest
 from retriever.reports.record import FIELDS, Report
 from retriever.reports.sources import ColumnMap, Rejection
 
@@ -106,9 +106,26 @@ def prepare_folder(folder: Path, *, overwrite: bool) -> None:
 
 
 def corpus_entry(rowid: int, report: Report) -> bytes:
-    """What the corpus digest of `shard.json` takes from one kept report: its row id and every field, so a merge
-    can tell a store edited after the shard was written (the chunk digests cover only ids and texts)."""
-    return json.dumps([rowid, asdict(report)], ensure_ascii=False, sort_keys=True).encode()
+    """What the corpus digest of `shard.json` takes from one kept report: the SHA-256 of its row id and every field,
+    so a merge can tell a store edited after the shard was written (the chunk digests cover only ids and texts).
+    A digest per report: a shard knows the newest version of every study, not only its own, by digest alone."""
+    return hashlib.sha256(json.dumps([rowid, asdict(report)], ensure_ascii=False, sort_keys=True).encode()).digest()
+
+
+class _ShardSlots(StoreSlots):
+    """A shard's slots: its own studies written, every study's newest version's corpus entry kept by row id."""
+
+    def __init__(self, writer: StoreWriter, result: IngestResult, shard: Shard) -> None:
+        super().__init__(writer, result, lambda report_id: shard_of(report_id, shard.count) == shard.index)
+        self.entries: list[bytes] = []
+
+    def add(self, slot: int, report: Report) -> None:
+        super().add(slot, report)
+        self.entries.append(corpus_entry(slot, report))
+
+    def replace(self, slot: int, report: Report) -> Report | None:
+        self.entries[slot] = corpus_entry(slot, report)
+        return super().replace(slot, report)
 
 
 def read_shard(
@@ -125,14 +142,12 @@ def read_shard(
     (folder / STORE_FILE).unlink(missing_ok=True)
     result = IngestResult()
     corpus = hashlib.sha256()
-    mine = 0
     with StoreWriter(folder / STORE_FILE) as writer:
-        for rowid, report in enumerate(iter_ingest(corpora, exclusions or Exclusions(), mapping, result)):
-            result.streamed[report.source] += 1
-            corpus.update(corpus_entry(rowid, report))
-            if shard_of(report.id, shard.count) == shard.index:
-                writer.add(report, rowid)
-                mine += 1
+        slots = _ShardSlots(writer, result, shard)
+        keep_newest(iter_ingest(corpora, exclusions or Exclusions(), mapping, result), result, slots)
+        mine = writer.count
+    for entry in slots.entries:
+        corpus.update(entry)
     lines = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in result.rejections)
     (folder / REJECTS_FILE).write_text(lines, encoding="utf-8")
     return ShardRead(

@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 import faiss
@@ -35,22 +35,15 @@ from tqdm import tqdm
 from retriever.encoders.encoder import Encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.drift import held_out_baseline
+from retriever.index.encoder_check import encoder_info
+from retriever.index.folder import STORE_FILE, corpus_hash, now, write_bm25, write_manifest, write_vectors
 from retriever.index.manifest import Manifest
 from retriever.index.output_paths import check_replaceable
-from retriever.index.report_index import (
-    STORE_FILE,
-    corpus_hash,
-    encoder_info,
-    now,
-    write_bm25,
-    write_manifest,
-    write_vectors,
-)
 from retriever.index.store import ReportStore, StoreWriter
 from retriever.index.swap import discard, replacing, restore_interrupted
 from retriever.index.vectors import index_kind, new_vector_index, training_rows
 from retriever.negation.tokens import TOKENIZER_FINGERPRINT
-from retriever.reports.ingest import Exclusions, IngestResult, iter_ingest
+from retriever.reports.ingest import Exclusions, IngestResult, iter_ingest, keep_newest
 from retriever.reports.record import FIELDS, Report
 from retriever.reports.sources import ColumnMap
 
@@ -64,19 +57,45 @@ def work_folder(out: Path) -> Path:
 
 
 def read_reports(
-    corpora: Iterable[str], out: Path, exclusions: Exclusions | None = None, mapping: ColumnMap | None = None
+    corpora: Iterable[str],
+    out: Path,
+    exclusions: Exclusions | None = None,
+    mapping: ColumnMap | None = None,
+    site: str | None = None,
 ) -> IngestResult:
-    """Pass 1: every kept report into the work folder's store (counted per source in `streamed`), every rejection
-    into the result. The caller prints the counts before any encoding starts."""
+    """Pass 1: every study's newest version into the work folder's store (counted per source in `streamed`), its
+    earlier ones into the store's history, every rejection into the result. The caller prints the counts before any
+    encoding starts. `site`: the index's site name (retriever/reports/sources/names.py)."""
     work = work_folder(out)
     work.mkdir(parents=True, exist_ok=True)
     (work / STORE_FILE).unlink(missing_ok=True)
     result = IngestResult()
     with StoreWriter(work / STORE_FILE) as writer:
-        for report in iter_ingest(corpora, exclusions or Exclusions(), mapping, result):
-            writer.add(report)
-            result.streamed[report.source] += 1
+        stream = iter_ingest(corpora, exclusions or Exclusions(), mapping, result, site=site)
+        keep_newest(stream, result, StoreSlots(writer, result))
     return result
+
+
+class StoreSlots:
+    """A build's slots (retriever.reports.ingest.Slots): row id i holds the i-th study read; with `mine`, only the
+    studies it accepts are written (a shard's), the others only counted."""
+
+    def __init__(self, writer: StoreWriter, result: IngestResult, mine: Callable[[str], bool] | None = None) -> None:
+        self._writer, self._result, self._mine = writer, result, mine
+
+    def add(self, slot: int, report: Report) -> None:
+        self._result.streamed[report.source] += 1
+        if self._mine is None or self._mine(report.id):
+            self._writer.add(report, slot)
+
+    def replace(self, slot: int, report: Report) -> Report | None:
+        if self._mine is None or self._mine(report.id):
+            return self._writer.replace(slot, report)
+        return None
+
+    def keep_earlier(self, report: Report) -> None:
+        if self._mine is None or self._mine(report.id):
+            self._writer.keep_earlier(report)
 
 
 def encode_and_write(
@@ -89,6 +108,7 @@ def encode_and_write(
     progress: bool = False,
     overwrite: bool = False,
     column_map: Mapping[str, str] | None = None,
+    site: str = "",
 ) -> Manifest:
     """Passes 2 and 3 over the reports `read_reports` stored: the written index's manifest. Refuses (UnsafeOutput)
     to replace a folder that is not an index unless `overwrite`; ValueError if there is nothing to index."""
@@ -122,6 +142,7 @@ def encode_and_write(
                 quantizer_fit=fit,
                 lexical_rules=TOKENIZER_FINGERPRINT,
                 column_map=dict(column_map or {}),
+                site=site,
             )
             write_manifest(tmp, manifest)
     finally:

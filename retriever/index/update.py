@@ -18,7 +18,12 @@ An IVF-PQ field whose new vectors sit far from the trained centroids gets a noti
 (retriever/index/drift.py); the update is kept. `retrain=True` (`assistant update --retrain`) trains every
 field's quantizer anew on the vectors the index holds, read back from it (faiss_index.retrain_vector_index): no
 report is encoded again, and an exact index that grew past EXACT_LIMIT becomes IVF-PQ.
-The exclusions are a full build's: duplicate findings are checked against the index too (a pass over its findings).
+The exclusions are a full build's: duplicate findings, when asked to drop them, are checked against the index too (a
+pass over its findings).
+A report whose id the index holds is a new version of that study: it replaces the indexed one, which is kept in the
+store's history, unless it is older (an earlier study date, or a preliminary after the final:
+retriever/reports/versions.py), when it goes to the history itself. Earlier versions the update read
+(`IngestResult.history`) are kept there too.
 """
 
 from __future__ import annotations
@@ -34,17 +39,10 @@ import numpy as np
 from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.drift import drift_ratio, drift_warning, held_out_baseline, is_ivf, stored_baseline
+from retriever.index.encoder_check import built_encoder, check_encoder
+from retriever.index.errors import IndexLoadError
+from retriever.index.folder import STORE_FILE, corpus_hash, now, open_parts, write_parts
 from retriever.index.manifest import EncoderInfo, Manifest
-from retriever.index.report_index import (
-    STORE_FILE,
-    IndexLoadError,
-    built_encoder,
-    check_encoder,
-    corpus_hash,
-    now,
-    open_parts,
-    write_parts,
-)
 from retriever.index.store import ReportStore, change_store
 from retriever.index.streaming_build import bm25_of_store
 from retriever.index.swap import one_writer, replacing
@@ -53,6 +51,7 @@ from retriever.negation.tokens import TOKENIZER_FINGERPRINT
 from retriever.reports.ingest import Exclusions, findings_key
 from retriever.reports.record import Report
 from retriever.reports.sources import Rejection
+from retriever.reports.versions import older_than
 
 
 @dataclass
@@ -68,6 +67,7 @@ class UpdateSummary:
     not_found: list[str] = field(default_factory=list)  # ids asked to be removed that the index does not hold
     rejections: list[Rejection] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    older: list[str] = field(default_factory=list)  # read, but older than the indexed version: kept in its history
 
     def changed(self) -> bool:
         return bool(self.added or self.replaced or self.removed or self.retrained or self.retokenized)
@@ -85,22 +85,25 @@ def update_index(
     device: str | None = None,
     retrain: bool = False,
     retokenize: bool = False,
+    history: Iterable[Report] = (),
 ) -> UpdateSummary:
     """Remove the reports `removals`, then add `reports` (already through `ingest`): an id the index holds is
     replaced if its content changed and skipped if not. `encoder` must be the one that built the index
     (IndexLoadError otherwise); None loads that one. `exclusions`: a full build's defaults unless given. Nothing is
     written when nothing changes. `retrain`: then train each field's vector index anew (see the module docstring).
-    `retokenize`: tokenize the BM25 side anew, as an index tokenized under other negation rules always is."""
+    `retokenize`: tokenize the BM25 side anew, as an index tokenized under other negation rules always is.
+    `history`: earlier versions of the studies in `reports` (kept in the store's history)."""
     folder = Path(folder)
     exclusions = exclusions or Exclusions()
+    history = list(history)
     if not folder.parent.is_dir():
         raise IndexLoadError(f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}`")
     with one_writer(folder):
         manifest, vectors, old_bm25, store = open_parts(folder)
         try:
-            summary, upserts, gone = _plan(store, list(reports), set(removals), exclusions)
+            summary, upserts, gone, replaced = _plan(store, list(reports), set(removals), exclusions)
             summary.retokenized = retokenize or not manifest.current_lexical_rules
-            if not summary.changed() and not retrain:
+            if not summary.changed() and not retrain and not replaced and not history:
                 return summary
             model = _encoder(manifest.encoder, encoder, device) if upserts or gone else None
             for field_name in manifest.fields:
@@ -116,7 +119,7 @@ def update_index(
             store.close()
         with replacing(folder) as tmp:
             shutil.copyfile(folder / STORE_FILE, tmp / STORE_FILE)
-            change_store(tmp / STORE_FILE, upserts, gone)
+            change_store(tmp / STORE_FILE, upserts, gone, [*replaced, *history])
             new_store = ReportStore(tmp / STORE_FILE)
             try:
                 bm25 = {
@@ -151,20 +154,25 @@ def _encoder(built: EncoderInfo, encoder: str | Encoder | None, device: str | No
 
 def _plan(
     store: ReportStore, reports: list[Report], removals: set[str], exclusions: Exclusions
-) -> tuple[UpdateSummary, list[tuple[int, Report]], list[int]]:
-    """The summary, the (rowid, report) pairs to write and the row ids to delete. Removals come first: an id both
-    removed and given is added anew."""
+) -> tuple[UpdateSummary, list[tuple[int, Report]], list[int], list[Report]]:
+    """The summary, the (rowid, report) pairs to write, the row ids to delete and the versions to keep in the
+    history (the indexed ones replaced or removed, and those read that are older than the indexed one). Removals come
+    first: an id both removed and given is added anew."""
     summary = UpdateSummary()
     removed = store.rowids_of(removals)
     summary.removed = sorted(removed)
     summary.not_found = sorted(removals - removed.keys())
     existing = {i: r for i, r in store.rowids_of(r.id for r in reports).items() if i not in removed}
     current = store.get(list(existing.values()))
-    candidates = []
+    candidates: list[tuple[int | None, Report]] = []
+    history = list(store.get(sorted(removed.values())).values())  # a removed study's last version is kept too
     for report in reports:
         rowid = existing.get(report.id)
         if rowid is not None and current[rowid] == report:
             summary.unchanged.append(report.id)
+        elif rowid is not None and older_than(report, current[rowid]):
+            summary.older.append(report.id)
+            history.append(report)
         else:
             candidates.append((rowid, report))
     duplicates = {}
@@ -182,8 +190,9 @@ def _plan(
             summary.added.append(report.id)
         else:
             summary.replaced.append(report.id)
+            history.append(current[rowid])
         upserts.append((rowid, report))
-    return summary, upserts, sorted(removed.values())
+    return summary, upserts, sorted(removed.values()), history
 
 
 def _duplicate_findings(

@@ -18,6 +18,15 @@ from retriever.search.methods import METHODS, Method
 
 
 @dataclass(frozen=True)
+class IdenticalReport:
+    """Another report of a hit's text (retriever/index/identical.py): which study, when, and its report status."""
+
+    id: str
+    date: str = ""
+    status: str = ""
+
+
+@dataclass(frozen=True)
 class Hit:
     """One retrieved report: 1-based rank, score and the field matched.
 
@@ -37,6 +46,9 @@ class Hit:
     #: Not a contradiction overall, but somewhere the hit rules out a phrase the query asserts, or asserts one it
     #: rules out (a mixed report; retriever.search.contradiction.rules_out_in_part): ranked as usual, shown marked.
     partly_contradicts: bool = False
+    #: The other reports whose whole text is this one's, that the search's filters let through: shown as this one hit
+    #: ("and 26 identical reports"); how many votes they give a diagnosis is the evidence differential's rule.
+    identical: tuple[IdenticalReport, ...] = ()
 
     def to_metadata(self) -> dict[str, Any]:
         """The hit as flat JSON values: its own fields and its report's, under their names (the report's id as
@@ -57,6 +69,11 @@ class Hit:
             "full_text": report.full_text,
             "labels": list(report.labels),
             "meta": dict(report.meta),
+            "status": report.status,
+            "exam": report.exam,
+            "body_part": report.body_part,
+            "addendum": report.addendum,
+            "identical": [[other.id, other.date, other.status] for other in self.identical],
         }
 
     @classmethod
@@ -77,7 +94,9 @@ class Hit:
             labels=tuple(str(label) for label in labels) if isinstance(labels, list | tuple) else (),
             source=str(metadata.get("source", "")),
             meta={str(k): str(v) for k, v in meta.items()} if isinstance(meta, Mapping) else {},
+            **{name: str(metadata.get(name, "")) for name in ("status", "exam", "body_part", "addendum")},
         )
+        identical = metadata.get("identical")
         return cls(
             rank=int(metadata.get("rank", rank)),
             score=float(metadata.get("score", 0.0)),
@@ -86,4 +105,9 @@ class Hit:
             method=method if method in METHODS else None,
             contradicts=bool(metadata.get("contradicts", False)),
             partly_contradicts=bool(metadata.get("partly_contradicts", False)),
+            identical=tuple(
+                IdenticalReport(*(str(part) for part in other[:3]))
+                for other in (identical if isinstance(identical, list | tuple) else ())
+                if isinstance(other, list | tuple) and other
+            ),
         )

@@ -25,8 +25,8 @@ def write_csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
 
 
 def assert_accounted(result) -> None:
-    assert result.records_in == len(result.reports) + len(result.rejections)
-    assert sum(k + r for k, r in result.by_source().values()) == result.records_in
+    assert result.records_in == len(result.reports) + len(result.rejections) + result.earlier.total()
+    assert sum(k + r for k, r in result.by_source().values()) + result.earlier.total() == result.records_in
 
 
 def test_openi_format_with_negbio_labels(tmp_path: Path) -> None:
@@ -162,16 +162,17 @@ def test_generic_csv_with_mapping_quoted_newlines_extra_and_empty_rows(tmp_path:
         'A1,"Pleural effusion\non the left.",Effusion.,x\n'
         ",,,\n"
         "A2,Normal heart.,Normal.,y,unexpected-cell\n"
-        "A1,Duplicate id row.,Dup.,z\n",
+        "A1,Next version row.,Dup.,z\n",
         encoding="utf-8",
     )
     result = ingest([str(path)], KEEP_ALL, ColumnMap.parse("id=Accession,findings=Befund,impression=Beurteilung"))
     assert [r.id for r in result.reports] == ["site:A1"]
-    assert result.reports[0].findings == "Pleural effusion on the left."
+    # a later row of the same accession is the study's next version (issue 50); the first is kept in the history
+    assert result.reports[0].findings == "Next version row."
+    assert [r.findings for r in result.history] == ["Pleural effusion on the left."]
     assert result.reasons() == {
         "empty record (no findings, impression or report text)": 1,
         "row has more cells than the header": 1,  # rejected, never cut: the cells could be shifted
-        "duplicate id": 1,
     }
     assert [r.ref for r in result.rejections][:2] == [f"{path}:4", f"{path}:5"]  # line each record starts on
     assert_accounted(result)

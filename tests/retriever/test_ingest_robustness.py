@@ -140,7 +140,7 @@ def test_same_file_twice_is_still_a_duplicate(tmp_path: Path) -> None:
     path = write_reports(tmp_path / "reports.csv", "2023")
     result = ingest([str(path), str(tmp_path)], KEEP_ALL)
     assert [r.id for r in result.reports] == ["reports:1", "reports:2"]
-    assert result.reasons() == {"duplicate id": 2}
+    assert result.reasons() == {"repeated record": 2}  # the same version of a study read twice
 
 
 def test_table_and_jsonl_with_the_same_stem_do_not_collide(tmp_path: Path) -> None:

@@ -55,8 +55,8 @@ def iter_corpus(spec: str, mapping: ColumnMap | None = None, names: SourceNames 
     if spec == "radlabels":
         yield from load_radlabels()
         return
-    if spec == "demo":
-        yield from _iter_file(DEMO_CSV, DEMO_CSV.parent, None, names)
+    if spec == "demo":  # the shipped reports keep their own source, whatever the index's site
+        yield from _iter_file(DEMO_CSV, DEMO_CSV.parent, None, SourceNames())
         return
     path = Path(spec).expanduser()
     if (problem := corpus_problem(spec)) is not None:
@@ -79,13 +79,14 @@ def _iter_file(path: Path, root: Path, mapping: ColumnMap | None, names: SourceN
     """Outcomes of one file; `root` is the corpus folder (the file's own folder for a file given alone)."""
     suffix = path.suffix.lower()
     relative = path.relative_to(root).with_suffix("").as_posix()
+    names.reading = path
     if suffix in _TABLE_SUFFIXES:
         try:
             fmt = None if suffix != ".csv" or (mapping and mapping.columns) else detect_format(read_csv_header(path))
         except UnreadableFile as exc:
-            yield Rejection(names.claim(path, relative, root), str(path), str(exc))
+            yield Rejection(names.table(path, relative, root), str(path), str(exc))
             return
-        yield from load_public(path, fmt) if fmt else load_table(path, mapping, names.claim(path, relative, root))
+        yield from load_public(path, fmt) if fmt else load_table(path, mapping, names.table(path, relative, root))
     elif suffix in _TEXT_SUFFIXES:
         source = names.claim(root, _folder_label(root), root.parent)
         yield load_text_file(path, source, relative)

@@ -1,4 +1,12 @@
-"""Source names for one ingestion run, unique per file, so report ids (`source:key`) never collide across files.
+"""Source names for one ingestion run: the index's site, or names unique per file.
+
+With a site (`assistant index --source NAME`, recorded in the index for its updates) every table's reports are that
+site's studies: `SITE:ACCESSION`, whatever the files are called, so the daily exports `ris_export_20261126.csv` and
+`ris_export_20261127.csv` update the same studies (a table's site column, retriever/reports/sources/tabular.py,
+names the site of its rows instead). Text reports, which have no accession, keep the names of their folders.
+
+Without a site (a library caller, an index built before sites), names are unique per file, so report ids
+(`source:key`) never collide across files.
 
 A table's source is its path from the corpus argument without the suffix (`reports` for `reports.csv` given
 alone or at the top of a folder, `2023/reports` below it); text reports share one source per folder (its name).
@@ -16,14 +24,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: The site of an index built without `--source`: its tables' studies are `site:ACCESSION`.
+DEFAULT_SITE = "site"
+
 
 class SourceNames:
     """Hands out source names; one instance per ingestion run (all its corpus arguments)."""
 
-    def __init__(self, held: frozenset[str] = frozenset()) -> None:
+    def __init__(self, held: frozenset[str] = frozenset(), site: str | None = None) -> None:
         self._by_owner: dict[Path, str] = {}
         self._taken: set[str] = set()
         self._held = held
+        self.site = site
+        #: The file being read (its export date orders a study's versions: retriever/reports/versions.py).
+        self.reading: Path | None = None
+
+    def table(self, path: Path, name: str, base: Path) -> str:
+        """The source name of a table's reports: the site, else its own (`claim`)."""
+        return self.site or self.claim(path, name, base)
 
     def claim(self, owner: Path, name: str, base: Path) -> str:
         """The source name of `owner` (a file, or a folder of text reports): `name` (its path from `base`) if free,

@@ -100,6 +100,7 @@ DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
         "study_type",
         "description",
     ),
+    "site": ("site", "site_name", "institution", "institution_name", "facility", "hospital"),
 }
 #: A field that may read the column another field took, when that column bears one of its own names: a file whose
 #: only description column is `StudyDescription` gives its modality ("XR") and its exam ("XR CHEST 2 VIEWS").
@@ -184,7 +185,7 @@ def report_from_row(
     findings, impression, text = _section(get("findings")), _section(get("impression")), get("text")
     if not (findings or impression or text.strip()):
         return "empty record (no findings, impression or report text)"
-    if _UNNAMEABLE.search(get("id")):
+    if _UNNAMEABLE.search(get("id") + get("site")):
         return "id with a line break or control character"
     if len(findings) + len(impression) + len(text) > MAX_REPORT_CHARS:
         return f"report too long (> {MAX_REPORT_CHARS} characters)"
@@ -199,6 +200,7 @@ def report_from_row(
     full = text.strip() or compose_full_text(cells)
     labels = tuple(sorted({x.strip() for x in get("labels").replace("|", ";").split(";") if x.strip()}))
     modality, status = normalize_modality(get("modality")), normalize_status(get("status"))
+    source = get("site").strip() or source  # a site column names its rows' site (sources/names.py)
     return Report(
         id=f"{source}:{get('id') or default_id}",
         findings=findings,
