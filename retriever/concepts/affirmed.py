@@ -1,0 +1,49 @@
+"""The concepts an impression affirms: linked, minus what it negates, calls resolved or only asks to rule out.
+
+Why position-based: an impression often names a concept twice ("Left effusion. No right effusion."), so each
+mention is judged where it stands, by the negation scopes of retriever.negation (rules.negated_ranges, the rule
+behind rules.is_negated). "Rule out X" is a hedge to the negation rules (X stays possible), but as evidence it is a
+request to look for X, not a finding of X, so a mention it reaches is left out here; "cannot rule out X" and
+"X cannot be excluded" keep X (possible, and the evidence may weigh it less).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from retriever.concepts.concept import Concept
+from retriever.concepts.matcher import mentions, unique
+from retriever.negation.rules import negated_ranges
+from retriever.reports.impression import conclusion_items
+
+#: A request to look for what follows, within the clause and REQUEST_WORDS words.
+_REQUEST = re.compile(
+    r"(?<!not )(?<!cannot )\b(?:rule out|r/o|to exclude|exclude|evaluate for|to evaluate for|assess for|"
+    r"evaluation for|question of|query|screening for|to look for)\b",
+    re.IGNORECASE,
+)
+REQUEST_WORDS = 8
+_CLAUSE_END = re.compile(r"[.;:!?\n]")
+
+
+def _requested(item: str, start: int) -> bool:
+    """Whether a request to rule out reaches the mention starting at `start`."""
+    for request in _REQUEST.finditer(item, 0, start):
+        between = item[request.end() : start]
+        if not _CLAUSE_END.search(between) and len(between.split()) <= REQUEST_WORDS:
+            return True
+    return False
+
+
+def affirmed_in(item: str) -> list[Concept]:
+    """The concepts one impression item affirms, in order (a concept may recur)."""
+    found = mentions(item)
+    negated = negated_ranges(item, [(m.start, m.end) for m in found]) if found else []
+    return [m.concept for m, neg in zip(found, negated, strict=True) if not neg and not _requested(item, m.start)]
+
+
+@lru_cache(maxsize=16384)
+def affirmed_concepts(impression: str) -> list[Concept]:
+    """The concepts the impression affirms, in order, each once (negated, resolved and rule-out mentions left out)."""
+    return unique([concept for item in conclusion_items(impression) for concept in affirmed_in(item)])
