@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.text import Text
 
+from assistant.text import shown_invisible
+
 if TYPE_CHECKING:
     from assistant.excerpt import Excerpt
 
@@ -27,8 +29,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def visible(value: object) -> str:
-    """`value` as text with every control character written as an escape (`\\x1b`), so none reaches the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
+    """`value` as text with every control character written as an escape (`\\x1b`) and every invisible formatting
+    character as its code point (`<U+202E>`, assistant.text.shown_invisible), so none reaches the terminal."""
+    return shown_invisible(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value)))
 
 
 def literal(value: object, style: str = "") -> Text:

@@ -94,6 +94,7 @@ def update(
     from retriever.index.update import update_index
     from retriever.reports.ingest import IngestResult, ingest
     from retriever.reports.sources import DEMO_NAMES
+    from retriever.reports.sources.files import UnreadableFile
 
     console = Console(stderr=True)
     settings = read_settings(console)
@@ -112,7 +113,7 @@ def update(
         removals = _read_ids(remove) if remove else []
         inputs = [Path(s) for s in corpus if s not in DEMO_NAMES] + ([remove] if remove else [])
         check_outputs(inputs, target, rejects)  # the ids file is an input too: --rejects never writes over it
-    except (OSError, UnicodeDecodeError, UnsafeOutput) as exc:
+    except (OSError, UnicodeDecodeError, UnreadableFile, UnsafeOutput) as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     rules = exclusions(keep_incomplete, keep_duplicate_findings)
@@ -217,7 +218,9 @@ def _held_sources(target: Path) -> frozenset[str]:
 
 
 def _read_ids(path: Path) -> list[str]:
-    """Report ids from a file: one per line, surrounding space, blank lines and # comments ignored; a byte order
-    mark (Windows editors write one) is not part of the first id."""
-    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    """Report ids from a file: one per line, surrounding space, blank lines and # comments ignored; read as report
+    files are (a byte order mark is not part of the first id; UTF-16, as Windows tools write lists, is read)."""
+    from retriever.reports.sources.files import read_text
+
+    lines = read_text(path).text.splitlines()
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]

@@ -196,7 +196,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         # The conclusions only: a report without an impression section (shown by its whole text) affirms nothing,
         # or its section labels and history ("MOTOR:", "PMH:") would count as diagnoses.
         evidence = evidence_differential(
-            [(h.report.id, h.report.impression) for h in retrieved], weighting=self.evidence_weighting
+            [(h.report.id, h.report.conclusion) for h in retrieved], weighting=self.evidence_weighting
         )
         choices = [choice_name(neutralise_tags(c.diagnosis)) for c in evidence.candidates]
         configuration = self.configuration()

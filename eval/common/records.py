@@ -137,3 +137,12 @@ class ResultsFile(Record):
     @classmethod
     def read(cls, path: Path) -> Self:
         return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+@dataclass
+class Share(Record):
+    """A proportion with its n and 95% Wilson interval (eval.common.stats.share)."""
+
+    value: float
+    n: int
+    ci95: list[float]

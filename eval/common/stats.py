@@ -156,3 +156,13 @@ def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
 def format_p(p: float) -> str:
     """P values as journals print them: < .001, else three decimals."""
     return "< .001" if p < 0.001 else f"{p:.3f}"
+
+
+def share(flags: Sequence[bool]) -> dict[str, float]:
+    """A proportion with its n and 95% Wilson interval, rounded for the results file."""
+    interval = wilson(sum(flags), len(flags))
+    return {
+        "value": round(interval.value, 4),
+        "n": len(flags),
+        "ci95": [round(interval.low, 4), round(interval.high, 4)],
+    }

@@ -18,9 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from eval.common.shared_data import RESULTS, add_out_option, write_results
-from eval.common.stats import format_p, mcnemar
+from eval.common.stats import format_p, mcnemar, share
 from eval.diagnosis.results import BuildAgreement, BuildAgreementRow, Counted, DiagnosisResults, Verdict
-from eval.robustness.metrics import share
 
 BASELINE = "none"
 
@@ -72,7 +71,7 @@ def _answer(verdict: Verdict) -> str:
 
 
 def _counted(flags: list[bool]) -> Counted:
-    """eval.robustness.metrics.share with the count beside it (the report gives discordant counts)."""
+    """eval.common.stats.share with the count beside it (the report gives discordant counts)."""
     return Counted.from_json(share(flags) | {"k": sum(flags)})
 
 

@@ -28,10 +28,10 @@ import json
 import time
 from pathlib import Path
 
+from eval.common.machine import describe as describe_machine
+from eval.common.machine import load_average
 from eval.common.provenance import stamp
 from eval.diagnosis.results import DiagnosisResults, ModelAccuracy, ModelSurvey, SurveyedModel, Timing, Verification
-from eval.perf.machine import describe as describe_machine
-from eval.perf.machine import load_average
 from models.file_hash import sha256_file
 from models.gguf import MODELS, GGUFNotAvailable, resolve
 from models.gguf_header import read_header

@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eval.common.records import Record, ResultsFile, optional, rest
+from eval.common.machine import Machine
+from eval.common.records import Record, ResultsFile, Share, optional, rest
 from eval.common.stats import wilson
-from eval.perf.machine import Machine
-from eval.robustness.results import Share
 
 
 # ------------------------------------------------------------------------------------------ the benchmark's run

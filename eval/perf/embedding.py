@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from eval.common.machine import limit_threads
 from eval.perf import results
 from eval.perf.data import sample_texts, shared_reports_or_skip, test_split
-from eval.perf.machine import limit_threads
 from retriever.encoders.onnx.runner import MAX_BATCH
 
 ENCODERS = ("minilm", "mpnet")

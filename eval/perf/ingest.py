@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
+from eval.common.machine import load_average
 from eval.common.shared_data import RESULTS
 from eval.perf import results
 from eval.perf.data import NoData, shared_reports
-from eval.perf.machine import load_average
 from eval.perf.sections import Bm25Part, DriftPart, Ingest, Stamped, StreamingPart
 from eval.perf.synthetic import normalize, synthetic_vectors
 

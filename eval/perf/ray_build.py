@@ -27,10 +27,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from eval.common.machine import load_average
 from eval.common.shared_data import RESULTS
 from eval.perf import results
 from eval.perf.data import NoData, shared_reports
-from eval.perf.machine import load_average
 from eval.perf.ray_cluster import local_cluster
 from eval.perf.sections import RayBuild
 

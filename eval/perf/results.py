@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
+from eval.common.machine import Machine, describe, limit_threads, load_average
 from eval.common.provenance import provenance
 from eval.common.records import ResultsFile
 from eval.common.shared_data import RESULTS
-from eval.perf.machine import Machine, describe, limit_threads, load_average
 from eval.perf.sections import Section, section_type
 
 RESULTS_FILE = RESULTS / "performance.json"

@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from eval.common.machine import Machine
 from eval.common.records import Record, ResultsFile
-from eval.perf.machine import Machine
 
 ENCODER = "minilm"
 TEXTS = 256
@@ -147,7 +147,7 @@ def library_side(texts_file: Path, model_dir: Path, out_file: Path) -> None:
 
 def project_side(texts: list[str]) -> tuple[dict[str, tuple[np.ndarray, float]], dict[str, float], np.ndarray]:
     """The project's export (onnx, onnx-int8) timed on 1 thread, and the torch reference vectors."""
-    from eval.perf.machine import limit_threads
+    from eval.common.machine import limit_threads
     from retriever.encoders.encoder import load_encoder
     from retriever.encoders.onnx.runner import MAX_BATCH
 
@@ -166,8 +166,8 @@ def project_side(texts: list[str]) -> tuple[dict[str, tuple[np.ndarray, float]],
 
 def measure(library_python: str) -> dict[str, Any]:
     """Both sides on the same texts and weights; rows of reports/s, time to ready and cosine to torch."""
+    from eval.common.machine import describe, load_average
     from eval.perf.data import sample_texts, shared_reports
-    from eval.perf.machine import describe, load_average
     from models.resolve import resolve_encoder
     from retriever.encoders.onnx.quantize import MIN_COSINE
     from retriever.encoders.onnx.runner import MAX_BATCH

@@ -20,7 +20,7 @@ P_DEPTH = 10
 LabelFn = Callable[[Report], frozenset[str]]
 LABEL_KINDS: dict[str, LabelFn] = {
     "modality": lambda r: frozenset({r.modality.upper()} if r.modality else ()),
-    "body_part": lambda r: frozenset({r.meta["body_part"].lower()} if r.meta.get("body_part") else ()),
+    "body_part": lambda r: frozenset({r.body_part.lower()} if r.body_part else ()),
     "source": lambda r: frozenset({r.source} if r.source else ()),
     "finding_label": lambda r: frozenset(label.lower() for label in r.labels if label.lower() != "normal"),
 }

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from eval.common.stats import share
 from eval.robustness.corrupt import ERROR_TYPES, corruptions
-from eval.robustness.metrics import share
 from eval.robustness.search import RankerSpec, cached_index, encoder_for, search, text_reports
 from retriever.index.report_index import ReportIndex
 from retriever.reports.record import Report

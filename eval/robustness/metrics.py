@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from eval.common.stats import wilson
+from eval.common.stats import share
 
 
 def edit_distance(a: str, b: str) -> int:
@@ -31,16 +31,6 @@ def cer(hypothesis: str, reference: str) -> float:
 def category(code: str) -> str:
     """The 3-character ICD-10-CM category of a code (S72.001A -> S72)."""
     return code.split(".")[0][:3]
-
-
-def share(flags: Sequence[bool]) -> dict[str, float]:
-    """A proportion with its n and 95% Wilson interval, rounded for the results file."""
-    interval = wilson(sum(flags), len(flags))
-    return {
-        "value": round(interval.value, 4),
-        "n": len(flags),
-        "ci95": [round(interval.low, 4), round(interval.high, 4)],
-    }
 
 
 def code_scores(retrieved: Sequence[str | None], gold: Sequence[str], cers: Sequence[float]) -> dict[str, object]:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from eval.common.records import Share
 from eval.retrieval.benchmark import product_default
 from eval.robustness.corrupt import ERROR_TYPES
 from eval.robustness.errors import CHANCE, PUBLISHED_BEST
 from eval.robustness.queries import PUBLISHED_ACRONYM_TOP1
-from eval.robustness.results import ErrorsPart, IcdPart, Part, QueriesPart, RobustnessResults, Share
+from eval.robustness.results import ErrorsPart, IcdPart, Part, QueriesPart, RobustnessResults
 from eval.robustness.variants import TYPO_RATE, VARIANTS
 
 #: One ranker's scores on a part (eval.robustness.results).

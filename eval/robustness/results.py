@@ -13,20 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from eval.common.records import Record, ResultsFile, key, optional, rest
+from eval.common.records import Record, ResultsFile, Share, key, optional, rest
 from eval.retrieval.results import MatchScores
 
 
 # ------------------------------------------------------------------------------------- one ranker's scores
-@dataclass
-class Share(Record):
-    """A proportion with its n and 95% Wilson interval (eval.robustness.metrics.share)."""
-
-    value: float
-    n: int
-    ci95: list[float]
-
-
 @dataclass
 class CodeScores(Record):
     """Exact code and same category at rank 1, and the mean character error rate (eval.robustness.metrics)."""

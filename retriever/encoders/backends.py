@@ -4,9 +4,8 @@ to a warm server, which has them loaded already)."""
 
 from __future__ import annotations
 
-#: The exported model file of each fast backend (retriever/encoders/onnx/export.py writes them).
-MODEL_FILES = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
-FAST_BACKENDS = tuple(MODEL_FILES)
+from retriever.encoders.onnx.files import FAST_BACKENDS
+
 BACKENDS = ("torch", *FAST_BACKENDS)
 #: What `assistant index` builds with: int8 ONNX, measured at equal findings -> impression match@5 and well above the
 #: throughput of the default torch encode (eval/results/performance.md). Callers take the backend from the settings

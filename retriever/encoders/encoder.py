@@ -25,8 +25,9 @@ import numpy as np
 
 from models.file_hash import cached_sha256
 from models.resolve import resolve_encoder
-from retriever.encoders.backends import BACKENDS, FAST_BACKENDS
+from retriever.encoders.backends import BACKENDS
 from retriever.encoders.onnx.encoder import OnnxEncoder
+from retriever.encoders.onnx.files import FAST_BACKENDS
 from retriever.encoders.onnx.spec import supported
 from retriever.encoders.torch_backend import TorchEncoder, load_sentence_transformer
 

@@ -37,6 +37,11 @@ def _check_writable(output: Path, what: str) -> None:
     nearest existing folder: permissions alone do not tell a read-only mount or /proc)."""
     if (file := blocking_file(output.parent)) is not None:
         raise UnsafeOutput(f"cannot write the {what} {output}: {file} is a file, not a folder; choose another path")
+    if (link := _dangling_link(output)) is not None:
+        raise UnsafeOutput(
+            f"cannot write the {what} {output}: {link} is a symbolic link to {os.readlink(link)}, which does not "
+            "exist; create that folder or choose another path"
+        )
     folder = next(p for p in output.parents if p.exists())
     try:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".radsearch-probe-"):
@@ -45,6 +50,16 @@ def _check_writable(output: Path, what: str) -> None:
         raise UnsafeOutput(f"cannot write the {what} {output}: {exc.strerror or exc} ({folder})") from exc
     if output.is_file() and not os.access(output, os.W_OK):
         raise UnsafeOutput(f"cannot write the {what} {output}: it exists and cannot be replaced")
+
+
+def _dangling_link(path: Path) -> Path | None:
+    """The part of `path` (itself or a parent) that is a symbolic link leading nowhere; None when there is none.
+    Nothing can be created under one, and a build that found out only when it made its folder ended in a traceback
+    (issue 51)."""
+    for part in (path, *path.parents):
+        if part.is_symlink() and not part.exists():
+            return part
+    return None
 
 
 def check_outputs(inputs: Iterable[Path], out: Path, rejects: Path | None = None, *, overwrite: bool = False) -> None:

@@ -4,12 +4,18 @@ Real reports spell headers many ways: "FINDINGS:", "Findings -", "1. FINDINGS", 
 "Opinion:", "Interpretation:"; headers may sit on their own line or inline ("...normal. IMPRESSION: ...").
 MTSamples joins everything with commas (",FINDINGS: ,"). The parser recognizes a known vocabulary of header
 words only, so ordinary capitalized words in the text are never mistaken for sections.
+
+A RIS export's report also carries what is not the reading: signatures, dictation stamps, attestations and
+disclaimers are removed from every section (signoffs.py), and an addendum ("ADDENDUM:", "Addendum #1
+(11/25/2026):", "***ADDENDUM***") is a section of its own, which readers take as part of the conclusion.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from retriever.reports.signoffs import strip_signoffs
 
 # Canonical section name -> header spellings (case-insensitive; spaces may be any whitespace).
 _HEADERS: dict[str, tuple[str, ...]] = {
@@ -66,6 +72,16 @@ _HEADER_RE = re.compile(
     rf"(?:\s*(?::|-(?=\s)|\u2014)|[ \t]*(?=\n))",
     re.IGNORECASE,
 )
+#: An addendum's header where a line or sentence starts, with the number, date or author vendors add, ending in a
+#: colon, a dash, its decoration or the line's end: "ADDENDUM:", "Addendum #1 (11/25/2026):", "***ADDENDUM***",
+#: "ADDENDUM 2 - 11/25/2026 10:12:", "Addendum by Dr. Lee:". "An addendum will follow." is no header.
+_ADDENDUM_RE = re.compile(
+    r"(?:^|(?<=[.!?])[ \t]+)[ \t]*[*=\-\[#]*[ \t]*\b(?:addend(?:um|a)|addended\s+report)\b"
+    r"(?:[ \t]*[,-]?[ \t]*(?:\d{1,4}[-/.]\d{1,2}[-/.]\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AP]M\b)?|\#\s*\d+"
+    r"|no\.?\s*\d+|\d+\b|\([^()\n]{0,40}\)|(?:by|from)\s+[^:\n]{1,40}?(?=:)|begins|start|follows))*"
+    r"[ \t]*(?::|-(?=\s)|\u2014|[*=\]]+|(?=[ \t]*$))",
+    re.IGNORECASE | re.MULTILINE,
+)
 _BULLET_RE = re.compile(r"^[ \t]*(?:[-*\u2022\u25cf\u25aa]|\d{1,2}[.)])[ \t]+", re.MULTILINE)
 _SPACE_RE = re.compile(r"[ \t\r\f\v]+")
 
@@ -81,6 +97,7 @@ class Sections:
     technique: str = ""
     exam: str = ""
     recommendation: str = ""
+    addendum: str = ""
     other: str = ""
 
 
@@ -103,16 +120,34 @@ def _is_header(text: str, match: re.Match[str]) -> bool:
     return word.isupper() and text[match.end() - 1] == ":"
 
 
+def _headers(text: str) -> list[tuple[str, re.Match[str]]]:
+    """(section name, header match) of every header in `text`, in order; an addendum's header wins over a section
+    header inside it ("Addendum (impression):")."""
+    found = [("addendum", m) for m in _ADDENDUM_RE.finditer(text)]
+    found += [
+        (_LOOKUP[re.sub(r"\s+", " ", m.group("name").lower())], m)
+        for m in _HEADER_RE.finditer(text)
+        if _is_header(text, m)
+    ]
+    found.sort(key=lambda item: (item[1].start(), item[0] != "addendum"))
+    kept: list[tuple[str, re.Match[str]]] = []
+    for name, m in found:
+        if not kept or m.start() >= kept[-1][1].end():
+            kept.append((name, m))
+    return kept
+
+
 def parse_sections(text: str) -> Sections:
-    """Split `text` into known sections. Repeated sections are concatenated in order."""
+    """Split `text` into known sections, each without sign-offs and disclaimers. Repeated sections (several
+    addenda) are concatenated in order."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     parts: dict[str, list[str]] = {}
-    matches = [m for m in _HEADER_RE.finditer(text) if _is_header(text, m)]
-    preamble = text[: matches[0].start()] if matches else text
-    for i, m in enumerate(matches):
-        name = _LOOKUP[re.sub(r"\s+", " ", m.group("name").lower())]
-        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        body = clean_text(text[m.end() : end])
+    headers = _headers(text)
+    preamble = text[: headers[0][1].start()] if headers else text
+    for i, (name, m) in enumerate(headers):
+        end = headers[i + 1][1].start() if i + 1 < len(headers) else len(text)
+        body = clean_text(strip_signoffs(text[m.end() : end]))
         if body:
             parts.setdefault(name, []).append(body)
     joined = {name: " ".join(bodies) for name, bodies in parts.items()}
-    return Sections(**joined, other=clean_text(preamble))
+    return Sections(**joined, other=clean_text(strip_signoffs(preamble)))

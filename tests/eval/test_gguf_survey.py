@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from diagnosis_runs import accuracy_run
 
+from eval.common.machine import describe
 from eval.diagnosis import llm_survey
 from eval.diagnosis.results import ModelAccuracy, ModelSurvey, SurveyedModel, Timing, Verification
-from eval.perf.machine import describe
 from models.gguf import MODELS
 
 

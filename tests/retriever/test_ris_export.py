@@ -131,8 +131,7 @@ def test_vendor_spellings_are_read_without_a_map(exports: Path, tmp_path: Path, 
         "modality_original": "DX",
         "date": "2026-11-20",
         "date_original": "2026-11-20T08:30:00",
-        "body_part": "CHEST",
-    }
+    }  # the body part is the report's own field (tests/retriever/test_report_signoffs.py)
 
 
 def test_a_mostly_rejected_file_is_refused_with_the_map_that_reads_it(exports: Path, tmp_path: Path, minilm) -> None:

@@ -41,18 +41,24 @@ def all_modules() -> dict[str, Path]:
     return {module_name(p): p for top in (*PRODUCT, BENCHMARKS) for p in sorted((REPO / top).rglob("*.py"))}
 
 
-#: The packages, lowest layer first: a package may import only packages of its own layer or below. A module belongs
-#: to the longest package named here that holds it (`retriever.encoders.onnx.runner` to `retriever.encoders`).
-#: `retriever` and `assistant` alone are their packages' own modules: retriever/__init__.py (the offline lock-down);
-#: assistant's settings, text and llm_factory (the settings name the LLM backend, so they sit above assistant.llm).
-#: `assistant.cli` is the CLI, above the commands it registers; `assistant.__main__` the console script, which hands
-#: `ask` to a warm server before it loads the CLI.
+#: The packages, lowest layer first: a package may import only packages of its own layer or below. Every folder with an
+#: __init__.py, at any depth and in eval/ too, is a package of its own (test_every_package_has_a_layer), so a nested
+#: package and its parent importing each other is a cycle like any other. A module belongs to the longest name here
+#: that holds it. A few single modules are layers of their own where their package's other modules sit below them:
+#: `retriever.reports.ingest` (ingestion reads every importer in `sources/`, which build on the report record and the
+#: section parser), `assistant.cli` (the CLI, above the commands it registers) and `assistant.__main__` (the console
+#: script, which hands `ask` to a warm server before it loads the CLI). `retriever` and `assistant` alone are their
+#: packages' own modules: retriever/__init__.py (the offline lock-down); assistant's settings, text and llm_factory.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("prompts", "models"),
     ("retriever",),
     ("retriever.reports",),
+    ("retriever.reports.sources",),
+    ("retriever.reports.ingest",),
     ("retriever.negation",),
+    ("retriever.encoders.onnx",),
     ("retriever.encoders",),
+    ("retriever.encoders.cluster",),
     ("retriever.search",),
     ("retriever.index",),
     ("retriever.training",),
@@ -64,6 +70,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("assistant.cli",),
     ("assistant.__main__",),
     (BENCHMARKS,),
+    ("eval.common",),
+    ("eval.retrieval",),
+    ("eval.diagnosis",),
+    ("eval.negation", "eval.robustness"),
+    ("eval.training",),
+    ("eval.perf",),
 )
 
 
@@ -204,19 +216,21 @@ def test_no_import_cycle_among_product_modules() -> None:
     assert found == [], "import cycles (each a set of modules importing one another):\n" + "\n".join(map(str, found))
 
 
-def test_every_sub_package_has_a_layer() -> None:
-    """A new sub-package (a folder with an __init__.py right under a product package) is placed in LAYERS, not
-    silently folded into its parent."""
+def packages_on_disk() -> set[str]:
+    """Every package of the product and the benchmarks: each folder with an __init__.py, at any depth."""
+    return {module_name(init) for top in (*PRODUCT, BENCHMARKS) for init in (REPO / top).rglob("__init__.py")}
+
+
+def test_every_package_has_a_layer() -> None:
+    """A new package (a folder with an __init__.py anywhere under a product package or eval/) is placed in LAYERS,
+    not silently folded into its parent; and every name in LAYERS exists."""
     declared = set(layer_of(LAYERS))
-    subpackages = {f"{top}.{init.parent.name}" for top in PRODUCT for init in (REPO / top).glob("*/__init__.py")}
-    assert sorted(subpackages - declared) == []
+    assert sorted(packages_on_disk() - declared) == []
     assert (
         sorted(
             p
             for p in declared
-            if p.split(".")[0] in PRODUCT
-            and not (REPO / p.replace(".", "/")).exists()
-            and not (REPO / (p.replace(".", "/") + ".py")).exists()
+            if not (REPO / p.replace(".", "/")).exists() and not (REPO / (p.replace(".", "/") + ".py")).exists()
         )
         == []
     )
@@ -259,6 +273,24 @@ def test_the_layer_check_reports_a_lower_package_importing_a_higher_one() -> Non
     assert layer_violations(graph, layers) == [] and cycles(package_graph(graph, layer_of(layers))) == []
     assert package_of("retriever.index.store", ("retriever", "retriever.index")) == "retriever.index"
     assert package_of("retrieverx.a", ("retriever",)) is None
+
+
+def test_a_nested_package_and_its_parent_importing_each_other_is_a_cycle() -> None:
+    """Folded into its parent, a sub-package's cycle with that parent vanishes (the tree before 2026-11-28 hid
+    retriever.reports <-> retriever.reports.sources, retriever.encoders <-> retriever.encoders.onnx and eval.diagnosis
+    <-> eval.perf <-> eval.robustness so); with every package named it is reported, and a module that is a layer of
+    its own (retriever.reports.ingest) breaks it honestly: the importer is above both."""
+    graph = {
+        "retriever.reports.record": set(),
+        "retriever.reports.ingest": {"retriever.reports.sources.tabular"},
+        "retriever.reports.sources.tabular": {"retriever.reports.record"},
+    }
+    folded = package_graph(graph, ("retriever.reports",))
+    assert cycles(folded) == []
+    nested = ("retriever.reports", "retriever.reports.sources")
+    assert cycles(package_graph(graph, nested)) == [["retriever.reports", "retriever.reports.sources"]]
+    layers = (("retriever.reports",), ("retriever.reports.sources",), ("retriever.reports.ingest",))
+    assert cycles(package_graph(graph, layer_of(layers))) == [] and layer_violations(graph, layers) == []
 
 
 def test_the_graph_sees_function_level_and_relative_imports(tmp_path: Path) -> None:

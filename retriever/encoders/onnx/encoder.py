@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from models.paths import models_dir
-from retriever.encoders.backends import FAST_BACKENDS, MODEL_FILES
 from retriever.encoders.onnx.export import export, quantize
+from retriever.encoders.onnx.files import FAST_BACKENDS, MODEL_FILES
 from retriever.encoders.onnx.runner import OnnxRunner
 from retriever.encoders.onnx.spec import RunnerSpec
 

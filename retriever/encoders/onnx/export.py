@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from models.atomic import write_atomic
-from retriever.encoders.backends import MODEL_FILES
+from retriever.encoders.onnx.files import MODEL_FILES
 from retriever.encoders.onnx.runner import OnnxRunner
 from retriever.encoders.onnx.spec import ENCODING_FIELDS, RunnerSpec, UnsupportedModel
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -43,6 +44,4 @@ def load_radlabels() -> Iterator[Outcome]:
             yield outcome
             continue
         present = sorted(k for k, v in gold.get(path.stem, {}).items() if v == "definitely present")
-        yield type(outcome)(
-            **{**outcome.__dict__, "modality": "XR", "labels": tuple(present), "meta": {"body_part": "chest"}}
-        )
+        yield replace(outcome, modality="XR", labels=tuple(present), body_part="chest", meta={})

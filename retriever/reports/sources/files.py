@@ -54,6 +54,33 @@ def _decode_line(line: bytes) -> tuple[str, str]:
     raise AssertionError("latin-1 decoding cannot fail")  # pragma: no cover
 
 
+#: Byte order marks of the wide Unicode encodings, longest first (UTF-32 LE's starts with UTF-16 LE's).
+_WIDE_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """UTF-16 or UTF-32 when the file says so by its byte order mark, or UTF-16 without one when its NUL bytes fall on
+    every other byte as ASCII text's do in it (Excel's "Unicode text", Windows tools' exports); None otherwise. Such
+    files hold NUL bytes and were once rejected as binary (issue 51)."""
+    for bom, encoding in _WIDE_BOMS:
+        if data.startswith(bom):
+            return encoding
+    head = data[:4096]
+    if len(head) < 4 or len(head) % 2:
+        return None
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    if odd >= 0.9 * len(head) // 2 and even == 0:
+        return "utf-16-le"
+    if even >= 0.9 * len(head) // 2 and odd == 0:
+        return "utf-16-be"
+    return None
+
+
 def read_text(path: Path) -> Decoded:
     """The file's text, decoded line by line where it is not UTF-8. Raises `UnreadableFile` for binary or
     unreadable files."""
@@ -61,6 +88,11 @@ def read_text(path: Path) -> Decoded:
         data = path.read_bytes()
     except OSError as exc:
         raise UnreadableFile(f"cannot read file: {exc.strerror or exc}") from exc
+    if (wide := _wide_encoding(data)) is not None:
+        try:
+            return Decoded(data.decode(wide).removeprefix("\ufeff"), wide[:6])  # "utf-16" or "utf-32"
+        except UnicodeDecodeError as exc:
+            raise UnreadableFile(f"looks like {wide.upper()} text but does not decode as it: {exc.reason}") from exc
     if b"\x00" in data[:65536]:
         raise UnreadableFile("binary file (contains NUL bytes), not a text report")
     data = data.removeprefix(b"\xef\xbb\xbf")

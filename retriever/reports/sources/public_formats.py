@@ -45,7 +45,13 @@ def _positive_labels(path: Path, key_column: str, key: Callable[[str], str]) -> 
 
 
 def _sectioned_report(
-    source: str, key: str, sections: dict[str, str], modality: str, labels: Iterable[str], meta: dict[str, str]
+    source: str,
+    key: str,
+    sections: dict[str, str],
+    modality: str,
+    labels: Iterable[str],
+    meta: dict[str, str],
+    body_part: str = "",
 ) -> Report:
     """A report from its cleaned sections: findings and impression as they are, the full text composed of all."""
     return Report(
@@ -57,6 +63,7 @@ def _sectioned_report(
         labels=tuple(sorted(labels)),
         source=source,
         meta=meta,
+        body_part=body_part,
     )
 
 
@@ -70,8 +77,8 @@ def load_openi(path: Path, rows: Rows) -> Iterator[Outcome]:
             continue
         sections = {k: clean_text(row.get(k, "")) for k in ("indication", "comparison", "findings", "impression")}
         row_labels = labels.get(uid) or {p.strip() for p in row.get("Problems", "").split(";") if p.strip()}
-        meta = {"exam": row.get("image", ""), "body_part": "chest"}
-        yield _sectioned_report("openi", uid, sections, "XR", row_labels, meta)
+        meta = {"exam": row.get("image", "")}
+        yield _sectioned_report("openi", uid, sections, "XR", row_labels, meta, body_part="chest")
 
 
 def load_ctrate(path: Path, rows: Rows) -> Iterator[Outcome]:
@@ -94,8 +101,8 @@ def load_ctrate(path: Path, rows: Rows) -> Iterator[Outcome]:
             "findings": clean_text(row.get("Findings_EN", "")),
             "impression": clean_text(row.get("Impressions_EN", "")),
         }
-        meta = {"volume": volume, "body_part": "chest"}
-        yield _sectioned_report("ctrate", study, sections, "CT", labels.get(study, ()), meta)
+        meta = {"volume": volume}
+        yield _sectioned_report("ctrate", study, sections, "CT", labels.get(study, ()), meta, body_part="chest")
 
 
 def _ctrate_study(volume: str) -> str:

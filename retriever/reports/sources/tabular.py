@@ -2,9 +2,10 @@
 
 Columns are found by common names unless mapped explicitly (`--map findings=Befund,impression=Beurteilung`),
 compared without case, spaces or punctuation, so the spellings of RIS/PACS exports (`AccessionNumber`, `Accession
-No.`, `ReportText`, `Study Date`, `BodyPartExamined`) are found too. A row may give findings/impression columns, or
-one free-text column that the section parser splits. The study date (as ISO, study_dates.py) and body part are kept
-in the report's meta.
+No.`, `ReportText`, `Study Date`, `ReportStatus`, `StudyDescription`, `BodyPartExamined`) are found too. A row may
+give findings/impression columns, or one free-text column that the section parser splits; either way sign-offs and
+disclaimers are not part of findings or impression (signoffs.py). The study date (as ISO, study_dates.py) is kept in
+the report's meta; status (normalised, study_status.py), exam description and body part on the report.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from pathlib import Path
 
 from retriever.reports.record import Report
 from retriever.reports.sections import clean_text, parse_sections
+from retriever.reports.signoffs import strip_signoffs
 from retriever.reports.sources.base import MAX_REPORT_CHARS, Outcome, Rejection, normalize_modality
 from retriever.reports.sources.files import Decoded, RowError, UnreadableFile, iter_csv_rows, iter_jsonl, read_text
 from retriever.reports.sources.study_dates import DateColumn, date_meta
+from retriever.reports.sources.study_status import normalize_status
 
 #: Target field -> column names tried in order when not mapped explicitly, compared as `column_key` makes them.
 DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -41,6 +44,7 @@ DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "findings": ("findings", "finding", "findings_en"),
     "impression": ("impression", "impressions", "impressions_en", "conclusion", "conclusions", "opinion"),
+    "addendum": ("addendum", "addenda", "addendum_text", "report_addendum"),
     "text": (
         "text",
         "report",
@@ -71,7 +75,35 @@ DEFAULT_COLUMNS: dict[str, tuple[str, ...]] = {
     "labels": ("labels", "label", "findings_labels", "diagnosis_labels"),
     "date": ("study_date", "exam_date", "study_datetime", "date_of_exam", "performed_date", "report_date", "date"),
     "body_part": ("body_part", "body_part_examined", "anatomy", "body_region"),
+    "status": (
+        "report_status",
+        "status",
+        "result_status",
+        "study_status",
+        "exam_status",
+        "order_status",
+        "report_state",
+        "verification_status",
+    ),
+    "exam": (
+        "study_description",
+        "procedure_description",
+        "exam_description",
+        "requested_procedure_description",
+        "procedure",
+        "procedure_name",
+        "exam_name",
+        "study_name",
+        "exam",
+        "examination",
+        "exam_type",
+        "study_type",
+        "description",
+    ),
 }
+#: A field that may read the column another field took, when that column bears one of its own names: a file whose
+#: only description column is `StudyDescription` gives its modality ("XR") and its exam ("XR CHEST 2 VIEWS").
+SHARED_COLUMNS = {"exam": "modality"}
 
 
 def column_key(name: str) -> str:
@@ -119,6 +151,10 @@ class ColumnMap:
             column = next((c for c in found if c is not None and c not in taken), None)
             if column is not None:
                 resolved[field_name] = column
+        for field_name, other in SHARED_COLUMNS.items():
+            column = resolved.get(other, "")
+            if field_name not in resolved and column_key(column) in map(column_key, DEFAULT_COLUMNS[field_name]):
+                resolved[field_name] = column
         return resolved
 
 
@@ -145,7 +181,7 @@ def report_from_row(
     def get(field_name: str) -> str:
         return row.get(columns.get(field_name, ""), "") or ""
 
-    findings, impression, text = clean_text(get("findings")), clean_text(get("impression")), get("text")
+    findings, impression, text = _section(get("findings")), _section(get("impression")), get("text")
     if not (findings or impression or text.strip()):
         return "empty record (no findings, impression or report text)"
     if _UNNAMEABLE.search(get("id")):
@@ -153,13 +189,16 @@ def report_from_row(
     if len(findings) + len(impression) + len(text) > MAX_REPORT_CHARS:
         return f"report too long (> {MAX_REPORT_CHARS} characters)"
     parsed = parse_sections(text) if text.strip() else None
+    addendum = _section(get("addendum"))
     if parsed is not None:
         findings = findings or parsed.findings
         impression = impression or parsed.impression
-    full = text.strip() or compose_full_text({"findings": findings, "impression": impression})
+        addendum = " ".join(p for p in (parsed.addendum, addendum) if p)
+    # The export's own words, sign-offs included, when it gave no report text.
+    cells = {name: clean_text(get(name)) for name in ("findings", "impression", "addendum")}
+    full = text.strip() or compose_full_text(cells)
     labels = tuple(sorted({x.strip() for x in get("labels").replace("|", ";").split(";") if x.strip()}))
-    modality = normalize_modality(get("modality"))
-    original = get("modality").strip()
+    modality, status = normalize_modality(get("modality")), normalize_status(get("status"))
     return Report(
         id=f"{source}:{get('id') or default_id}",
         findings=findings,
@@ -168,10 +207,28 @@ def report_from_row(
         modality=modality,
         labels=labels,
         source=source,
-        meta=({"modality_original": original} if original and original != modality else {})
-        | date_meta(get("date"), dates)
-        | ({"body_part": body_part} if (body_part := get("body_part").strip()) else {}),
+        meta=_originals(modality=(get("modality"), modality), status=(get("status"), status))
+        | date_meta(get("date"), dates),
+        status=status,
+        exam=" ".join(get("exam").split()),
+        body_part=get("body_part").strip(),
+        addendum=addendum,
     )
+
+
+def _section(cell: str) -> str:
+    """A findings, impression or addendum column's text as a section: without sign-offs, whitespace cleaned."""
+    return clean_text(strip_signoffs(cell.replace("\r\n", "\n").replace("\r", "\n")))
+
+
+def _originals(**values: tuple[str, str]) -> dict[str, str]:
+    """`NAME_original` meta entries for the cells whose normalised value differs from what the export wrote, case
+    aside ("CR" read as XR, "Signed" as final, not "Final"): nothing the export said is lost."""
+    return {
+        f"{name}_original": cell.strip()
+        for name, (cell, normalised) in values.items()
+        if cell.strip() and cell.strip().lower() != normalised.lower()
+    }
 
 
 def _json_cell(value: object, separator: str) -> str:

@@ -30,6 +30,7 @@ def load_text_file(path: Path, source: str, report_id: str) -> Outcome:
         id=f"{source}:{report_id}",
         findings=sections.findings,
         impression=sections.impression,
+        addendum=sections.addendum,
         full_text=text.strip(),
         source=source,
         meta=meta,
