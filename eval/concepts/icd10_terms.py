@@ -44,8 +44,9 @@ _TAILS = re.compile(
     r"|unspecified organism|initial encounter|part unspecified)$"
 )
 _UNWANTED = re.compile(
-    r"\b(?:other|others|with|without|unspecified|left|right|bilateral|encounter|sequela|due|classified|elsewhere|"
-    r"following|history|personal|family|status|complicating|involving|except|specified|not|and|or|in|of the)\b|[,;:\[\]]"
+    r"\b(?:other|others|with|without|unspecified|left|right|bilateral|encounter|sequela|due|classified|elsewhere"
+    r"|following|history|personal|family|status|complicating|involving|except|specified|not|and|or|in|of the)\b"
+    r"|[,;:\[\]]"
 )
 #: Names too vague to be a candidate on their own.
 _VAGUE = frozenset({"disease", "disorder", "injury", "lesion", "mass", "cyst", "abscess", "fracture", "infection"})

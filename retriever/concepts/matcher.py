@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from retriever.concepts.concept import Concept
 from retriever.concepts.normalize import Token, tokens
-from retriever.concepts.vocabulary import Layer, Phrase, Vocabulary, default_vocabulary
+from retriever.concepts.vocabulary import END, Layer, Phrase, Vocabulary, default_vocabulary
 
 #: What ends a clause for refining a generic word: a comma first, then the sentence part (; . :).
 _COMMA = re.compile(r"[,;.:!?()\n]")
@@ -34,16 +34,18 @@ class Mention:
 def _scan(layer: Layer, words: list[str], free: list[bool]) -> list[tuple[int, int, str, Phrase]]:
     """Leftmost-longest matches of the layer's phrases over the free words: (first, stop, concept id, phrase)."""
     found = []
-    at = 0
-    while at < len(words):
-        for phrase in layer.by_first.get(words[at], ()) if free[at] else ():
-            stop = at + len(phrase)
-            if tuple(words[at:stop]) == phrase and all(free[at:stop]):
-                found.append((at, stop, layer.phrases[phrase], phrase))
-                at = stop
-                break
-        else:
+    at, n = 0, len(words)
+    while at < n:
+        node, best, stop = layer.trie, None, at
+        while stop < n and free[stop] and (node := node.get(words[stop])) is not None:
+            stop += 1
+            if END in node:
+                best = (stop, node[END])
+        if best is None:
             at += 1
+            continue
+        found.append((at, best[0], layer.phrases[best[1]], best[1]))
+        at = best[0]
     return found
 
 
@@ -68,8 +70,9 @@ def _refined(vocabulary: Vocabulary, concept_id: str, text: str, toks: list[Toke
     rules = vocabulary.refine.get(concept_id, ())
     for boundary in (_COMMA, _SENTENCE):
         words = _clause(text, toks, at, boundary)
-        for target, context in rules:
-            if any(_contains(words, phrase) for phrase in context):
+        present = set(words)
+        for target, single, phrases in rules:
+            if not present.isdisjoint(single) or any(_contains(words, phrase) for phrase in phrases):
                 return target
     return concept_id
 

@@ -11,8 +11,8 @@ has to fold both sides the same way, not produce dictionary words.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 _TOKEN = re.compile(r"[a-z0-9]+")
 #: Latin and Greek plurals (and a few words the "strip the s" rule would fold into another word).
@@ -94,8 +94,7 @@ def fold(word: str) -> str:
     return _SPELLINGS.get(word[:-1], word[:-1])
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     """A folded word and where it stands in the text it was cut from (character offsets)."""
 
     word: str

@@ -32,12 +32,17 @@ class VocabularyError(ValueError):
     """A vocabulary file cannot be used; the message names the file, the line and what is wrong."""
 
 
+#: The key under which a trie node stores the phrase ending there (no folded word is empty).
+END = ""
+
+
 @dataclass
 class Layer:
-    """The phrases of one layer: folded words -> concept id, indexed by first word, longest first."""
+    """The phrases of one layer: folded words -> concept id, and the same as a word trie (nested dicts, the phrase
+    that ends at a node under END) for the matcher's longest-match walk."""
 
     phrases: dict[Phrase, str] = field(default_factory=dict)
-    by_first: dict[str, list[Phrase]] = field(default_factory=dict)
+    trie: dict = field(default_factory=dict)
 
     def add(self, phrase: Phrase, concept_id: str, where: str) -> None:
         if not phrase:
@@ -47,11 +52,10 @@ class Layer:
             raise VocabularyError(f"{where}: {' '.join(phrase)!r} already names {known}")
         if known is None:
             self.phrases[phrase] = concept_id
-            self.by_first.setdefault(phrase[0], []).append(phrase)
-
-    def sort(self) -> None:
-        for found in self.by_first.values():
-            found.sort(key=len, reverse=True)
+            node = self.trie
+            for word in phrase:
+                node = node.setdefault(word, {})
+            node[END] = phrase
 
 
 @dataclass
@@ -61,8 +65,8 @@ class Vocabulary:
     concepts: dict[str, Concept] = field(default_factory=dict)
     radiology: Layer = field(default_factory=Layer)
     icd10: Layer = field(default_factory=Layer)
-    #: concept id -> [(target id, context phrases)], tried in order.
-    refine: dict[str, list[tuple[str, tuple[Phrase, ...]]]] = field(default_factory=dict)
+    #: concept id -> [(target id, context words, context phrases of several words)], tried in order.
+    refine: dict[str, list[tuple[str, frozenset[str], tuple[Phrase, ...]]]] = field(default_factory=dict)
     #: (concept id, phrase) pairs the refine rules apply to.
     generic: set[tuple[str, Phrase]] = field(default_factory=set)
 
@@ -123,7 +127,9 @@ def _parse_refine(vocabulary: Vocabulary, rules: dict[str, tuple[str, str]]) -> 
             target, _, words = part.partition("=")
             if target not in vocabulary.concepts or not words:
                 raise VocabularyError(f"{where}: refine {part!r} names no known concept or no words")
-            targets.append((target, tuple(key(w) for w in words.split(",") if w.strip())))
+            context = [key(w) for w in words.split(",") if w.strip()]
+            single = frozenset(c[0] for c in context if len(c) == 1)
+            targets.append((target, single, tuple(c for c in context if len(c) > 1)))
         vocabulary.refine[concept_id] = targets
 
 
@@ -148,8 +154,6 @@ def load(radiology: Path = RADIOLOGY_TERMS, icd10: Path | None = ICD10_TERMS) ->
     _parse_refine(vocabulary, rules)
     if icd10 is not None:
         _read_icd10(vocabulary, icd10)
-    vocabulary.radiology.sort()
-    vocabulary.icd10.sort()
     return vocabulary
 
 

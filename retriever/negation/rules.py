@@ -113,9 +113,7 @@ def negated_ranges(sentence: str, ranges: list[tuple[int, int]]) -> list[bool]:
     spans = negated_spans(sentence)
     return [
         any(
-            start < r_end
-            and r_start < end
-            and any(t_end <= r_start or t_start >= r_end for t_start, t_end in triggers)
+            start < r_end and r_start < end and any(t_end <= r_start or t_start >= r_end for t_start, t_end in triggers)
             for start, end, triggers in spans
         )
         for r_start, r_end in ranges
