@@ -15,7 +15,7 @@ from functools import lru_cache
 
 from retriever.concepts.concept import Concept
 from retriever.concepts.normalize import Token, tokens
-from retriever.concepts.vocabulary import END, Layer, Phrase, Vocabulary, default_vocabulary
+from retriever.concepts.vocabulary import ANY, END, NONE, Layer, Phrase, Vocabulary, default_vocabulary
 
 #: What ends a clause for refining a generic word: a comma first, then the sentence part (; . :).
 _COMMA = re.compile(r"[,;.:!?()\n]")
@@ -31,16 +31,35 @@ class Mention:
     end: int
 
 
+#: Words a phrase may have inside it without naming them: "elevation of the right hemidiaphragm" is "elevation of the
+#: hemidiaphragm". Skipped only inside a phrase, never at its start or end.
+SKIPPABLE = frozenset({"left", "right", "bilateral", "both"})
+
+
+def _longest(node: dict, words: list[str], free: list[bool], at: int, inside: bool) -> tuple[int, Phrase] | None:
+    """The longest phrase of the trie below `node` that the words from `at` spell, skipping SKIPPABLE words inside
+    it (`inside`: a word of the phrase was taken just before `at`): (stop, phrase) or None. A word may be both a trie
+    branch and skippable ("elevated left hemidiaphragm" is a phrase, "elevated left diaphragm" skips "left"), so
+    both ways are tried; a phrase never ends on a skipped word."""
+    best = (at, node[END]) if inside and END in node else None
+    if at >= len(words) or not free[at]:
+        return best
+    word = words[at]
+    for found in (
+        _longest(node[word], words, free, at + 1, True) if word in node else None,
+        _longest(node, words, free, at + 1, False) if inside and word in SKIPPABLE else None,
+    ):
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
+    return best
+
+
 def _scan(layer: Layer, words: list[str], free: list[bool]) -> list[tuple[int, int, str, Phrase]]:
     """Leftmost-longest matches of the layer's phrases over the free words: (first, stop, concept id, phrase)."""
     found = []
     at, n = 0, len(words)
     while at < n:
-        node, best, stop = layer.trie, None, at
-        while stop < n and free[stop] and (node := node.get(words[stop])) is not None:
-            stop += 1
-            if END in node:
-                best = (stop, node[END])
+        best = _longest(layer.trie, words, free, at, False) if free[at] and words[at] in layer.trie else None
         if best is None:
             at += 1
             continue
@@ -72,7 +91,7 @@ def _refined(vocabulary: Vocabulary, concept_id: str, text: str, toks: list[Toke
         words = _clause(text, toks, at, boundary)
         present = set(words)
         for target, single, phrases in rules:
-            if not present.isdisjoint(single) or any(_contains(words, phrase) for phrase in phrases):
+            if ANY in single or not present.isdisjoint(single) or any(_contains(words, p) for p in phrases):
                 return target
     return concept_id
 
@@ -91,7 +110,8 @@ def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
     for first, stop, concept_id, phrase in sorted(found):
         if (concept_id, phrase) in vocabulary.generic:
             concept_id = _refined(vocabulary, concept_id, text, toks, first)
-        out.append(Mention(vocabulary.concepts[concept_id], toks[first].start, toks[stop - 1].end))
+        if concept_id != NONE:  # a generic word its clause shows to be no finding ("small vessel disease" of lungs)
+            out.append(Mention(vocabulary.concepts[concept_id], toks[first].start, toks[stop - 1].end))
     return out
 
 

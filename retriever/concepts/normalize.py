@@ -102,19 +102,33 @@ class Token(NamedTuple):
     end: int
 
 
+#: Apostrophes as reports type them: straight, curly, and the double quote some exports put instead.
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", '"': "'"})
+
+
 def tokens(text: str) -> list[Token]:
-    """The words of `text`, folded, with their offsets in `text` (a possessive "'s" joins its word: "crohn's")."""
-    lowered = text.lower()
+    """The words of `text`, folded, with their offsets in `text`: a possessive "'s" is part of its word ("crohn's"), and
+    "non" joins the word after it ("non-malignant", "non small cell"), so a negated adjective is no concept word."""
+    lowered = text.lower().translate(_APOSTROPHES)
+    if "'" not in lowered and "non" not in lowered:  # the common case, without joins
+        return [Token(fold(m.group()), m.start(), m.end()) for m in _TOKEN.finditer(lowered)]
     found: list[Token] = []
+    joined_start = -1
     for match in _TOKEN.finditer(lowered):
-        word = match.group()
-        end = match.end()
+        word, start, end = match.group(), match.start(), match.end()
+        if found and start < found[-1].end:  # the "s" of a possessive already taken
+            continue
         if lowered.startswith("'s", end) and not lowered[end + 2 : end + 3].isalnum():
-            word, end = word + "s", end + 2
-        found.append(Token(fold(word), match.start(), end))
+            end += 2  # "crohn's" is "crohn", as "crohns" folds to it
+        if joined_start >= 0:
+            word, start, joined_start = "non" + word, joined_start, -1
+        elif word == "non" and lowered[end : end + 1] in ("-", " "):
+            joined_start = start
+            continue
+        found.append(Token(fold(word), start, end))
     return found
 
 
 def key(phrase: str) -> tuple[str, ...]:
     """A vocabulary phrase as the tuple of folded words the matcher compares (as `tokens` folds text)."""
-    return tuple(fold(w) for w in _TOKEN.findall(phrase.lower().replace("'s", "s")))
+    return tuple(t.word for t in tokens(phrase))

@@ -32,6 +32,10 @@ class VocabularyError(ValueError):
     """A vocabulary file cannot be used; the message names the file, the line and what is wrong."""
 
 
+#: The refine target that drops a generic word: its clause shows it names no diagnosis or finding.
+NONE = "none"
+#: Refine words that match any clause: the rule of last resort ("none=*": the generic word alone names nothing).
+ANY = "*"
 #: The key under which a trie node stores the phrase ending there (no folded word is empty).
 END = ""
 
@@ -125,10 +129,10 @@ def _parse_refine(vocabulary: Vocabulary, rules: dict[str, tuple[str, str]]) -> 
         targets = []
         for part in rule.split(";"):
             target, _, words = part.partition("=")
-            if target not in vocabulary.concepts or not words:
+            if (target not in vocabulary.concepts and target != NONE) or not words:
                 raise VocabularyError(f"{where}: refine {part!r} names no known concept or no words")
             context = [key(w) for w in words.split(",") if w.strip()]
-            single = frozenset(c[0] for c in context if len(c) == 1)
+            single = frozenset(c[0] for c in context if len(c) == 1) | ({ANY} if words.strip() == ANY else set())
             targets.append((target, single, tuple(c for c in context if len(c) > 1)))
         vocabulary.refine[concept_id] = targets
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from retriever.negation.scope import negated_spans
+from retriever.negation.scope import may_negate, negated_spans
 from retriever.negation.triggers import (
     POST_NEGATION,
     POST_UNCERTAINTY,
@@ -110,6 +110,8 @@ def negated_ranges(sentence: str, ranges: list[tuple[int, int]]) -> list[bool]:
     """For each character range of the sentence (a mention found by position, as retriever.concepts does), whether
     it is negated, by the rule of is_negated: a word of it lies in the scope of a trigger outside it. One scope pass
     answers every range."""
+    if not may_negate(sentence):
+        return [False] * len(ranges)
     spans = negated_spans(sentence)
     return [
         any(
