@@ -49,7 +49,11 @@ def affirmed_in(item: str) -> tuple[Concept, ...]:
     return tuple(m.concept for m, neg in zip(found, negated, strict=True) if not neg and not _requested(item, m.start))
 
 
-@lru_cache(maxsize=16384)
 def affirmed_concepts(impression: str) -> list[Concept]:
     """The concepts the impression affirms, in order, each once (negated, resolved and rule-out mentions left out)."""
-    return unique([concept for item in conclusion_items(impression) for concept in affirmed_in(item)])
+    return list(_affirmed(impression))
+
+
+@lru_cache(maxsize=16384)
+def _affirmed(impression: str) -> tuple[Concept, ...]:
+    return tuple(unique([concept for item in conclusion_items(impression) for concept in affirmed_in(item)]))

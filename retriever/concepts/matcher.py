@@ -123,8 +123,12 @@ def unique(concepts: list[Concept]) -> list[Concept]:
     return list(seen.values())
 
 
-@lru_cache(maxsize=16384)
 def link(text: str) -> list[Concept]:
     """The concepts one item or fragment names, most specific match first found, no overlaps, each once. Negation
     is not read here (affirmed_concepts does): "no pleural effusion" names pleural effusion."""
-    return unique([m.concept for m in mentions(text)])
+    return list(_linked(text))
+
+
+@lru_cache(maxsize=16384)
+def _linked(text: str) -> tuple[Concept, ...]:
+    return tuple(unique([m.concept for m in mentions(text)]))

@@ -18,6 +18,7 @@ from retriever.concepts import (
     default_vocabulary,
     link,
 )
+from retriever.concepts.affirmed import _affirmed
 from retriever.concepts.vocabulary import load
 
 
@@ -140,6 +141,14 @@ def test_a_signoff_line_adds_no_concept() -> None:
     assert names(affirmed_concepts(impression)) == ["cardiomegaly", "pulmonary edema"]
 
 
+def test_a_caller_changing_the_list_it_got_changes_no_later_answer() -> None:
+    first = affirmed_concepts("Small left pleural effusion.")
+    first.clear()
+    link("Cardiomegaly").clear()
+    assert names(affirmed_concepts("Small left pleural effusion.")) == ["pleural effusion"]
+    assert names(link("Cardiomegaly")) == ["cardiomegaly"]
+
+
 def test_the_shipped_vocabulary_is_well_formed() -> None:
     vocabulary = default_vocabulary()
     concepts = list(vocabulary.concepts.values())
@@ -190,7 +199,7 @@ def test_linking_forty_impressions_takes_well_under_ten_milliseconds() -> None:
 
 def _timed(impressions: list[str]) -> float:
     """One pass with empty caches: only the items repeated within the forty impressions are read once."""
-    affirmed_concepts.cache_clear()
+    _affirmed.cache_clear()
     affirmed_in.cache_clear()
     start = time.process_time()
     for impression in impressions:
