@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from retriever.negation.inflection import concept_spans
-from retriever.negation.scope import negated_spans
+from retriever.negation.scope import may_negate, negated_spans
 from retriever.negation.triggers import (
     POST_NEGATION,
     POST_UNCERTAINTY,
@@ -36,6 +36,7 @@ __all__ = [
     "affirm",
     "is_negated",
     "negate",
+    "negated_ranges",
 ]
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
@@ -104,12 +105,23 @@ def is_negated(sentence: str, concept: str) -> bool:
     span = _concept_span(sentence, concept)
     if span is None:
         raise ValueError(f"concept {concept!r} not in sentence")
-    return any(
-        start < span.end
-        and span.start < end
-        and any(t_end <= span.start or t_start >= span.end for t_start, t_end in triggers)
-        for start, end, triggers in negated_spans(sentence)
-    )
+    return negated_ranges(sentence, [(span.start, span.end)])[0]
+
+
+def negated_ranges(sentence: str, ranges: list[tuple[int, int]]) -> list[bool]:
+    """For each character range of the sentence (a mention found by position, as retriever.concepts does), whether
+    it is negated, by the rule of is_negated: a word of it lies in the scope of a trigger outside it. One scope pass
+    answers every range."""
+    if not may_negate(sentence):
+        return [False] * len(ranges)
+    spans = negated_spans(sentence)
+    return [
+        any(
+            start < r_end and r_start < end and any(t_end <= r_start or t_start >= r_end for t_start, t_end in triggers)
+            for start, end, triggers in spans
+        )
+        for r_start, r_end in ranges
+    ]
 
 
 # Rewrites that turn a negating phrase into its affirmative counterpart (checked before plain deletion).

@@ -235,6 +235,12 @@ def scoped_words(text: str) -> list[str]:
     return [word for clause in scoped_clauses(text) for word in clause]
 
 
+def may_negate(text: str) -> bool:
+    """Whether any word of the text can start a trigger: without one nothing in it is negated (a quick test that
+    lets most conclusion items skip the scope pass)."""
+    return not _FIRST_WORDS.isdisjoint(_WORD.findall(text.lower()))
+
+
 def negated_spans(text: str) -> list[tuple[int, int, list[tuple[int, int]]]]:
     """Character spans of the negated words of `text`, each with the character spans of the triggers that negate
     it (rules.is_negated counts only triggers outside the concept: "showed no abnormalities" as a whole is no

@@ -34,6 +34,11 @@ def impression_items(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
+def conclusion_items(impression: str) -> list[str]:
+    """Every item of an impression, numbered lists written "first.,2. second" (MTSamples) included."""
+    return impression_items(_LIST_COMMA.sub(" ", impression))
+
+
 def positive_items(impression: str) -> list[str]:
     """The impression's sentences or numbered items that state something abnormal (not "No ...", "Normal ...")."""
-    return [item for item in impression_items(_LIST_COMMA.sub(" ", impression)) if not _NORMAL.search(item)]
+    return [item for item in conclusion_items(impression) if not _NORMAL.search(item)]

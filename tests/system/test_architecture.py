@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("retriever.reports.sources",),
     ("retriever.reports.ingest",),
     ("retriever.negation",),
+    ("retriever.concepts",),
     ("retriever.encoders.onnx",),
     ("retriever.encoders",),
     ("retriever.encoders.cluster",),
@@ -73,7 +74,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("eval.common",),
     ("eval.retrieval",),
     ("eval.diagnosis",),
-    ("eval.negation", "eval.robustness"),
+    ("eval.negation", "eval.robustness", "eval.concepts"),
     ("eval.training",),
     ("eval.perf",),
 )

@@ -1,0 +1,126 @@
+"""Precision and recall of the diagnosis linker (retriever.concepts) on the hand-labelled impression items.
+
+Definition: every (item, concept) pair counts once. Gold pairs are the concepts an annotator named for the item
+(eval/datasets/concept_items.md), each name read through the vocabulary's own name table (a preferred name or any
+synonym of either layer, folded as the matcher folds text); a name the vocabulary lacks stays a gold pair no
+prediction can match. Predicted pairs are the concepts retriever.concepts.affirmed_in(item) returns. Precision =
+correct pairs / predicted pairs, recall = correct pairs / gold pairs, pooled over items (micro), overall and per
+source. Items with no gold concept count too: anything linked there is a false pair.
+
+    python -m eval.concepts.linker_benchmark --split dev   # while tuning: eval/results/concept_linker_dev.*
+    python -m eval.concepts.linker_benchmark               # the test split, once: eval/results/concept_linker.*
+
+The Markdown lists each wrong item by id and concept names only (no report text: most sources may not be
+redistributed).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from eval.common.shared_data import RESULTS, add_out_option, write_results
+from eval.concepts.sample_items import SOURCES, SPLITS, Item, load_items
+from retriever.concepts import affirmed_in, default_vocabulary
+from retriever.concepts.normalize import key
+
+TARGET_PRECISION = 0.97
+TARGET_RECALL = 0.90
+
+
+def gold_ids(names: Sequence[str]) -> set[str]:
+    """Each labelled name as the concept id the vocabulary gives it, or "unknown:<name>"."""
+    table = default_vocabulary().names()
+    return {table.get(key(name), f"unknown:{name}") for name in names}
+
+
+def score(items: list[Item]) -> dict[str, Any]:
+    """Pooled counts, precision and recall, and the wrong items."""
+    concepts = default_vocabulary().concepts
+    correct = predicted = gold = 0
+    errors = []
+    for item in items:
+        expected = gold_ids(item.concepts or ())
+        found = {c.id for c in affirmed_in(item.text)}
+        correct += len(expected & found)
+        predicted += len(found)
+        gold += len(expected)
+        if expected != found:
+            name = lambda i: concepts[i].name if i in concepts else i  # noqa: E731
+            errors.append(
+                {
+                    "id": item.id,
+                    "missed": sorted(name(i) for i in expected - found),
+                    "extra": sorted(name(i) for i in found - expected),
+                }
+            )
+    return {
+        "items": len(items),
+        "gold_pairs": gold,
+        "predicted_pairs": predicted,
+        "correct_pairs": correct,
+        "precision": round(correct / predicted, 4) if predicted else None,
+        "recall": round(correct / gold, 4) if gold else None,
+        "errors": errors,
+    }
+
+
+def run(split: str) -> dict[str, Any]:
+    items = [i for i in load_items() if i.split == split]
+    unlabelled = [i.id for i in items if i.concepts is None]
+    if unlabelled:
+        raise SystemExit(f"{len(unlabelled)} items are not labelled yet (first: {unlabelled[0]})")
+    by_source = {s: score([i for i in items if i.source == s]) for s in SOURCES}
+    return {
+        "split": split,
+        "definition": "pairs (item, concept); precision = correct/predicted, recall = correct/gold, pooled",
+        "targets": {"precision": TARGET_PRECISION, "recall": TARGET_RECALL},
+        "overall": score(items),
+        "by_source": by_source,
+    }
+
+
+def _met(value: float | None, target: float) -> str:
+    return "n/a" if value is None else f"{value:.3f} ({'met' if value >= target else 'missed'})"
+
+
+def render(result: dict[str, Any]) -> str:
+    rows = [("all", result["overall"]), *result["by_source"].items()]
+    lines = [
+        f"# Diagnosis linker on hand-labelled impression items ({result['split']} split)",
+        "",
+        "Each (item, concept) pair counts once; precision = correct / predicted pairs, recall = correct / gold pairs,",
+        "pooled over items. Gold: the annotator's concept names read through the vocabulary's name table",
+        "(eval/datasets/concept_items.md); predicted: `retriever.concepts.affirmed_in(item)`. Written by",
+        "`eval/concepts/linker_benchmark.py`.",
+        "",
+        f"| source | items | gold pairs | predicted | correct | precision (target {TARGET_PRECISION}) "
+        f"| recall (target {TARGET_RECALL}) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, s in rows:
+        lines.append(
+            f"| {name} | {s['items']} | {s['gold_pairs']} | {s['predicted_pairs']} | {s['correct_pairs']} "
+            f"| {_met(s['precision'], TARGET_PRECISION)} | {_met(s['recall'], TARGET_RECALL)} |"
+        )
+    lines += ["", "## Items linked wrongly (id: missed / extra concepts)", ""]
+    for error in result["overall"]["errors"]:
+        lines.append(
+            f"- {error['id']}: missed {', '.join(error['missed']) or '-'}; extra {', '.join(error['extra']) or '-'}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=SPLITS, default="test")
+    add_out_option(parser, RESULTS)
+    args = parser.parse_args()
+    result = run(args.split)
+    stem = "concept_linker" if args.split == "test" else f"concept_linker_{args.split}"
+    print(write_results(args.out / stem, result, render))
+
+
+if __name__ == "__main__":
+    main()

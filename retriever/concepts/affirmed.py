@@ -1,0 +1,59 @@
+"""The concepts an impression affirms: linked, minus what it negates, calls resolved or only asks to rule out.
+
+Why position-based: an impression often names a concept twice ("Left effusion. No right effusion."), so each
+mention is judged where it stands, by the negation scopes of retriever.negation (rules.negated_ranges, the rule
+behind rules.is_negated). "Rule out X" is a hedge to the negation rules (X stays possible), but as evidence it is a
+request to look for X, not a finding of X, so a mention it reaches is left out here; "cannot rule out X" and
+"X cannot be excluded" keep X (possible, and the evidence may weigh it less).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from retriever.concepts.concept import Concept
+from retriever.concepts.matcher import mentions, unique
+from retriever.negation.rules import negated_ranges
+from retriever.reports.impression import conclusion_items
+
+#: What keeps the words after it, within the clause and REQUEST_WORDS words, from being a finding of this study: a
+#: request to look for something ("rule out", "to determine if", CT-RATE's "recommended ... in terms of"), a condition
+#: ("if there is"), or the patient's history ("history of", "in a patient with").
+_REQUEST = re.compile(
+    r"(?<!not )(?<!cannot )\b(?:rule out|r/o|to exclude|exclude|evaluate for|evaluated for|assess for|evaluation for"
+    r"|question of|query|screening for|to look for|to determine if|to determine whether|determine if|correlate for"
+    r"|(?:recommend\w*|evaluat\w*|correlation|follow-up|followed)\b[^.;:]{0,60}\bin terms of"
+    r"|if there is|if there are|history of|hx of|h/o|in a patient with|patient with a history)\b",
+    re.IGNORECASE,
+)
+REQUEST_WORDS = 8
+_CLAUSE_END = re.compile(r"[.;:!?\n]")
+
+
+def _requested(item: str, start: int) -> bool:
+    """Whether a request to rule out reaches the mention starting at `start`."""
+    for request in _REQUEST.finditer(item, 0, start):
+        between = item[request.end() : start]
+        if not _CLAUSE_END.search(between) and len(between.split()) <= REQUEST_WORDS:
+            return True
+    return False
+
+
+@lru_cache(maxsize=65536)
+def affirmed_in(item: str) -> tuple[Concept, ...]:
+    """The concepts one impression item affirms, in order (a concept may recur). Cached: conclusions repeat their
+    items ("No pneumothorax.", "Mild cardiomegaly.") across thousands of reports."""
+    found = mentions(item)
+    negated = negated_ranges(item, [(m.start, m.end) for m in found]) if found else []
+    return tuple(m.concept for m, neg in zip(found, negated, strict=True) if not neg and not _requested(item, m.start))
+
+
+def affirmed_concepts(impression: str) -> list[Concept]:
+    """The concepts the impression affirms, in order, each once (negated, resolved and rule-out mentions left out)."""
+    return list(_affirmed(impression))
+
+
+@lru_cache(maxsize=16384)
+def _affirmed(impression: str) -> tuple[Concept, ...]:
+    return tuple(unique([concept for item in conclusion_items(impression) for concept in affirmed_in(item)]))

@@ -1,0 +1,134 @@
+"""Which concepts a piece of report text names: a longest-match scan over the folded words, no model.
+
+Why a dictionary scan: linking runs on every retrieved report's conclusion at answer time and on every report at
+index time, so it has to cost microseconds, and what it links must be explainable by a phrase of the vocabulary.
+The radiology layer is scanned first, leftmost-longest, so "pleural effusion" wins over "effusion" and matches never
+overlap; ICD-10-CM phrases are looked for only in the words no radiology phrase covered (a fallback, never a rival).
+A generic word ("effusion", "nodule", "mass") is then refined by the words of its clause (vocabulary.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from retriever.concepts.concept import Concept
+from retriever.concepts.normalize import Token, tokens
+from retriever.concepts.vocabulary import ANY, END, NONE, Layer, Phrase, Vocabulary, default_vocabulary
+
+#: What ends a clause for refining a generic word: a comma first, then the sentence part (; . :).
+_COMMA = re.compile(r"[,;.:!?()\n]")
+_SENTENCE = re.compile(r"[;.:!?\n]")
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A concept named in a text, at characters [start, end)."""
+
+    concept: Concept
+    start: int
+    end: int
+
+
+#: Words a phrase may have inside it without naming them: "elevation of the right hemidiaphragm" is "elevation of the
+#: hemidiaphragm". Skipped only inside a phrase, never at its start or end.
+SKIPPABLE = frozenset({"left", "right", "bilateral", "both"})
+
+
+def _longest(node: dict, words: list[str], free: list[bool], at: int, inside: bool) -> tuple[int, Phrase] | None:
+    """The longest phrase of the trie below `node` that the words from `at` spell, skipping SKIPPABLE words inside
+    it (`inside`: a word of the phrase was taken just before `at`): (stop, phrase) or None. A word may be both a trie
+    branch and skippable ("elevated left hemidiaphragm" is a phrase, "elevated left diaphragm" skips "left"), so
+    both ways are tried; a phrase never ends on a skipped word."""
+    best = (at, node[END]) if inside and END in node else None
+    if at >= len(words) or not free[at]:
+        return best
+    word = words[at]
+    for found in (
+        _longest(node[word], words, free, at + 1, True) if word in node else None,
+        _longest(node, words, free, at + 1, False) if inside and word in SKIPPABLE else None,
+    ):
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
+    return best
+
+
+def _scan(layer: Layer, words: list[str], free: list[bool]) -> list[tuple[int, int, str, Phrase]]:
+    """Leftmost-longest matches of the layer's phrases over the free words: (first, stop, concept id, phrase)."""
+    found = []
+    at, n = 0, len(words)
+    while at < n:
+        best = _longest(layer.trie, words, free, at, False) if free[at] and words[at] in layer.trie else None
+        if best is None:
+            at += 1
+            continue
+        found.append((at, best[0], layer.phrases[best[1]], best[1]))
+        at = best[0]
+    return found
+
+
+def _clause(text: str, toks: list[Token], at: int, boundary: re.Pattern[str]) -> list[str]:
+    """The words of the clause around token `at`: back and forward until text between two words holds a boundary."""
+    first = at
+    while first > 0 and not boundary.search(text, toks[first - 1].end, toks[first].start):
+        first -= 1
+    stop = at + 1
+    while stop < len(toks) and not boundary.search(text, toks[stop - 1].end, toks[stop].start):
+        stop += 1
+    return [t.word for t in toks[first:stop]]
+
+
+def _contains(words: list[str], phrase: Phrase) -> bool:
+    n = len(phrase)
+    return any(tuple(words[i : i + n]) == phrase for i in range(len(words) - n + 1))
+
+
+def _refined(vocabulary: Vocabulary, concept_id: str, text: str, toks: list[Token], at: int) -> str:
+    """The concept a generic word stands for in its clause (the comma clause first, then the sentence)."""
+    rules = vocabulary.refine.get(concept_id, ())
+    for boundary in (_COMMA, _SENTENCE):
+        words = _clause(text, toks, at, boundary)
+        present = set(words)
+        for target, single, phrases in rules:
+            if ANY in single or not present.isdisjoint(single) or any(_contains(words, p) for p in phrases):
+                return target
+    return concept_id
+
+
+def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
+    """Every concept mention in the text, in order, without overlaps (the same concept may recur)."""
+    vocabulary = vocabulary or default_vocabulary()
+    toks = tokens(text)
+    words = [t.word for t in toks]
+    free = [True] * len(words)
+    found = _scan(vocabulary.radiology, words, free)
+    for first, stop, _, _ in found:
+        free[first:stop] = [False] * (stop - first)
+    found += _scan(vocabulary.icd10, words, free)
+    out = []
+    for first, stop, concept_id, phrase in sorted(found):
+        if (concept_id, phrase) in vocabulary.generic:
+            concept_id = _refined(vocabulary, concept_id, text, toks, first)
+        if concept_id != NONE:  # a generic word its clause shows to be no finding ("small vessel disease" of lungs)
+            out.append(Mention(vocabulary.concepts[concept_id], toks[first].start, toks[stop - 1].end))
+    return out
+
+
+def unique(concepts: list[Concept]) -> list[Concept]:
+    """The concepts in order of first appearance, each once."""
+    seen: dict[str, Concept] = {}
+    for concept in concepts:
+        seen.setdefault(concept.id, concept)
+    return list(seen.values())
+
+
+def link(text: str) -> list[Concept]:
+    """The concepts one item or fragment names, most specific match first found, no overlaps, each once. Negation
+    is not read here (affirmed_concepts does): "no pleural effusion" names pleural effusion."""
+    return list(_linked(text))
+
+
+@lru_cache(maxsize=16384)
+def _linked(text: str) -> tuple[Concept, ...]:
+    return tuple(unique([m.concept for m in mentions(text)]))
