@@ -41,7 +41,7 @@ def show(
     from assistant.commands.output import print_error
     from assistant.commands.shared import read_settings
     from retriever.index.manifest import Manifest
-    from retriever.index.output_paths import named_path
+    from retriever.index.output_paths import build_hint, named_path
     from retriever.index.report_index import STORE_FILE
     from retriever.index.store import ReportStore
 
@@ -50,7 +50,7 @@ def show(
     try:
         Manifest.read(folder)
     except ValueError as exc:
-        print_error(err, f"no index at {folder} ({exc}): build one with `assistant index REPORTS --out {folder}`")
+        print_error(err, f"no index at {folder} ({exc}): build one with {build_hint(folder, 'REPORTS')}")
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     store = ReportStore(folder / STORE_FILE)
     try:

@@ -15,6 +15,7 @@ import faiss
 from retriever.index.bm25 import BM25Field
 from retriever.index.errors import IndexLoadError
 from retriever.index.manifest import MANIFEST, FileInfo, Manifest, listed_files
+from retriever.index.output_paths import build_hint
 from retriever.index.store import ReportStore
 from retriever.index.swap import generation, restore_interrupted
 from retriever.index.vectors import read_vector_index, write_vector_index
@@ -73,15 +74,14 @@ def open_parts(folder: Path) -> Parts:
 
 def _read_parts(folder: Path) -> Parts:
     """One read of the index folder's parts, each file checked against the manifest."""
-    rebuild = f"rebuild it with `assistant index CORPUS... --out {folder}`"
+    rebuild = f"rebuild it with {build_hint(folder)}"
     try:
         restore_interrupted(folder)
     except OSError as exc:
         raise IndexLoadError(f"{exc}; or {rebuild}") from exc
     if not folder.is_dir():
         raise IndexLoadError(
-            f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}` "
-            "(or `make demo` for the demo index)"
+            f"no index at {folder}: build one with {build_hint(folder)} (or `make demo` for the demo index)"
         )
     if not any((folder / name).exists() for name in (MANIFEST, STORE_FILE)) and any(folder.iterdir()):  # reports?
         raise IndexLoadError(

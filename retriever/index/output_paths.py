@@ -107,6 +107,19 @@ def check_replaceable(folder: Path, *, overwrite: bool) -> None:
         ) from exc
 
 
+def build_hint(folder: Path, reports: str = "CORPUS...") -> str:
+    """The `assistant index` command that builds an index at `folder`, for a message that says there is none. It
+    names `folder` only where that command would write: a hint once said `--out /etc` for `--index /etc` and
+    `--out reports.csv` for `--index reports.csv`, which would replace the system folder or is refused (issue 51)."""
+    try:
+        if blocking_file(folder) is not None or _dangling_link(folder) is not None:
+            raise UnsafeOutput(str(folder))
+        check_replaceable(folder, overwrite=False)
+    except UnsafeOutput:
+        return f"`assistant index {reports} --out INDEX_FOLDER` (a new or empty folder)"
+    return f"`assistant index {reports} --out {folder}`"
+
+
 def _input_roots(inputs: Iterable[Path]) -> list[Path]:
     """Resolved inputs, plus the resolved targets of symlinks inside input folders (the reader may follow them)."""
     roots = []

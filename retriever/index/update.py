@@ -43,6 +43,7 @@ from retriever.index.encoder_check import built_encoder, check_encoder
 from retriever.index.errors import IndexLoadError
 from retriever.index.folder import STORE_FILE, corpus_hash, now, open_parts, write_parts
 from retriever.index.manifest import EncoderInfo, Manifest
+from retriever.index.output_paths import build_hint
 from retriever.index.store import ReportStore, change_store
 from retriever.index.streaming_build import bm25_of_store
 from retriever.index.swap import one_writer, replacing
@@ -97,7 +98,7 @@ def update_index(
     exclusions = exclusions or Exclusions()
     history = list(history)
     if not folder.parent.is_dir():
-        raise IndexLoadError(f"no index at {folder}: build one with `assistant index CORPUS... --out {folder}`")
+        raise IndexLoadError(f"no index at {folder}: build one with {build_hint(folder)}")
     with one_writer(folder):
         manifest, vectors, old_bm25, store = open_parts(folder)
         try:
