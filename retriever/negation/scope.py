@@ -14,7 +14,7 @@ Scopes, per clause (a clause ends at . ; : ! ? or a line break):
   of a list separator (a comma, slash, "and", "or", "nor"), back to the start of the clause; neither stretch crosses
   a verb that starts a predicate (CLAUSE_VERBS), so "No A or B is seen, and C" leaves C alone;
 - a pre-negation ends before a definite thing after a locative ("no enhancement within the thrombus") and before a
-  new subject after ", and" ("no hepatic lesions, and all nodes were sub-centimeter");
+  new subject after a comma or ", and" ("no hepatic lesions, and all nodes were sub-centimeter");
 - a clause that is only a negation after a colon ("Evaluation for pneumothorax: none identified", "Adnexa: not
   seen") negates the clause before the colon (up to LIST_WINDOW words), whatever hedges that clause has;
 - a hedge ("cannot be excluded", "rule out") leaves the words it reaches possible: not negated, whatever else
