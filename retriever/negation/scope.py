@@ -14,7 +14,7 @@ Scopes, per clause (a clause ends at . ; : ! ? or a line break):
   of a list separator (a comma, slash, "and", "or", "nor"), back to the start of the clause; neither stretch crosses
   a verb that starts a predicate (CLAUSE_VERBS), so "No A or B is seen, and C" leaves C alone;
 - a pre-negation ends before a definite thing after a locative ("no enhancement within the thrombus") and before a
-  new subject after ", and" ("no hepatic lesions, and all nodes were sub-centimeter");
+  new subject after a comma or ", and" ("no hepatic lesions, and all nodes were sub-centimeter");
 - a clause that is only a negation after a colon ("Evaluation for pneumothorax: none identified", "Adnexa: not
   seen") negates the clause before the colon (up to LIST_WINDOW words), whatever hedges that clause has;
 - a hedge ("cannot be excluded", "rule out") leaves the words it reaches possible: not negated, whatever else
@@ -176,21 +176,6 @@ def _split(tokens: Iterable[str]) -> tuple[list[str], list[bool]]:
     return words, separated
 
 
-class _Scoped:
-    """One clause of a text: its words with their character spans, and for each word the character spans of the
-    triggers that negate it (empty: not negated) and whether it is itself a trigger."""
-
-    def __init__(self, text: str, start: int, end: int, answer: tuple[int, int] | None) -> None:
-        tokens = list(_TOKEN.finditer(text, start, end))
-        self.words, separated = _split(t.group() for t in tokens)
-        self.at = [t.span() for t in tokens if t.group() not in ",/"]
-        reached, self.trigger = _scopes(self.words, separated)
-        self.by = [[(self.at[r.start][0], self.at[r.stop - 1][1]) for r in ranges] for ranges in reached]
-        if answer is not None:  # "Pneumothorax: none": the label before the colon is negated, hedged or not
-            for i in range(max(0, len(self.words) - LIST_WINDOW), len(self.words)):
-                self.by[i].append(answer)
-
-
 def _colon_answer(text: str, start: int, end: int) -> tuple[int, int] | None:
     """The character span of a COLON_NEGATION answer opening a clause (up to its first comma), else None."""
     head = text[start:end].split(",", 1)[0]
@@ -200,33 +185,43 @@ def _colon_answer(text: str, start: int, end: int) -> tuple[int, int] | None:
     return None
 
 
-def _clauses(text: str) -> list[_Scoped]:
-    """The clauses of a lowercased text (ending at . ; : ! ? or a line break) with their scopes; a clause that only
-    answers the one before its colon with a negation is that negation, and what follows its first comma is read on."""
+def _clauses(text: str) -> list[tuple[int, int, tuple[int, int] | None]]:
+    """(start, end, answer) of each clause of a lowercased text (ending at . ; : ! ? or a line break), `answer` the
+    span of a negation that answers it after its colon; that answer is no clause of its own (what follows its first
+    comma is)."""
     spans = [m.span() for m in _CLAUSE_TEXT.finditer(text)]
     answers = [
         _colon_answer(text, *spans[i + 1]) if i + 1 < len(spans) and text[end : end + 1] == ":" else None
         for i, (_, end) in enumerate(spans)
     ]
-    out = []
-    for i, (start, end) in enumerate(spans):
-        if i and answers[i - 1]:
-            start = answers[i - 1][1]  # type: ignore[index]
-        out.append(_Scoped(text, start, end, answers[i]))
-    return out
+    return [
+        (answered[1] if i and (answered := answers[i - 1]) else start, end, answers[i])
+        for i, (start, end) in enumerate(spans)
+    ]
+
+
+def _answered(words: int, answer: tuple[int, int] | None) -> range:
+    """The words of a clause a colon answer negates: all, up to LIST_WINDOW back from the colon."""
+    return range(max(0, words - LIST_WINDOW), words) if answer else range(0)
 
 
 def scoped_clauses(text: str) -> list[list[str]]:
     """scoped_words clause by clause (a clause ends at . ; : ! ? or a line break)."""
+    lowered = text.lower()
     out: list[list[str]] = []
-    for clause in _clauses(text.lower()):
-        words = [
-            NEGATED_PREFIX + w if by else w
-            for w, by, trig in zip(clause.words, clause.by, clause.trigger, strict=True)
-            if not trig
-        ]
-        if clause.words:
-            out.append(words)
+    for start, end, answer in _clauses(lowered):
+        words, separated = _split(_TOKEN.findall(lowered, start, end))
+        if not words:
+            continue
+        reached, trigger = _scopes(words, separated)
+        answered = _answered(len(words), answer)
+        out.append(
+            [
+                NEGATED_PREFIX + w if by or i in answered else w
+                for i, (w, by, trig) in enumerate(zip(words, reached, trigger, strict=True))
+                if not trig
+            ]
+        )
     return out
 
 
@@ -245,4 +240,18 @@ def negated_spans(text: str) -> list[tuple[int, int, list[tuple[int, int]]]]:
     """Character spans of the negated words of `text`, each with the character spans of the triggers that negate
     it (rules.is_negated counts only triggers outside the concept: "showed no abnormalities" as a whole is no
     negated finding)."""
-    return [(*at, by) for clause in _clauses(text.lower()) for at, by in zip(clause.at, clause.by, strict=True) if by]
+    lowered = text.lower()
+    spans: list[tuple[int, int, list[tuple[int, int]]]] = []
+    for start, end, answer in _clauses(lowered):
+        tokens = list(_TOKEN.finditer(lowered, start, end))
+        words, separated = _split(t.group() for t in tokens)
+        reached, _ = _scopes(words, separated)
+        at = [t.span() for t in tokens if t.group() not in ",/"]
+        answered = _answered(len(words), answer)
+        for i, by in enumerate(reached):
+            triggers = [(at[r.start][0], at[r.stop - 1][1]) for r in by]
+            if answer and i in answered:
+                triggers.append(answer)
+            if triggers:
+                spans.append((*at[i], triggers))
+    return spans
