@@ -91,9 +91,9 @@ class WarmServer(socketserver.UnixStreamServer):
         """The call a request makes, or None when this server does not answer it: other settings than its own, an
         `ask --no-server`, or arguments it cannot read (the client then runs the CLI, which reports them as usual)."""
         try:
-            if settings_key(Settings.from_env(dict(request["env"]))) != self.key:
-                return None
             call = self.parse([str(a) for a in request["argv"]], Path(str(request["cwd"])))
+            if settings_key(Settings.from_env(dict(request["env"]), call.options.preset)) != self.key:
+                return None
         except Exception:  # noqa: BLE001 - whatever it is, the CLI reports it better than a refusal could
             return None
         return call if call.server else None

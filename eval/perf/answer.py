@@ -148,7 +148,7 @@ def pipeline_for(llm: Any, index: Any, max_tokens: int) -> tuple[Any, RecordingL
     retriever = ReportRetriever(index=index, field="impression", k=1)
     # The project's overhead over the raw backend is measured on a model answer (ask's default asks no model since
     # 2026-11-27): the paper's prompt, as the committed figures were.
-    return RagPipeline(recorder, retriever, max_tokens=max_tokens, rag_prompt="diagnosis_rag"), recorder
+    return RagPipeline(recorder, retriever, max_tokens=max_tokens, prompt="diagnosis_rag"), recorder
 
 
 def measure_embedded(index: Any, queries: list[str], threads: int, max_tokens: int, model: str) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def ask_once(
     from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
 
     pipeline = RagPipeline(
-        backend, ReportRetriever(index=index), max_tokens=max_tokens or ANSWER_MAX_TOKENS, rag_prompt=prompt
+        backend, ReportRetriever(index=index), max_tokens=max_tokens or ANSWER_MAX_TOKENS, prompt=prompt
     )
     return timed_stream(pipeline.iter_answer(query)) | {"prefix": backend.last_prefix}
 

@@ -4,6 +4,8 @@ to a warm server, which has them loaded already)."""
 
 from __future__ import annotations
 
+from models.preset import PRESET
+
 #: The exported model file of each fast backend (retriever/encoders/onnx/export.py writes them).
 MODEL_FILES = {"onnx": "model.onnx", "onnx-int8": "model.int8.onnx"}
 FAST_BACKENDS = tuple(MODEL_FILES)
@@ -11,4 +13,4 @@ BACKENDS = ("torch", *FAST_BACKENDS)
 #: What `assistant index` builds with: int8 ONNX, measured at equal findings -> impression match@5 and well above the
 #: throughput of the default torch encode (eval/results/performance.md). Callers take the backend from the settings
 #: (assistant.settings.EncoderSettings: RADSEARCH_ENCODER_BACKEND, else this).
-INDEX_BACKEND = "onnx-int8"
+INDEX_BACKEND = PRESET.index_backend

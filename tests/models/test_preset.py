@@ -13,6 +13,8 @@ from models.preset import PRESET, PRESET_FILE, load_preset, parse_preset
 
 REPO = Path(__file__).resolve().parents[2]
 PRODUCT = ("assistant", "retriever", "models", "prompts")
+#: Where a tuned value or a model name must not be written either (issue 49): the benchmarks.
+CHECKED = (*PRODUCT, "eval")
 #: Module-level names that hold a tuned default, and the preset value each must be.
 TUNED = {
     "DEFAULT_METHOD": PRESET.default_search.method,
@@ -21,8 +23,10 @@ TUNED = {
     "WEIGHT": PRESET.default_search.second_stage_weight,
     "K": PRESET.answer.k,
     "FIELD": PRESET.answer.field,
-    "PROMPT": PRESET.answer.prompt,
-    "NORAG_PROMPT": PRESET.answer.norag_prompt,
+    "MODE": PRESET.answer.mode,
+    "NORAG_PROMPT": PRESET.answer.prompts["no-retrieval"],
+    "RERANK_WEIGHT": PRESET.rerank_weight,
+    "INDEX_BACKEND": PRESET.index_backend,
     "DEFAULT_GGUF": PRESET.answer.llm,
     "WEIGHTING": PRESET.answer.evidence_weighting,
 }
@@ -53,10 +57,10 @@ def test_the_checker_finds_a_tuned_default_written_as_a_literal() -> None:
     ]
 
 
-def test_no_product_module_defines_a_tuned_default_outside_the_preset() -> None:
+def test_no_product_or_eval_module_defines_a_tuned_default_outside_the_preset() -> None:
     offenders = {
         path.relative_to(REPO).as_posix(): found
-        for top in PRODUCT
+        for top in CHECKED
         for path in sorted((REPO / top).rglob("*.py"))
         if (found := literal_tuned_assignments(path.read_text(encoding="utf-8")))
     }
@@ -68,7 +72,8 @@ def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> N
     from assistant.commands.index_cmd import index
     from assistant.rag import answer_defaults, evidence
     from eval.retrieval.benchmark import DEFAULT_MODEL
-    from retriever.search import fusion, methods, support
+    from retriever.encoders import backends
+    from retriever.search import fusion, methods, rerank, support
 
     exposed = {
         "DEFAULT_METHOD": methods.DEFAULT_METHOD,
@@ -77,8 +82,10 @@ def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> N
         "WEIGHT": support.WEIGHT,
         "K": answer_defaults.K,
         "FIELD": answer_defaults.FIELD,
-        "PROMPT": answer_defaults.PROMPT,
+        "MODE": answer_defaults.MODE,
         "NORAG_PROMPT": answer_defaults.NORAG_PROMPT,
+        "RERANK_WEIGHT": rerank.RERANK_WEIGHT,
+        "INDEX_BACKEND": backends.INDEX_BACKEND,
         "DEFAULT_GGUF": settings.DEFAULT_GGUF,
         "WEIGHTING": evidence.WEIGHTING,
     }
