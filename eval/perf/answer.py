@@ -22,8 +22,9 @@ from typing import Any
 
 from eval.perf import results
 from eval.perf.data import held_out_findings, shared_reports, test_split
+from models.preset import PRESET
 
-EMBEDDED_MODEL = "qwen1.5b"
+EMBEDDED_MODEL = PRESET.answer.llm
 ENCODER = "minilm"
 
 
