@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
     from assistant.rag.assemble import AskCall
+    from assistant.rag.events import Event
     from assistant.settings import Settings
-    from assistant.warm.client import Event
 
 #: `ask`'s parameters that are AskOptions fields as they are (the index folder is read from the working folder).
 OPTION_NAMES = (
@@ -190,7 +190,7 @@ def _ask_command() -> Any:
 def _local(settings: Settings, call: AskCall) -> Iterator[Event]:
     """The answer of this process: the index, encoder and model loaded first (what a warm server saves)."""
     from assistant.rag.assemble import assemble
-    from assistant.warm.client import Note, Start
+    from assistant.rag.events import Note, Start
 
     assembled = assemble(call.options, settings)
     pipeline = assembled.pipeline

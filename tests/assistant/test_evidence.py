@@ -163,13 +163,17 @@ def test_a_report_without_an_impression_affirms_nothing(minilm) -> None:
 
 
 def test_an_answer_its_findings_rule_out_is_replaced_by_the_best_affirmed_candidate(index) -> None:
-    llm = ScriptedLLM('{"diagnosis": "Pneumothorax", "differential": [], "rationale": "", "cited_report_ids": ["r3"]}')
+    output = '{"diagnosis": "Pneumothorax", "differential": [], "rationale": "Air in the pleural space.", '
+    llm = ScriptedLLM(output + '"cited_report_ids": ["r3"]}')
     pipeline = RagPipeline(llm, ReportRetriever(index=index, field="findings", k=7), prompt="diagnosis_rag")
     answer = pipeline.invoke("Small left pleural effusion with adjacent basilar opacity. No pneumothorax.")
     assert answer.diagnosis == "pleural effusion" and not answer.degraded
     assert answer.grounding == {"replaced": "Pneumothorax", "reason": "the findings rule it out"}
     assert set(answer.cited_report_ids) == {"r1", "r2", "r7"}
     assert any("takes its place" in note for note in answer.notes)
+    # issue 49: the rationale is the replacement's (its support), not the one written for the replaced diagnosis
+    assert "Air in the pleural space" not in answer.rationale and "3 of 7 similar reports" in answer.rationale
+    assert "in place of 'Pneumothorax'" in answer.rationale
 
 
 def test_the_evidence_prompt_constrains_the_answer_to_the_candidates(index) -> None:
