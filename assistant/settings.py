@@ -38,6 +38,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -189,6 +190,13 @@ def reranker_setting(value: str | None) -> str | None:
     return None if value.lower() in ("", "off") else value
 
 
+@cache
+def _expander(table: Path | None, enabled: bool) -> QueryExpander:
+    from retriever.search.abbreviations import make_expander
+
+    return make_expander(table, enabled=enabled)
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     """Query-side abbreviation expansion: on with the built-in tables unless switched off; `abbreviations` is a
@@ -246,10 +254,9 @@ class SearchSettings:
         return Reranker(folder, weight=weight or RERANK_WEIGHT)
 
     def expander(self) -> QueryExpander:
-        """The expander these settings ask for (AbbreviationTableError, a ValueError, for a malformed table)."""
-        from retriever.search.abbreviations import make_expander
-
-        return make_expander(self.abbreviations, enabled=self.expand_abbreviations)
+        """The expander these settings ask for, read once per process (AbbreviationTableError, a ValueError, for a
+        malformed table). Every index a command searches is given it: nothing is set process-wide."""
+        return _expander(self.abbreviations, self.expand_abbreviations)
 
 
 @dataclass(frozen=True)

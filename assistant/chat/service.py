@@ -140,7 +140,13 @@ class ChatService:
     def __init__(self, config: ChatConfig, llm: LLM | None = None, reranker: SecondStage | None = None) -> None:
         self.config = config
         settings = config.settings
-        self.catalog = IndexCatalog(settings.paths, config.indexes, device=settings.encoder.device, reranker=reranker)
+        self.catalog = IndexCatalog(
+            settings.paths,
+            config.indexes,
+            device=settings.encoder.device,
+            reranker=reranker,
+            expander=settings.search.expander(),
+        )
         self._llm = llm
         self._llm_lock = threading.Lock()
         self._stops: dict[str, threading.Event] = {}  # each session's running answer, for its Stop button

@@ -72,13 +72,12 @@ def search(
     from retriever.index.errors import IndexLoadError
     from retriever.index.output_paths import named_path
     from retriever.index.report_index import ReportIndex, SearchFilters
-    from retriever.search.abbreviations import default_expander
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
     settings = read_settings(err)
     try:
-        expander = default_expander()  # what the settings configured
+        expander = settings.search.expander()
         if expand is not None:  # the flag wins over RADSEARCH_ABBREVIATION_EXPANSION
             expander = replace(settings.search, expand_abbreviations=expand).expander()
         searched_as = expander.expand(clean_query(query))

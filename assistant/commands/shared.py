@@ -81,14 +81,14 @@ UntilOption = Annotated[str | None, typer.Option(help="Only reports of studies o
 def read_settings(err: Console, preset: str | None = None) -> Settings:
     """The settings from this process's environment over the chosen preset (`--preset`, else RADSEARCH_PRESET); a
     refused value (or a malformed abbreviation table, an unknown preset) is an error message and exit 2. Every index
-    this command searches expands queries as the settings say (`retriever.search.abbreviations.configure`)."""
+    this command searches is given the expander the settings name (`SearchSettings.expander`, read here once so a
+    malformed table is reported before anything else)."""
     from assistant.commands.output import print_error
     from assistant.settings import Settings
-    from retriever.search.abbreviations import configure
 
     try:
         settings = Settings.from_env(os.environ, preset)
-        configure(settings.search.expander())
+        settings.search.expander()
         return settings
     except ValueError as exc:
         print_error(err, exc)

@@ -123,6 +123,7 @@ def assemble(options: AskOptions, settings: Settings) -> Assembled:
         if answer.field not in index.fields:
             raise ValueError(f"field {answer.field!r} is not in this index; it has: {', '.join(index.fields)}")
         index.reranker = chosen.search.load_reranker()
+        index.query_expander = chosen.search.expander()
         retriever = ReportRetriever(
             index=index,
             field=checked_field(answer.field),

@@ -82,6 +82,7 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
     from assistant.rag.lc_retriever import ReportRetriever
 
     index = load_or_build_index(corpus, condition.encoder, (condition.field,), config.index_cache)
+    index.query_expander = config.settings.search.expander()  # as the settings say, like every product search
     built = index.manifest.encoder
     config.encoders[condition.name] = f"{built.name} ({built.fingerprint[:12]})"
     if condition.rerank:
