@@ -44,8 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from assistant.llm.base import Structured
 from models.paths import DataPaths
-from models.preset import DEFAULT_PRESET, PRESET, Preset, named_preset
-from retriever.search.methods import DEFAULT_SECOND_STAGE
+from models.preset import DEFAULT_PRESET, PRESET, Preset, SearchPreset, named_preset
 
 if TYPE_CHECKING:
     from retriever.search.abbreviations import QueryExpander
@@ -184,6 +183,10 @@ class ChatSettings:
         return cls(auth=env.get("RADSEARCH_CHAT_AUTH") or None, trusted_proxies=proxies)
 
 
+#: A second stage left to the values measured for the index's encoder (models/preset.json).
+MEASURED = "measured"
+
+
 def reranker_setting(value: str | None) -> str | None:
     """A re-ranker name or folder as given, None for unset, empty or `off`."""
     value = (value or "").strip()
@@ -200,14 +203,17 @@ def _expander(table: Path | None, enabled: bool) -> QueryExpander:
 @dataclass(frozen=True)
 class SearchSettings:
     """Query-side abbreviation expansion: on with the built-in tables unless switched off; `abbreviations` is a
-    user table (CSV abbr,expansion) whose rows win over the built-in ones. `reranker`: a second stage's name or
-    folder (None: none; the product's default stage, retriever.search.methods.DEFAULT_SECOND_STAGE, unless set)."""
+    user table (CSV abbr,expansion) whose rows win over the built-in ones. `method` and `reranker` (a second stage's
+    name or folder; None: none) as chosen by a flag or RADSEARCH_RERANKER; left at None and MEASURED, an index is
+    searched with the values measured for its encoder (`measured`, the preset's per-encoder table; an encoder no rule
+    measured takes the default encoder's)."""
 
     expand_abbreviations: bool = True
     abbreviations: Path | None = None
-    reranker: str | None = DEFAULT_SECOND_STAGE
-    #: The search method (the preset's for its default encoder).
-    method: str = PRESET.default_search.method
+    reranker: str | None = MEASURED
+    method: str | None = None
+    measured: tuple[tuple[str, SearchPreset], ...] = tuple(PRESET.search.items())
+    default_encoder: str = PRESET.encoder
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], preset: Preset = PRESET) -> SearchSettings:
@@ -215,22 +221,41 @@ class SearchSettings:
         if switch not in ("on", "off"):
             raise ValueError(f"RADSEARCH_ABBREVIATION_EXPANSION must be on or off, not {switch!r}")
         table = env.get("RADSEARCH_ABBREVIATIONS") or None
-        stage = preset.default_search.second_stage
+        named = env.get("RADSEARCH_RERANKER")
         return cls(
             expand_abbreviations=switch == "on",
             abbreviations=Path(table) if table else None,
-            reranker=reranker_setting(env.get("RADSEARCH_RERANKER") or stage),
-            method=preset.default_search.method,
+            reranker=reranker_setting(named) if named else MEASURED,
+            measured=tuple(preset.search.items()),
+            default_encoder=preset.encoder,
         )
 
+    def tuned(self, encoder: str | None = None) -> SearchPreset:
+        """The search values measured for `encoder` (None, or one no rule measured: the default encoder's)."""
+        table = dict(self.measured)
+        return table.get(encoder or self.default_encoder) or table[self.default_encoder]
+
+    def method_for(self, encoder: str | None = None) -> str:
+        """The method an index of `encoder` is searched with: the flag's, else the one measured for it."""
+        return self.method or self.tuned(encoder).method
+
+    def stage_for(self, encoder: str | None = None) -> str | None:
+        """The second stage an index of `encoder` re-scores with: the flag's or RADSEARCH_RERANKER's, else the one
+        measured for it (None: none)."""
+        return self.tuned(encoder).second_stage if self.reranker == MEASURED else self.reranker
+
     def configuration(self) -> dict[str, Any]:
-        """What of the search changes an answer: the method, the second stage, and query expansion (on or off, and
-        the user table's content digest, so an edited table is another configuration)."""
+        """What of the search changes an answer: the method and second stage chosen (None and `measured`: the
+        per-encoder values, which are included), and query expansion (on or off, and the user table's content
+        digest, so an edited table is another configuration)."""
         table = self.abbreviations
         digest = hashlib.sha256(table.read_bytes()).hexdigest()[:HASH_CHARS] if table and table.is_file() else None
+        measured = {name: {k: v for k, v in vars(values).items() if k != "chosen_by"} for name, values in self.measured}
         return {
             "method": self.method,
             "second_stage": self.reranker,
+            "measured": measured,
+            "default_encoder": self.default_encoder,
             "query_expansion": {
                 "on": self.expand_abbreviations,
                 "table": str(table) if table else None,
@@ -238,11 +263,12 @@ class SearchSettings:
             },
         }
 
-    def load_reranker(self, flag: str | None = None) -> SecondStage | None:
-        """The re-ranker `--reranker` (`flag`, which wins; "off": none) or these settings name, loaded; None when
-        neither names one; `support` is the model-free support check (retriever/search/support.py). ModelNotAvailable
-        when the name is not a trained re-ranker."""
-        name = reranker_setting(flag) if flag is not None else self.reranker
+    def load_reranker(self, flag: str | None = None, encoder: str | None = None) -> SecondStage | None:
+        """The re-ranker `--reranker` (`flag`, which wins; "off": none) or these settings name for an index of
+        `encoder`, loaded; None when none is named; `support` is the model-free support check
+        (retriever/search/support.py), weighted as measured for the encoder. ModelNotAvailable when the name is not
+        a trained re-ranker."""
+        name = reranker_setting(flag) if flag is not None else self.stage_for(encoder)
         if name is None:
             return None
         from retriever.search import support
@@ -250,7 +276,7 @@ class SearchSettings:
 
         folder, weight = split_weight(name)
         if folder == support.NAME:
-            return support.SupportCheck(weight=weight or support.WEIGHT)
+            return support.SupportCheck(weight=weight or self.tuned(encoder).second_stage_weight)
         return Reranker(folder, weight=weight or RERANK_WEIGHT)
 
     def expander(self) -> QueryExpander:

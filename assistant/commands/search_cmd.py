@@ -84,7 +84,7 @@ def search(
         folder = named_path(index or settings.paths.default_index)
         idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
         idx.query_expander = expander
-        idx.reranker = settings.search.load_reranker(reranker)
+        idx.reranker = settings.search.load_reranker(reranker, idx.manifest.encoder.name)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
         filters = SearchFilters(modality, source, label, since, until)
         hits = idx.search(query, field=field, k=k, filters=filters, method=method)

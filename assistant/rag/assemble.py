@@ -119,16 +119,19 @@ def assemble(options: AskOptions, settings: Settings) -> Assembled:
     if retrieves:
         folder = named_path(chosen.paths.default_index)
         index = ReportIndex.load(folder, options.encoder, device=chosen.encoder.device)
-        notices = list(index.notices(folder, chosen.search.method))
+        encoder = index.manifest.encoder.name
+        method = checked_method(chosen.search.method_for(encoder))
+        notices = list(index.notices(folder, method))
         if answer.field not in index.fields:
             raise ValueError(f"field {answer.field!r} is not in this index; it has: {', '.join(index.fields)}")
-        index.reranker = chosen.search.load_reranker()
+        index.reranker = chosen.search.load_reranker(encoder=encoder)
+        index.dense_weight = chosen.search.tuned(encoder).dense_weight
         index.query_expander = chosen.search.expander()
         retriever = ReportRetriever(
             index=index,
             field=checked_field(answer.field),
             k=answer.k,
-            method=checked_method(chosen.search.method),
+            method=method,
             filters=filters,
         )
     pipeline = build_pipeline(chosen, make_llm(chosen.llm, chosen.paths), retriever)
