@@ -66,6 +66,9 @@ class Preset:
     #: re-ranker's share of a re-scored hit's score (retriever/search/rerank.py).
     index_backend: str = ""
     rerank_weight: float = 0.0
+    #: The results files the two were chosen by.
+    index_backend_chosen_by: str = ""
+    rerank_chosen_by: str = ""
     source: Path = field(default=PRESET_FILE, compare=False)
 
     def search_for(self, encoder: str) -> SearchPreset | None:
@@ -87,9 +90,10 @@ class Preset:
                 "name": self.encoder,
                 "chosen_by": self.encoder_chosen_by,
                 "index_backend": self.index_backend,
+                "index_backend_chosen_by": self.index_backend_chosen_by,
                 "recipe": self.recipe,
             },
-            "rerank": {"weight": self.rerank_weight},
+            "rerank": {"weight": self.rerank_weight, "chosen_by": self.rerank_chosen_by},
             "search": {
                 name: {**vars(values), "chosen_by": list(values.chosen_by)} for name, values in self.search.items()
             },
@@ -114,6 +118,8 @@ def parse_preset(raw: dict[str, Any], source: Path = PRESET_FILE) -> Preset:
             encoder_chosen_by=raw["encoder"].get("chosen_by", ""),
             index_backend=raw["encoder"]["index_backend"],
             rerank_weight=float(raw["rerank"]["weight"]),
+            index_backend_chosen_by=raw["encoder"].get("index_backend_chosen_by", ""),
+            rerank_chosen_by=raw["rerank"].get("chosen_by", ""),
             source=source,
         )
     except (KeyError, TypeError, ValueError) as exc:
