@@ -18,25 +18,33 @@ Environment:
   cost 3x generation speed with Qwen's 151k vocabulary here), RADSEARCH_LLM_CONTEXT (tokens), RADSEARCH_LLM_THREADS;
 - chat: RADSEARCH_CHAT_AUTH (USER:PASSWORD, kept out of the process list), RADSEARCH_CHAT_TRUSTED_PROXIES (the
   reverse proxies whose X-Forwarded-For names the client; none by default);
+- preset: RADSEARCH_PRESET (a named overlay of models/presets/: `default`, `paper`; `--preset` wins);
 - search: RADSEARCH_ABBREVIATIONS (a CSV with columns abbr,expansion merged over the built-in shorthand tables),
   RADSEARCH_ABBREVIATION_EXPANSION (on|off; retriever/search/abbreviations.py), RADSEARCH_RERANKER (the second stage
   that re-scores the top hits of every search: `support`, the default, the model-free support check of
   retriever/search/support.py; a re-ranker trained by `assistant train-reranker`, by name or folder; `NAME@0.5` to set
   its share of the score; `off` for none).
+
+One configuration hash (`Settings.configuration_hash`, computed by `configuration_hash` here and nowhere else) covers
+everything in the settings that changes an answer, query expansion included: answers carry it (assistant/rag/build.py),
+the warm server answers only a client whose settings give its own hash (assistant/warm/address.py), and results
+provenance records it (eval/common/provenance.py).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from assistant.llm.base import Structured
 from models.paths import DataPaths
-from models.preset import PRESET
-from retriever.search.methods import DEFAULT_SECOND_STAGE
+from models.preset import DEFAULT_PRESET, PRESET, Preset, SearchPreset, named_preset
 
 if TYPE_CHECKING:
     from retriever.search.abbreviations import QueryExpander
@@ -45,6 +53,15 @@ if TYPE_CHECKING:
 Backend = Literal["embedded", "openai"]
 
 DEFAULT_GGUF = PRESET.answer.llm
+#: Characters of the SHA-256 kept: enough to tell configurations apart, short enough to read in a table.
+HASH_CHARS = 16
+
+
+def configuration_hash(configuration: Mapping[str, Any]) -> str:
+    """SHA-256 (first HASH_CHARS hex digits) of a configuration's canonical JSON (sorted keys, no spaces): the one
+    configuration hash of the project."""
+    canonical = json.dumps(configuration, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
 
 def _index_backend() -> str:
@@ -166,39 +183,92 @@ class ChatSettings:
         return cls(auth=env.get("RADSEARCH_CHAT_AUTH") or None, trusted_proxies=proxies)
 
 
+#: A second stage left to the values measured for the index's encoder (models/preset.json).
+MEASURED = "measured"
+
+
 def reranker_setting(value: str | None) -> str | None:
     """A re-ranker name or folder as given, None for unset, empty or `off`."""
     value = (value or "").strip()
     return None if value.lower() in ("", "off") else value
 
 
+@cache
+def _expander(table: Path | None, enabled: bool) -> QueryExpander:
+    from retriever.search.abbreviations import make_expander
+
+    return make_expander(table, enabled=enabled)
+
+
 @dataclass(frozen=True)
 class SearchSettings:
     """Query-side abbreviation expansion: on with the built-in tables unless switched off; `abbreviations` is a
-    user table (CSV abbr,expansion) whose rows win over the built-in ones. `reranker`: a second stage's name or
-    folder (None: none; the product's default stage, retriever.search.methods.DEFAULT_SECOND_STAGE, unless set)."""
+    user table (CSV abbr,expansion) whose rows win over the built-in ones. `method` and `reranker` (a second stage's
+    name or folder; None: none) as chosen by a flag or RADSEARCH_RERANKER; left at None and MEASURED, an index is
+    searched with the values measured for its encoder (`measured`, the preset's per-encoder table; an encoder no rule
+    measured takes the default encoder's)."""
 
     expand_abbreviations: bool = True
     abbreviations: Path | None = None
-    reranker: str | None = DEFAULT_SECOND_STAGE
+    reranker: str | None = MEASURED
+    method: str | None = None
+    measured: tuple[tuple[str, SearchPreset], ...] = tuple(PRESET.search.items())
+    default_encoder: str = PRESET.encoder
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> SearchSettings:
+    def from_env(cls, env: Mapping[str, str], preset: Preset = PRESET) -> SearchSettings:
         switch = (env.get("RADSEARCH_ABBREVIATION_EXPANSION") or "on").strip().lower()
         if switch not in ("on", "off"):
             raise ValueError(f"RADSEARCH_ABBREVIATION_EXPANSION must be on or off, not {switch!r}")
         table = env.get("RADSEARCH_ABBREVIATIONS") or None
+        named = env.get("RADSEARCH_RERANKER")
         return cls(
             expand_abbreviations=switch == "on",
             abbreviations=Path(table) if table else None,
-            reranker=reranker_setting(env.get("RADSEARCH_RERANKER") or DEFAULT_SECOND_STAGE),
+            reranker=reranker_setting(named) if named else MEASURED,
+            measured=tuple(preset.search.items()),
+            default_encoder=preset.encoder,
         )
 
-    def load_reranker(self, flag: str | None = None) -> SecondStage | None:
-        """The re-ranker `--reranker` (`flag`, which wins; "off": none) or these settings name, loaded; None when
-        neither names one; `support` is the model-free support check (retriever/search/support.py). ModelNotAvailable
-        when the name is not a trained re-ranker."""
-        name = reranker_setting(flag) if flag is not None else self.reranker
+    def tuned(self, encoder: str | None = None) -> SearchPreset:
+        """The search values measured for `encoder` (None, or one no rule measured: the default encoder's)."""
+        table = dict(self.measured)
+        return table.get(encoder or self.default_encoder) or table[self.default_encoder]
+
+    def method_for(self, encoder: str | None = None) -> str:
+        """The method an index of `encoder` is searched with: the flag's, else the one measured for it."""
+        return self.method or self.tuned(encoder).method
+
+    def stage_for(self, encoder: str | None = None) -> str | None:
+        """The second stage an index of `encoder` re-scores with: the flag's or RADSEARCH_RERANKER's, else the one
+        measured for it (None: none)."""
+        return self.tuned(encoder).second_stage if self.reranker == MEASURED else self.reranker
+
+    def configuration(self) -> dict[str, Any]:
+        """What of the search changes an answer: the method and second stage chosen (None and `measured`: the
+        per-encoder values, which are included), and query expansion (on or off, and the user table's content
+        digest, so an edited table is another configuration)."""
+        table = self.abbreviations
+        digest = hashlib.sha256(table.read_bytes()).hexdigest()[:HASH_CHARS] if table and table.is_file() else None
+        measured = {name: {k: v for k, v in vars(values).items() if k != "chosen_by"} for name, values in self.measured}
+        return {
+            "method": self.method,
+            "second_stage": self.reranker,
+            "measured": measured,
+            "default_encoder": self.default_encoder,
+            "query_expansion": {
+                "on": self.expand_abbreviations,
+                "table": str(table) if table else None,
+                "sha256": digest,
+            },
+        }
+
+    def load_reranker(self, flag: str | None = None, encoder: str | None = None) -> SecondStage | None:
+        """The re-ranker `--reranker` (`flag`, which wins; "off": none) or these settings name for an index of
+        `encoder`, loaded; None when none is named; `support` is the model-free support check
+        (retriever/search/support.py), weighted as measured for the encoder. ModelNotAvailable when the name is not
+        a trained re-ranker."""
+        name = reranker_setting(flag) if flag is not None else self.stage_for(encoder)
         if name is None:
             return None
         from retriever.search import support
@@ -206,14 +276,40 @@ class SearchSettings:
 
         folder, weight = split_weight(name)
         if folder == support.NAME:
-            return support.SupportCheck(weight=weight or support.WEIGHT)
+            return support.SupportCheck(weight=weight or self.tuned(encoder).second_stage_weight)
         return Reranker(folder, weight=weight or RERANK_WEIGHT)
 
     def expander(self) -> QueryExpander:
-        """The expander these settings ask for (AbbreviationTableError, a ValueError, for a malformed table)."""
-        from retriever.search.abbreviations import make_expander
+        """The expander these settings ask for, read once per process (AbbreviationTableError, a ValueError, for a
+        malformed table). Every index a command searches is given it: nothing is set process-wide."""
+        return _expander(self.abbreviations, self.expand_abbreviations)
 
-        return make_expander(self.abbreviations, enabled=self.expand_abbreviations)
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    """How answers are made (models/preset.json's `answer`, overlaid by the chosen preset): the mode
+    (assistant/rag/modes.py), the reports read (k) and the field they are matched on, each mode's prompt, and the
+    evidence differential's weighting."""
+
+    mode: str = PRESET.answer.mode
+    k: int = PRESET.answer.k
+    field: str = PRESET.answer.field
+    prompts: tuple[tuple[str, str], ...] = tuple(PRESET.answer.prompts.items())
+    evidence_weighting: str = PRESET.answer.evidence_weighting
+
+    @classmethod
+    def from_preset(cls, preset: Preset) -> AnswerSettings:
+        answer = preset.answer
+        return cls(answer.mode, answer.k, answer.field, tuple(answer.prompts.items()), answer.evidence_weighting)
+
+    def prompt(self, mode: str) -> str | None:
+        """The prompt `mode` asks a model with (None: the evidence mode asks none)."""
+        return dict(self.prompts).get(mode)
+
+
+def preset_name(env: Mapping[str, str], flag: str | None = None) -> str:
+    """The preset chosen: `flag` (`--preset`), else RADSEARCH_PRESET, else `default`."""
+    return flag or env.get("RADSEARCH_PRESET") or DEFAULT_PRESET
 
 
 @dataclass(frozen=True)
@@ -225,14 +321,56 @@ class Settings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     chat: ChatSettings = field(default_factory=ChatSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
+    answer: AnswerSettings = field(default_factory=AnswerSettings)
+    preset: str = DEFAULT_PRESET
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> Settings:
-        """Read every part; ValueError names the variable whose value is refused."""
+    def from_env(cls, env: Mapping[str, str], preset: str | None = None) -> Settings:
+        """Read every part over the chosen preset (`preset`, the `--preset` flag, else RADSEARCH_PRESET); ValueError
+        names the variable or preset whose value is refused."""
+        name = preset_name(env, preset)
+        chosen = named_preset(name)
         return cls(
             paths=DataPaths.from_env(env),
             encoder=EncoderSettings.from_env(env),
             llm=LLMSettings.from_env(env),
             chat=ChatSettings.from_env(env),
-            search=SearchSettings.from_env(env),
+            search=SearchSettings.from_env(env, chosen),
+            answer=AnswerSettings.from_preset(chosen),
+            preset=name,
         )
+
+    def configuration(self) -> dict[str, Any]:
+        """Everything in the settings that changes an answer: the preset, the answer and search values, the model
+        (not its API key) and the encoder's backend, and the default index."""
+        llm = {name: value for name, value in vars(self.llm).items() if name != "api_key"}
+        return {
+            "preset": self.preset,
+            "answer": vars(self.answer) | {"prompts": dict(self.answer.prompts)},
+            "search": self.search.configuration(),
+            "llm": llm,
+            "encoder": vars(self.encoder),
+            "index": str(self.paths.default_index),
+        }
+
+    def with_flags(self, **flags: Any) -> Settings:
+        """These settings with a command's flags applied (None: not given): `mode`, `k`, `field`,
+        `evidence_weighting`, `prompt` (the mode's prompt), `method`, `reranker` (`off`: none), `backend`, `model`
+        and `index` (a folder)."""
+        given = {name: value for name, value in flags.items() if value is not None}
+        answer = replace(
+            self.answer, **{n: given[n] for n in ("mode", "k", "field", "evidence_weighting") if n in given}
+        )
+        if "prompt" in given:
+            answer = replace(answer, prompts=tuple({**dict(answer.prompts), answer.mode: given["prompt"]}.items()))
+        search = replace(self.search, **({"method": given["method"]} if "method" in given else {}))
+        if "reranker" in given:
+            search = replace(search, reranker=reranker_setting(given["reranker"]))
+        paths = replace(self.paths, index=Path(given["index"])) if "index" in given else self.paths
+        llm = self.llm.with_flags(backend=given.get("backend"), model=given.get("model"))
+        return replace(self, answer=answer, search=search, paths=paths, llm=llm)
+
+    @property
+    def configuration_hash(self) -> str:
+        """The one configuration hash (see the module docstring)."""
+        return configuration_hash(self.configuration())

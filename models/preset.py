@@ -5,6 +5,10 @@ method and weights measured for another. Each value here is written by the bench
 split; the file each came from is named beside it), settings and commands read it, and tests/models/test_preset.py fails
 when a product module defines a tuned default of its own. Search values belong to the encoder they were measured
 with: `search_for(encoder)` is None for an encoder no rule has measured, and search then says so.
+
+Named presets (models/presets/NAME.json) are partial overlays on the tuned file, as paper-qa's configs are: `default`
+overlays nothing, `paper` is the RadSearch paper's setting (dense search, the top report, the free-text prompt).
+`assistant --preset NAME` or RADSEARCH_PRESET chooses one (assistant/settings.py).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 PRESET_FILE = Path(__file__).resolve().parent / "preset.json"
+PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+DEFAULT_PRESET = "default"
 SCHEMA_VERSION = 1
 
 
@@ -33,14 +39,15 @@ class SearchPreset:
 
 @dataclass(frozen=True)
 class AnswerPreset:
-    """How `assistant ask`, the chat and the diagnosis benchmark answer: the report field matched, the reports the
-    model reads (k; the evidence differential reads them all), the prompts with and without retrieval, the embedded
-    LLM, and how the evidence differential weighs a report by its rank (assistant/rag/evidence.py)."""
+    """How `assistant ask`, the chat and the diagnosis benchmark answer: the answer mode (assistant/rag/modes.py), the
+    report field matched, the reports the answer reads (k; the evidence differential reads them all), the prompt of
+    each mode that asks a model, the embedded LLM, and how the evidence differential weighs a report by its rank
+    (assistant/rag/evidence.py)."""
 
+    mode: str
     field: str
     k: int
-    prompt: str
-    norag_prompt: str
+    prompts: dict[str, str]
     llm: str
     evidence_weighting: str = "rank"
     chosen_by: str = ""
@@ -55,6 +62,13 @@ class Preset:
     search: dict[str, SearchPreset]
     answer: AnswerPreset
     encoder_chosen_by: str = ""
+    #: The encoder backend `assistant index` builds with (retriever/encoders/backends.py), and the cross-encoder
+    #: re-ranker's share of a re-scored hit's score (retriever/search/rerank.py).
+    index_backend: str = ""
+    rerank_weight: float = 0.0
+    #: The results files the two were chosen by.
+    index_backend_chosen_by: str = ""
+    rerank_chosen_by: str = ""
     source: Path = field(default=PRESET_FILE, compare=False)
 
     def search_for(self, encoder: str) -> SearchPreset | None:
@@ -72,7 +86,14 @@ class Preset:
     def to_json(self) -> dict[str, Any]:
         return {
             "schema_version": SCHEMA_VERSION,
-            "encoder": {"name": self.encoder, "chosen_by": self.encoder_chosen_by, "recipe": self.recipe},
+            "encoder": {
+                "name": self.encoder,
+                "chosen_by": self.encoder_chosen_by,
+                "index_backend": self.index_backend,
+                "index_backend_chosen_by": self.index_backend_chosen_by,
+                "recipe": self.recipe,
+            },
+            "rerank": {"weight": self.rerank_weight, "chosen_by": self.rerank_chosen_by},
             "search": {
                 name: {**vars(values), "chosen_by": list(values.chosen_by)} for name, values in self.search.items()
             },
@@ -95,6 +116,10 @@ def parse_preset(raw: dict[str, Any], source: Path = PRESET_FILE) -> Preset:
             search=search,
             answer=AnswerPreset(**raw["answer"]),
             encoder_chosen_by=raw["encoder"].get("chosen_by", ""),
+            index_backend=raw["encoder"]["index_backend"],
+            rerank_weight=float(raw["rerank"]["weight"]),
+            index_backend_chosen_by=raw["encoder"].get("index_backend_chosen_by", ""),
+            rerank_chosen_by=raw["rerank"].get("chosen_by", ""),
             source=source,
         )
     except (KeyError, TypeError, ValueError) as exc:
@@ -107,12 +132,41 @@ def load_preset(path: Path = PRESET_FILE) -> Preset:
     return parse_preset(json.loads(path.read_text(encoding="utf-8")), path)
 
 
+def overlay(base: dict[str, Any], layer: dict[str, Any]) -> dict[str, Any]:
+    """`base` with `layer` written over it, key by key into nested objects (a layer's value replaces a base value
+    that is not an object)."""
+    merged = dict(base)
+    for key, value in layer.items():
+        merged[key] = (
+            overlay(base[key], value) if isinstance(value, dict) and isinstance(base.get(key), dict) else value
+        )
+    return merged
+
+
+def preset_names() -> list[str]:
+    """The named presets (models/presets/*.json)."""
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.json"))
+
+
+@cache
+def named_preset(name: str = DEFAULT_PRESET) -> Preset:
+    """The tuned preset with the overlay `name` written over it (ValueError naming the presets there are)."""
+    layer_file = PRESETS_DIR / f"{name}.json"
+    if not layer_file.is_file():
+        raise ValueError(f"no preset named {name!r}: choose one of {', '.join(preset_names())}")
+    layer = json.loads(layer_file.read_text(encoding="utf-8"))
+    layer.pop("description", None)
+    raw = json.loads(PRESET_FILE.read_text(encoding="utf-8"))
+    return parse_preset(overlay(raw, layer), layer_file)
+
+
 def write_preset(preset: Preset, path: Path = PRESET_FILE) -> None:
     """Write `preset` (the benchmark rules call this when told to adopt their choice) and forget the cached read."""
     from models.atomic import write_atomic
 
     write_atomic(path, json.dumps(preset.to_json(), indent=2) + "\n")
     load_preset.cache_clear()
+    named_preset.cache_clear()
 
 
 def adopt_search(encoder: str, source: str, path: Path = PRESET_FILE, **values: Any) -> Preset:

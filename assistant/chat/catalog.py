@@ -25,6 +25,7 @@ from retriever.index.swap import generation
 
 if TYPE_CHECKING:
     from retriever.index.report_index import ReportIndex
+    from retriever.search.abbreviations import QueryExpander
     from retriever.search.rerank import SecondStage
 
 log = logging.getLogger(__name__)
@@ -41,11 +42,14 @@ class IndexCatalog:
         *,
         device: str | None = None,
         reranker: SecondStage | None = None,
+        expander: QueryExpander | None = None,
     ) -> None:
         self._paths = paths
         self._extra = [Path(p).expanduser() for p in extra]
         self._device = device
         self._reranker = reranker
+        #: The query expander the settings name (None: the built-in tables).
+        self._expander = expander
         self._loaded: dict[str, tuple[tuple[int, ...] | None, ReportIndex]] = {}
         self._lock = threading.Lock()
         self._keys: dict[str, str] = {}  # resolved folder -> its key
@@ -113,6 +117,7 @@ class IndexCatalog:
             try:
                 index = ReportIndex.load(Path(folder), device=self._device)
                 index.reranker = self._reranker
+                index.query_expander = self._expander
                 for note in index.notices(key, "hybrid"):
                     log.warning(note)
             except IndexLoadError:

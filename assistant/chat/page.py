@@ -25,6 +25,7 @@ from assistant.chat.service import (
     EXAMPLES,
     MODE_ANSWER,
     MODE_EVIDENCE,
+    MODE_FREE_TEXT,
     MODE_SEARCH,
     ChatConfig,
     ChatService,
@@ -70,7 +71,9 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
         with gr.Row(equal_height=False, elem_id="rs-layout"):
             with gr.Column(scale=2, min_width=260, elem_id="rs-settings-col"):
                 with gr.Group():
-                    mode = gr.Radio([MODE_EVIDENCE, MODE_ANSWER, MODE_SEARCH], value=DEFAULT_MODE, label="Mode")
+                    mode = gr.Radio(
+                        [MODE_EVIDENCE, MODE_ANSWER, MODE_FREE_TEXT, MODE_SEARCH], value=DEFAULT_MODE, label="Mode"
+                    )
                     use_retrieval = gr.Checkbox(value=True, label="Ground the answer in retrieved reports")
                 with gr.Accordion("Search settings", open=True):
                     index = gr.Dropdown(index_choices, value=default_index, label="Index (encoder)")

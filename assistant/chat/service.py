@@ -35,8 +35,10 @@ from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
 from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer
+from assistant.rag.assemble import build_pipeline
 from assistant.rag.lc_retriever import ReportRetriever
-from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline, Retrieval
+from assistant.rag.modes import AnswerMode
+from assistant.rag.pipeline import ANSWER_MAX_TOKENS, Retrieval
 from assistant.settings import Settings
 from retriever.reports.record import Field
 from retriever.search.methods import DEFAULT_METHOD, Method
@@ -49,9 +51,16 @@ log = logging.getLogger(__name__)
 
 MODE_EVIDENCE = "Answer from the evidence (no LLM)"
 MODE_ANSWER = "Answer (LLM + reports)"
+MODE_FREE_TEXT = "Free text (LLM + top reports, the paper)"
 MODE_SEARCH = "Search only (no LLM)"
-#: The mode a page opens in: ask's default answer (models/preset.json), from the evidence alone or by the model.
-DEFAULT_MODE = MODE_EVIDENCE if answer_defaults.PROMPT == EVIDENCE_ONLY else MODE_ANSWER
+#: The Mode control's answer modes (assistant/rag/modes.py; unticking retrieval asks the model alone).
+ANSWER_MODES = {
+    MODE_EVIDENCE: AnswerMode.EVIDENCE,
+    MODE_ANSWER: AnswerMode.CHOICE,
+    MODE_FREE_TEXT: AnswerMode.FREE_TEXT,
+}
+#: The mode a page opens in: ask's default answer mode (models/preset.json).
+DEFAULT_MODE = {mode: label for label, mode in ANSWER_MODES.items()}.get(answer_defaults.MODE, MODE_EVIDENCE)
 ANY = "Any"
 STREAM_INTERVAL_S = 0.12  # page updates while streaming: often enough to look live, rarely enough to stay cheap
 EXAMPLES = [
@@ -131,7 +140,13 @@ class ChatService:
     def __init__(self, config: ChatConfig, llm: LLM | None = None, reranker: SecondStage | None = None) -> None:
         self.config = config
         settings = config.settings
-        self.catalog = IndexCatalog(settings.paths, config.indexes, device=settings.encoder.device, reranker=reranker)
+        self.catalog = IndexCatalog(
+            settings.paths,
+            config.indexes,
+            device=settings.encoder.device,
+            reranker=reranker,
+            expander=settings.search.expander(),
+        )
         self._llm = llm
         self._llm_lock = threading.Lock()
         self._stops: dict[str, threading.Event] = {}  # each session's running answer, for its Stop button
@@ -270,8 +285,9 @@ class ChatService:
         chat[-1]["content"] = "_Searching similar reports…_" if retriever else "_Thinking…_"
         yield chat, render.report_cards_html([], empty_message=placeholder), "", case, ""
 
-        prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else answer_defaults.LLM_PROMPT
-        pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens, rag_prompt=prompt)
+        mode = ANSWER_MODES[request.mode] if retriever is not None else AnswerMode.NO_RETRIEVAL
+        settings = self.config.settings.with_flags(mode=mode, k=request.k, field=request.field, method=request.method)
+        pipeline = build_pipeline(settings, self.llm(), retriever, max_tokens=self.config.max_tokens)
         pieces: list[str] = []
         last = 0.0
         answer = pipeline.iter_answer({"query": text, "history": case}, cancel=request.stop)

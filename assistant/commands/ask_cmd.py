@@ -23,6 +23,8 @@ from assistant.commands.shared import (
     FIELD_HELP,
     BackendOption,
     ModelOption,
+    ModeOption,
+    PresetOption,
     RerankerOption,
     SinceOption,
     UntilOption,
@@ -34,11 +36,13 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping, Sequence
 
     from assistant.rag.assemble import AskCall
+    from assistant.rag.events import Event
     from assistant.settings import Settings
-    from assistant.warm.client import Event
 
 #: `ask`'s parameters that are AskOptions fields as they are (the index folder is read from the working folder).
 OPTION_NAMES = (
+    "mode",
+    "preset",
     "no_retrieval",
     "encoder",
     "k",
@@ -55,7 +59,11 @@ OPTION_NAMES = (
 
 def ask(
     query: Annotated[str, typer.Argument(help="Finding text, e.g. 'blunting of the right costophrenic angle'.")],
-    no_retrieval: Annotated[bool, typer.Option("--no-retrieval", help="Ask the LLM alone (baseline).")] = False,
+    mode: ModeOption = None,
+    preset: PresetOption = None,
+    no_retrieval: Annotated[
+        bool, typer.Option("--no-retrieval", help="Ask the LLM alone (--mode no-retrieval).")
+    ] = False,
     encoder: Annotated[
         str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
     ] = None,
@@ -66,25 +74,26 @@ def ask(
             "--k",
             min=1,
             max=answer_defaults.MAX_K,
-            help=f"Reports retrieved; the evidence differential reads them all, the first {answer_defaults.SHOWN_REPORTS} "
-            "are listed.",
+            help=f"Reports retrieved (default: the preset's, {answer_defaults.K}); the evidence differential reads them "
+            f"all, the first {answer_defaults.SHOWN_REPORTS} are listed.",
         ),
-    ] = answer_defaults.K,
+    ] = None,
     prompt: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="How the answer is made: diagnosis_evidence (the model chooses among what similar reports affirm), "
-            "evidence (no model: the best-supported diagnosis), or another prompts/ name such as diagnosis_rag "
-            "(free text from the reports)."
+            help="The prompts/ template the mode asks the model with (choice: diagnosis_evidence; free-text: "
+            "diagnosis_rag or diagnosis_candidates). Without --mode, a template implies its mode. `evidence` is the "
+            "old name of --mode evidence (warns)."
         ),
-    ] = answer_defaults.PROMPT,
-    field: Annotated[str, typer.Option(help=FIELD_HELP)] = answer_defaults.FIELD,
+    ] = None,
+    field: Annotated[str | None, typer.Option(help=FIELD_HELP + " Default: the preset's.")] = None,
     method: Annotated[
-        str,
+        str | None,
         typer.Option(
-            help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted."
+            help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted "
+            f"(default: the preset's, {DEFAULT_METHOD})."
         ),
-    ] = DEFAULT_METHOD,
+    ] = None,
     index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
     since: SinceOption = None,
     until: UntilOption = None,
@@ -120,7 +129,7 @@ def ask(
     except ValueError as exc:  # an empty query, --json with --markdown
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    settings = read_settings(err)
+    settings = read_settings(err, call.options.preset)
     try:
         code = print_events(_local(settings, call), call.query, call.output, err)
     except (IndexLoadError, ModelNotAvailable, ValueError) as exc:
@@ -141,12 +150,25 @@ def ask_call(arguments: Mapping[str, Any], cwd: Path) -> AskCall:
         raise ValueError("--json and --markdown each print the whole answer: choose one")
     clean_query(arguments["query"])  # EmptyQueryError (a ValueError) before anything is loaded
     index = arguments["index"]
-    options = AskOptions(
-        **{name: arguments[name] for name in OPTION_NAMES},
-        index=str(named_path(cwd / index)) if index is not None else None,
-    )
+    chosen = {name: arguments[name] for name in OPTION_NAMES} | checked_mode(arguments["mode"], arguments["prompt"])
+    options = AskOptions(**chosen, index=str(named_path(cwd / index)) if index is not None else None)
     output = "json" if arguments["as_json"] else "markdown" if arguments["as_markdown"] else "stream"
     return AskCall(arguments["query"], options, output, arguments["server"])
+
+
+def checked_mode(mode: str | None, prompt: str | None) -> dict[str, str | None]:
+    """`--mode` and `--prompt` as AskOptions take them: a mode checked, a prompt alone implying its mode, and the old
+    `--prompt evidence` read as `--mode evidence` with a warning (ValueError for an unknown mode or prompt)."""
+    import sys
+
+    from assistant.rag.modes import EVIDENCE_PROMPT_ID, answer_mode, mode_of_prompt
+
+    if prompt == EVIDENCE_PROMPT_ID:
+        print("warning: --prompt evidence is now --mode evidence", file=sys.stderr)
+        return {"mode": str(answer_mode(mode or EVIDENCE_PROMPT_ID)), "prompt": None}
+    if mode is not None:
+        return {"mode": str(answer_mode(mode)), "prompt": prompt}
+    return {"mode": str(mode_of_prompt(prompt)) if prompt else None, "prompt": prompt}
 
 
 def parse_arguments(args: Sequence[str]) -> dict[str, Any]:
@@ -168,7 +190,7 @@ def _ask_command() -> Any:
 def _local(settings: Settings, call: AskCall) -> Iterator[Event]:
     """The answer of this process: the index, encoder and model loaded first (what a warm server saves)."""
     from assistant.rag.assemble import assemble
-    from assistant.warm.client import Note, Start
+    from assistant.rag.events import Note, Start
 
     assembled = assemble(call.options, settings)
     pipeline = assembled.pipeline

@@ -29,6 +29,7 @@ from assistant.commands.output import (
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import UnparseableOutput, parse_output
 from assistant.rag.answer_defaults import SHOWN_REPORTS
+from assistant.rag.events import encode
 from assistant.readable import modality_word, strengths
 from assistant.text import shorten
 
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
 
     from assistant.rag.answer import Answer
     from assistant.rag.assemble import Output
+    from assistant.rag.events import Event
     from assistant.rag.pipeline import Retrieval
-    from assistant.warm.client import Event
     from retriever.search.hit import Hit
 
 SHOW_HINT = "whole report: assistant show ID"
@@ -194,7 +195,7 @@ def print_events(items: Iterator[Event], query: str, output: Output, err: Consol
         print_error(err, f"{exc}; ask again, or with --no-server to answer in this process")
         return EXIT_SERVER_GONE
     if output == "json":
-        print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+        print(json.dumps(encode(answer)["answer"], ensure_ascii=False, indent=2))  # the one codec's payload
     elif output == "markdown":
         from assistant.chat.export import answer_document
 
@@ -208,7 +209,7 @@ def show_events(items: Iterator[Event], query: str, err: Console, streaming: boo
     Answer is returned for printing whole. A spinner on stderr covers the waits, and is stopped before anything is
     printed so the two never interleave on a terminal. ConnectionError when the events end before the answer."""
     from assistant.rag.answer import Answer, Retrieval
-    from assistant.warm.client import Note, Start
+    from assistant.rag.events import Note, Start
 
     # Not a terminal (piped, a log): rich would assume 80 columns and fold every cell (as `assistant search`).
     out = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns)

@@ -88,17 +88,19 @@ def defaults(settings: Any, index_folder: Path) -> list[Row]:
     except ValueError as exc:
         encoder = PRESET.encoder
         rows.append(("index encoder", f"(no index: {exc})", "index manifest"))
-    tuned = PRESET.search_for(encoder)
-    search = tuned or PRESET.default_search
-    origin = "preset" if tuned else f"preset, the default encoder's (none measured for {encoder})"
+    measured = dict(settings.search.measured)
+    search = settings.search.tuned(encoder)
+    origin = "preset" if encoder in measured else f"preset, the default encoder's (none measured for {encoder})"
     rows += [
-        ("search method", search.method, origin),
+        ("search method", settings.search.method_for(encoder), origin),
         ("dense weight (hybrid-weighted)", search.dense_weight, origin),
-        ("second stage", settings.search.reranker or "off", _origin(env, "RADSEARCH_RERANKER", origin)),
+        ("second stage", settings.search.stage_for(encoder) or "off", _origin(env, "RADSEARCH_RERANKER", origin)),
         ("second stage weight", search.second_stage_weight, origin),
-        ("answer: field matched", PRESET.answer.field, "preset"),
-        ("answer: reports read (k)", PRESET.answer.k, "preset"),
-        ("answer: prompt", PRESET.answer.prompt, "preset"),
+        ("preset", settings.preset, _origin(env, "RADSEARCH_PRESET", "default")),
+        ("answer: mode", settings.answer.mode, "preset"),
+        ("answer: field matched", settings.answer.field, "preset"),
+        ("answer: reports read (k)", settings.answer.k, "preset"),
+        ("answer: prompt", settings.answer.prompt(settings.answer.mode) or "none (no model)", "preset"),
         (
             "LLM backend",
             settings.llm.backend,

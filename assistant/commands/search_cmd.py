@@ -82,20 +82,19 @@ def search(
     from retriever.index.errors import IndexLoadError
     from retriever.index.output_paths import named_path
     from retriever.index.report_index import ReportIndex, SearchFilters
-    from retriever.search.abbreviations import default_expander
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
     settings = read_settings(err)
     try:
-        expander = default_expander()  # what the settings configured
+        expander = settings.search.expander()
         if expand is not None:  # the flag wins over RADSEARCH_ABBREVIATION_EXPANSION
             expander = replace(settings.search, expand_abbreviations=expand).expander()
         searched_as = expander.expand(clean_query(query))
         folder = named_path(index or settings.paths.default_index)
         idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
         idx.query_expander = expander
-        idx.reranker = settings.search.load_reranker(reranker)
+        idx.reranker = settings.search.load_reranker(reranker, idx.manifest.encoder.name)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
         filters = SearchFilters(modality, source, label, since, until, status=status, exam=exam)
         hits = by_date(idx.search(query, field=field, k=k, filters=filters, method=method), sort)

@@ -13,15 +13,16 @@ from typing import Annotated
 
 import typer
 
-from assistant.commands.shared import EXIT_BAD_INPUT, BackendOption, ModelOption
-from assistant.rag import answer_defaults
+from assistant.commands.shared import EXIT_BAD_INPUT, BackendOption, ModelOption, PresetOption
 
 
 def serve(
     index: Annotated[Path | None, typer.Option(help="Index to load ahead (default: the demo/default index).")] = None,
-    prompt: Annotated[
-        str, typer.Option(help="Answer prompt to load ahead, as `assistant ask --prompt` (others load when asked).")
-    ] = answer_defaults.PROMPT,
+    mode: Annotated[
+        str | None, typer.Option(help="Answer mode to load ahead, as `assistant ask --mode` (others load when asked).")
+    ] = None,
+    prompt: Annotated[str | None, typer.Option(help="Its prompt, as `assistant ask --prompt`.")] = None,
+    preset: PresetOption = None,
     backend: BackendOption = None,
     model: ModelOption = None,
 ) -> None:
@@ -31,7 +32,7 @@ def serve(
 
     from rich.console import Console
 
-    from assistant.commands.ask_cmd import ask_call, parse_arguments
+    from assistant.commands.ask_cmd import ask_call, checked_mode, parse_arguments
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import read_settings
     from assistant.rag.assemble import AskOptions
@@ -41,8 +42,13 @@ def serve(
     from retriever.index.output_paths import named_path
 
     err = Console(stderr=True)
-    settings = read_settings(err)
-    warm = AskOptions(prompt=prompt, index=str(named_path(index)) if index else None, backend=backend, model=model)
+    settings = read_settings(err, preset)
+    try:
+        chosen = checked_mode(mode, prompt)
+    except ValueError as exc:
+        print_error(err, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    warm = AskOptions(**chosen, index=str(named_path(index)) if index else None, backend=backend, model=model)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # unwinds serve(), which removes the socket file
 
     status = err.status(literal("loading the index and the model ..."))

@@ -63,6 +63,21 @@ RerankerOption = Annotated[
 ModelOption = Annotated[
     str | None, typer.Option(help="embedded: qwen1.5b, smollm2 or a .gguf path; openai: served model name.")
 ]
+ModeOption = Annotated[
+    str | None,
+    typer.Option(
+        help="How the answer is made: evidence (no model: the best-supported diagnosis the similar reports affirm), "
+        "choice (the model chooses among those diagnoses), free-text (the model writes from the top reports, the "
+        "paper's setting) or no-retrieval (the model alone). Default: the preset's.",
+    ),
+]
+PresetOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Named settings (models/presets/): default (the tuned values) or paper (dense search, the top report, "
+        "the free-text prompt); default: RADSEARCH_PRESET, else default.",
+    ),
+]
 #: The study-date filter of `assistant search` and `assistant ask` (retriever.index.report_index.SearchFilters).
 SinceOption = Annotated[
     str | None, typer.Option(help="Only reports of studies on or after this date (YYYY-MM-DD, also 20261123).")
@@ -70,17 +85,17 @@ SinceOption = Annotated[
 UntilOption = Annotated[str | None, typer.Option(help="Only reports of studies on or before this date (YYYY-MM-DD).")]
 
 
-def read_settings(err: Console) -> Settings:
-    """The settings from this process's environment; a refused value (or a malformed abbreviation table) is an
-    error message and exit 2. Every index this command searches expands queries as the settings say
-    (`retriever.search.abbreviations.configure`)."""
+def read_settings(err: Console, preset: str | None = None) -> Settings:
+    """The settings from this process's environment over the chosen preset (`--preset`, else RADSEARCH_PRESET); a
+    refused value (or a malformed abbreviation table, an unknown preset) is an error message and exit 2. Every index
+    this command searches is given the expander the settings name (`SearchSettings.expander`, read here once so a
+    malformed table is reported before anything else)."""
     from assistant.commands.output import print_error
     from assistant.settings import Settings
-    from retriever.search.abbreviations import configure
 
     try:
-        settings = Settings.from_env(os.environ)
-        configure(settings.search.expander())
+        settings = Settings.from_env(os.environ, preset)
+        settings.search.expander()
         return settings
     except ValueError as exc:
         print_error(err, exc)

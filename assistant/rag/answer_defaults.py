@@ -1,17 +1,21 @@
-"""How `assistant ask` and the chat answer by default: how many retrieved reports the model reads (K), the report
-field the finding is matched against (FIELD) and the prompt (PROMPT, a file of `prompts/`).
+"""How `assistant ask` and the chat answer by default: the answer mode (assistant/rag/modes.py), how many retrieved
+reports the answer reads (K), the report field the finding is matched against (FIELD) and each mode's prompt.
 
 These are not tuned by hand. `python -m eval.diagnosis.default` picks them by a fixed rule from the committed
-screening run (eval/results/diagnosis_screen.json, dev cases only) and the preset records them (models/preset.json);
-tests/eval/test_diagnosis_default.py fails when the preset and that choice disagree. Kept apart from the commands so
-every entry point (CLI, chat, the LangChain retriever, the pipeline) reads the same values.
+dev runs and the preset records them (models/preset.json); tests/eval/test_diagnosis_default.py fails when the preset
+and that choice disagree. Kept apart from the commands so every entry point (CLI, chat, the LangChain retriever, the
+pipeline) reads the same values; a process started with another preset (`--preset`, RADSEARCH_PRESET) reads its
+values from its Settings (assistant/settings.py) instead.
 """
 
 from __future__ import annotations
 
-from models.preset import PRESET
+from assistant.rag.modes import EVIDENCE_PROMPT_ID, AnswerMode, answer_mode
+from models.preset import PRESET, AnswerPreset
 from retriever.reports.record import checked_field
 
+#: How answers are made unless told otherwise.
+MODE = answer_mode(PRESET.answer.mode)
 #: Retrieved reports an answer reads (the evidence differential reads them all; the model sees its candidates).
 K = PRESET.answer.k
 #: Most reports an answer may read (`assistant ask -k`, the chat's slider).
@@ -21,12 +25,15 @@ MAX_K = 100
 SHOWN_REPORTS = 10
 #: Field of the archived reports the finding is matched against: "impression", "findings" or "report".
 FIELD = checked_field(PRESET.answer.field)
-#: Prompt with retrieval (prompts/<name>.txt); the no-retrieval baseline always uses NORAG_PROMPT.
-PROMPT = PRESET.answer.prompt
-#: The answer "prompt" that asks no model: the evidence differential's best-supported diagnosis that the findings do
-#: not rule out is the answer (chosen by eval.diagnosis.default on the dev cases).
-EVIDENCE_ONLY = "evidence"
-NORAG_PROMPT = PRESET.answer.norag_prompt
-#: The prompt used when a model is asked for the answer: PROMPT, or, when PROMPT asks no model ("evidence"), the
-#: model choosing among the evidence (the arm measured beside it, eval/results/diagnosis_dev_arms.md).
-LLM_PROMPT = "diagnosis_evidence" if PROMPT == EVIDENCE_ONLY else PROMPT
+#: The prompt of the no-retrieval baseline (prompts/<name>.txt).
+NORAG_PROMPT = PRESET.answer.prompts[AnswerMode.NO_RETRIEVAL]
+
+
+def prompt_for(mode: AnswerMode, answer: AnswerPreset = PRESET.answer) -> str:
+    """The prompt `mode` asks a model with under the preset's `answer` values (`evidence` for the evidence mode,
+    which asks none: what its answers record as their prompt)."""
+    return EVIDENCE_PROMPT_ID if mode is AnswerMode.EVIDENCE else answer.prompts[mode]
+
+
+#: What answers in the default mode record as their prompt (benchmark caches key answers by it).
+PROMPT = prompt_for(MODE)

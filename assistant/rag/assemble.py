@@ -1,30 +1,32 @@
-"""The pipeline `assistant ask` answers with, built from its options: one place for the CLI and the warm server
-(assistant/warm/), so an answer is the same whichever process gives it."""
+"""The one pipeline builder: `build_pipeline` makes every RagPipeline of the product (`assistant ask`, `assistant
+serve`, the chat) and of the benchmarks from Settings, so an answer is made, and hashed, the same whichever process
+gives it. `assemble` is `ask`'s and the warm server's road to it: load the index its options name, then build."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from assistant.rag import answer_defaults
-from retriever.search.methods import DEFAULT_METHOD
-
 if TYPE_CHECKING:
+    from langchain_core.retrievers import BaseRetriever
+
+    from assistant.llm.base import LLM
     from assistant.rag.pipeline import RagPipeline
     from assistant.settings import Settings
 
 
 @dataclass(frozen=True)
 class AskOptions:
-    """`assistant ask`'s options other than the question (hashable: the warm server keeps a pipeline per value)."""
+    """`assistant ask`'s options other than the question (hashable: the warm server keeps a pipeline per value).
+    None: the settings' value (the preset's, unless the environment says otherwise)."""
 
+    mode: str | None = None
     no_retrieval: bool = False
     encoder: str | None = None
-    k: int = answer_defaults.K
-    prompt: str = answer_defaults.PROMPT
-    field: str = answer_defaults.FIELD
-    method: str = DEFAULT_METHOD
+    k: int | None = None
+    prompt: str | None = None
+    field: str | None = None
+    method: str | None = None
     #: The index folder, absolute (None: the settings' default index).
     index: str | None = None
     backend: str | None = None
@@ -33,9 +35,17 @@ class AskOptions:
     #: Study dates the retrieved reports must lie within (retriever.index.report_index.SearchFilters).
     since: str | None = None
     until: str | None = None
+    #: The named preset the settings are read over (None: RADSEARCH_PRESET, else `default`).
+    preset: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def settings(self, settings: Settings) -> Settings:
+        """`settings` with these options applied as flags."""
+        mode = "no-retrieval" if self.no_retrieval else self.mode
+        flags = {n: getattr(self, n) for n in ("k", "field", "prompt", "method", "reranker", "backend", "model")}
+        return settings.with_flags(mode=mode, index=self.index, **flags)
 
 
 #: How `ask` prints an answer: streamed as it is written, or whole at the end as JSON or as a Markdown document.
@@ -63,31 +73,67 @@ class Assembled:
     model_label: str = ""
 
 
+def build_pipeline(
+    settings: Settings,
+    llm: LLM,
+    retriever: BaseRetriever | None,
+    *,
+    max_tokens: int | None = None,
+) -> RagPipeline:
+    """The pipeline `settings` describe (their answer mode, its prompt and the evidence weighting) over `retriever`
+    (None: the model alone), answering with `llm`; its answers carry the settings' configuration hash."""
+    from assistant.rag.evidence import weighting_named
+    from assistant.rag.modes import AnswerMode, answer_mode
+    from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
+
+    mode = answer_mode(settings.answer.mode) if retriever is not None else AnswerMode.NO_RETRIEVAL
+    return RagPipeline(
+        llm,
+        retriever,
+        mode=mode,
+        prompt=settings.answer.prompt(mode),
+        max_tokens=max_tokens or ANSWER_MAX_TOKENS,
+        evidence_weighting=weighting_named(settings.answer.evidence_weighting),
+        settings_hash=settings.configuration_hash,
+    )
+
+
 def assemble(options: AskOptions, settings: Settings) -> Assembled:
-    """Load the index (unless `no_retrieval`) and build the pipeline. Raises IndexLoadError, ModelNotAvailable or
+    """Load the index (unless no retrieval) and build the pipeline. Raises IndexLoadError, ModelNotAvailable or
     ValueError (a field the index lacks, a bad flag) with the message to show."""
     from assistant.llm_factory import make_llm
     from assistant.rag.lc_retriever import ReportRetriever
-    from assistant.rag.pipeline import RagPipeline
+    from assistant.rag.modes import answer_mode
     from retriever.index.output_paths import named_path
     from retriever.index.report_index import ReportIndex, SearchFilters
+    from retriever.reports.record import checked_field
     from retriever.search.methods import checked_method
 
-    llm_settings = settings.llm.with_flags(backend=options.backend, model=options.model)
+    chosen = options.settings(settings)
+    answer = chosen.answer
     retriever, notices = None, []
     filters = SearchFilters(since=options.since, until=options.until)
-    if options.no_retrieval and filters.any():
+    retrieves = answer_mode(answer.mode).retrieves
+    if not retrieves and filters.any():
         raise ValueError("--since and --until choose the reports retrieved: they need retrieval")
-    if not options.no_retrieval:
-        folder = named_path(Path(options.index) if options.index else settings.paths.default_index)
-        index = ReportIndex.load(folder, options.encoder, device=settings.encoder.device)
-        notices = list(index.notices(folder, options.method))
-        if options.field not in index.fields:
-            raise ValueError(f"field {options.field!r} is not in this index; it has: {', '.join(index.fields)}")
-        index.reranker = settings.search.load_reranker(options.reranker)
+    if retrieves:
+        folder = named_path(chosen.paths.default_index)
+        index = ReportIndex.load(folder, options.encoder, device=chosen.encoder.device)
+        encoder = index.manifest.encoder.name
+        method = checked_method(chosen.search.method_for(encoder))
+        notices = list(index.notices(folder, method))
+        if answer.field not in index.fields:
+            raise ValueError(f"field {answer.field!r} is not in this index; it has: {', '.join(index.fields)}")
+        index.reranker = chosen.search.load_reranker(encoder=encoder)
+        index.dense_weight = chosen.search.tuned(encoder).dense_weight
+        index.query_expander = chosen.search.expander()
         retriever = ReportRetriever(
-            index=index, field=options.field, k=options.k, method=checked_method(options.method), filters=filters
+            index=index,
+            field=checked_field(answer.field),
+            k=answer.k,
+            method=method,
+            filters=filters,
         )
-    pipeline = RagPipeline(make_llm(llm_settings, settings.paths), retriever, rag_prompt=options.prompt)
-    label = f"{llm_settings.backend} model {llm_settings.model or '(server default)'}"
+    pipeline = build_pipeline(chosen, make_llm(chosen.llm, chosen.paths), retriever)
+    label = f"{chosen.llm.backend} model {chosen.llm.model or '(server default)'}"
     return Assembled(pipeline, notices, label)

@@ -15,13 +15,16 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.rag.answer import MAX_DIAGNOSIS_CHARS, UnparseableOutput, loads_or_none, parse_output
+from assistant.rag.answer import MAX_DIAGNOSIS_CHARS, ParsedOutput, UnparseableOutput, loads_or_none, parse_output
 from assistant.rag.evidence import EvidenceDifferential
 from assistant.text import shorten
 
 #: The choice that means "none of the candidates": the model then names its own diagnosis in OWN_FIELD.
 OTHER = "other"
 OWN_FIELD = "other_diagnosis"
+#: Candidates of the evidence differential listed after the chosen one, and supporting reports cited for it.
+MAX_CHOICE_DIFFERENTIAL = 4
+MAX_CITED = 5
 #: Longest candidate name offered as a choice.
 MAX_CHOICE_CHARS = 80
 #: What a choice's name may hold. The names come from report text and become a grammar (llama.cpp) or a guided
@@ -89,3 +92,22 @@ def parse_choice(text: str, names: list[str]) -> Choice:
         raise UnparseableOutput("the model chose `other` without naming a diagnosis")
     by_name = {n.lower(): n for n in names}
     return Choice(by_name.get(parsed.diagnosis.lower(), parsed.diagnosis), parsed.diagnosis.lower() not in by_name)
+
+
+def chosen_output(
+    choice: Choice, evidence: EvidenceDifferential, names: list[str], *, by_model: bool = True
+) -> ParsedOutput:
+    """A choice as the answer fields: the chosen candidate's supporting reports are its citations, the other
+    candidates its differential, its support its rationale (`by_model` False: the evidence answered alone)."""
+    others = [name for name in names if name != choice.diagnosis][:MAX_CHOICE_DIFFERENTIAL]
+    if choice.own:
+        why = "None of the diagnoses the similar reports affirm fits the findings: the model's own diagnosis."
+        return ParsedOutput(choice.diagnosis, others, why, [], "json")
+    candidate = evidence.candidates[names.index(choice.diagnosis)]
+    why = (
+        f"Affirmed by {evidence.support(candidate)}, the best fit among the diagnoses they affirm."
+        if by_model
+        else f"Affirmed by {evidence.support(candidate)}: the best-supported diagnosis they affirm that the "
+        "findings do not rule out (no language model was asked)."
+    )
+    return ParsedOutput(choice.diagnosis, others, why, list(candidate.report_ids[:MAX_CITED]), "json")

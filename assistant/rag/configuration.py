@@ -5,26 +5,20 @@ and a timed-out answer not even its model. The configuration is known before the
 depends on the call succeeding): the index's encoder (name, weight fingerprint, backend) and corpus digest, the
 search (method, dense weight, second stage, field, k, and its filters when set), the prompt id and the model
 (backend, name, file hash or server) with its sampling. `ask --json`, the chat's message details and the benchmark
-caches carry it.
+caches carry it. The hash itself is the project's one configuration hash (assistant/settings.py): an answer built
+by the pipeline builder (assistant/rag/assemble.py) carries its Settings' hash.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
+from assistant.settings import HASH_CHARS, configuration_hash
 from retriever.reports.record import Field
+from retriever.search.abbreviations import default_expander
 from retriever.search.methods import Method
 
-#: Characters of the SHA-256 kept: enough to tell configurations apart, short enough to read in a table.
-HASH_CHARS = 16
-
-
-def configuration_hash(configuration: dict[str, Any]) -> str:
-    """SHA-256 (first HASH_CHARS hex digits) of the configuration's canonical JSON (sorted keys, no spaces)."""
-    canonical = json.dumps(configuration, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:HASH_CHARS]
+__all__ = ["HASH_CHARS", "configuration_hash", "retrieval_configuration"]
 
 
 def retrieval_configuration(index: Any, *, field: Field, k: int, method: Method, filters: Any = None) -> dict[str, Any]:
@@ -32,6 +26,7 @@ def retrieval_configuration(index: Any, *, field: Field, k: int, method: Method,
     named only when one is set, so an unfiltered answer's configuration and hash stay what they were."""
     manifest = index.manifest
     stage = index.reranker if index.reranker is not None and index.reranker.applies_to(field) else None
+    expander = index.query_expander or default_expander()
     chosen = {name: value for name, value in vars(filters).items() if value} if filters is not None else {}
     return {
         "encoder": {
@@ -40,6 +35,7 @@ def retrieval_configuration(index: Any, *, field: Field, k: int, method: Method,
             "backend": f"{manifest.encoder.backend}@{manifest.encoder.backend_version}",
         },
         "index": {"corpus_sha256": manifest.corpus_sha256, "reports": manifest.reports},
+        "query_expansion": expander.enabled,
         "search": {
             "method": method,
             "dense_weight": index.dense_weight if method == "hybrid-weighted" else None,

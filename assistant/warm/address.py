@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +16,6 @@ def socket_path(paths: DataPaths) -> Path:
 
 
 def settings_key(settings: Settings) -> str:
-    """A digest of every setting (model, threads, timeouts, search...): a server started under other settings
-    would answer differently, so `ask` answers itself instead."""
-    return hashlib.sha256(repr(settings).encode()).hexdigest()[:16]
+    """The settings' configuration hash (assistant/settings.py: everything that changes an answer, query expansion
+    included): a server started under other settings would answer differently, so `ask` answers itself instead."""
+    return settings.configuration_hash

@@ -7,34 +7,19 @@ from __future__ import annotations
 import json
 import socket
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from assistant.rag.events import Note, Start, decode
+
+__all__ = ["Note", "Start", "WarmError", "answers", "offer"]
 
 #: How long a socket file may take to accept: a live server accepts at once (it queues while answering).
 CONNECT_TIMEOUT_S = 1.0
 
 
-@dataclass(frozen=True)
-class Start:
-    """Who answers, and whether a model is asked at all (the evidence alone asks none)."""
-
-    model_label: str
-    evidence_only: bool
-
-
-@dataclass(frozen=True)
-class Note:
-    """A notice about the index the server loaded (e.g. built under older negation rules)."""
-
-    text: str
-
-
-if TYPE_CHECKING:  # the answer types are imported once a server has taken the question (_events)
-    from assistant.rag.answer import Answer, Retrieval
-
-    #: What `ask` prints, in order: who answers, notices, the reports, the model's text, the answer.
-    Event = Start | Note | Retrieval | str | Answer
+if TYPE_CHECKING:
+    from assistant.rag.events import Event
 
 
 class WarmError(ValueError):
@@ -88,24 +73,16 @@ def offer(path: Path, args: list[str], cwd: str, env: dict[str, str]) -> tuple[d
 
 def _events(lines: Any, sock: socket.socket) -> Iterator[Event]:
     """The events after `accepted`, one a line, until the answer; ConnectionError when the server stops first."""
-    from assistant.rag.answer import Answer, Retrieval
+    from assistant.rag.answer import Answer
 
     try:
         for line in lines:
             event = json.loads(line)
-            kind = event.get("kind")
-            if kind == "error":
+            if event.get("kind") == "error":
                 raise WarmError(event["message"])
-            if kind == "start":
-                yield Start(event["model_label"], event["evidence_only"])
-            elif kind == "note":
-                yield Note(event["text"])
-            elif kind == "retrieval":
-                yield Retrieval.from_dict(event["retrieval"])
-            elif kind == "piece":
-                yield event["text"]
-            elif kind == "answer":
-                yield Answer.from_dict(event["answer"])
+            item = decode(event)
+            yield item
+            if isinstance(item, Answer):
                 return
         raise ConnectionError("the warm server closed the connection before its answer was complete")
     finally:

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from assistant.rag.answer import Answer, Retrieval
 from assistant.rag.assemble import AskCall, AskOptions, Assembled, assemble
+from assistant.rag.events import Note, Start, encode
 from assistant.settings import Settings
 from assistant.warm.address import settings_key, socket_path
 from assistant.warm.client import answers
@@ -72,18 +72,13 @@ class WarmServer(socketserver.UnixStreamServer):
             options = call.options
             assembled = self.assembled(options)
             pipeline = assembled.pipeline
-            yield {"kind": "start", "model_label": assembled.model_label, "evidence_only": pipeline.evidence_only}
+            yield encode(Start(assembled.model_label, pipeline.evidence_only))
             for note in assembled.notices:
-                yield {"kind": "note", "text": note}
+                yield encode(Note(note))
             query = call.query
             items = pipeline.iter_answer(query) if call.output == "stream" else iter([pipeline.invoke(query)])
             for item in items:
-                if isinstance(item, Answer):
-                    yield {"kind": "answer", "answer": item.to_dict()}
-                elif isinstance(item, Retrieval):
-                    yield {"kind": "retrieval", "retrieval": item.to_dict()}
-                else:
-                    yield {"kind": "piece", "text": item}
+                yield encode(item)
         except (IndexLoadError, ModelNotAvailable, ValueError) as exc:
             yield {"kind": "error", "message": str(exc)}
 
@@ -91,9 +86,9 @@ class WarmServer(socketserver.UnixStreamServer):
         """The call a request makes, or None when this server does not answer it: other settings than its own, an
         `ask --no-server`, or arguments it cannot read (the client then runs the CLI, which reports them as usual)."""
         try:
-            if settings_key(Settings.from_env(dict(request["env"]))) != self.key:
-                return None
             call = self.parse([str(a) for a in request["argv"]], Path(str(request["cwd"])))
+            if settings_key(Settings.from_env(dict(request["env"]), call.options.preset)) != self.key:
+                return None
         except Exception:  # noqa: BLE001 - whatever it is, the CLI reports it better than a refusal could
             return None
         return call if call.server else None

@@ -2,23 +2,26 @@
 
 Why: a figure in eval/results is only worth re-measuring if one can tell which code produced it. Every benchmark's
 JSON carries a `provenance` object (written by `stamp`): the git commit and whether the checkout had uncommitted
-changes, the command line, the time, and the hash of the shipped defaults (models/preset.json: encoder, search and
-answer configuration) in the same form as the answers' `configuration_hash` (assistant/rag/configuration.py).
+changes, the command line, the time, and the configuration hash of the settings the run was made under (the preset,
+the RADSEARCH_* environment; assistant/settings.py): the same hash `ask --json` and the warm server give for the same
+settings, computed by the one function that computes it. A benchmark that measured another configuration adds that
+configuration's hash as `measured_configuration_hash`.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assistant.rag.configuration import configuration_hash
-from models.preset import PRESET
+from assistant.settings import Settings, configuration_hash
 
-#: Version of the provenance object itself; readers ignore provenance they do not know.
-PROVENANCE_VERSION = 1
+#: Version of the provenance object itself; readers ignore provenance they do not know. 2: `configuration_hash` is the
+#: settings' hash (was `preset_hash`, the preset file's), a measured configuration's is `measured_configuration_hash`.
+PROVENANCE_VERSION = 2
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -39,9 +42,10 @@ def command_line(argv: list[str] | None = None) -> str:
     return " ".join([head, *args[1:]]).strip()
 
 
-def provenance(configuration: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The provenance object: commit (None outside a git checkout), dirty flag, command, time, preset hash, and
-    the hash of `configuration` when the benchmark measured one other than the preset's."""
+def provenance(configuration: dict[str, Any] | None = None, settings: Settings | None = None) -> dict[str, Any]:
+    """The provenance object: commit (None outside a git checkout), dirty flag, command, time, the configuration
+    hash of `settings` (None: this process's environment over its preset), and the hash of `configuration` when the
+    benchmark measured one other than the settings'."""
     status = _git("status", "--porcelain", "--untracked-files=no")
     out: dict[str, Any] = {
         "version": PROVENANCE_VERSION,
@@ -49,10 +53,10 @@ def provenance(configuration: dict[str, Any] | None = None) -> dict[str, Any]:
         "dirty": bool(status) if status is not None else None,
         "command": command_line(),
         "written": datetime.now(UTC).isoformat(timespec="seconds"),
-        "preset_hash": configuration_hash(PRESET.to_json()),
+        "configuration_hash": (settings or Settings.from_env(os.environ)).configuration_hash,
     }
     if configuration is not None:
-        out["configuration_hash"] = configuration_hash(configuration)
+        out["measured_configuration_hash"] = configuration_hash(configuration)
     return out
 
 

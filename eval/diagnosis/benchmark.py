@@ -28,8 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from assistant.rag.answer_defaults import MAX_K, NORAG_PROMPT
+from assistant.rag.assemble import build_pipeline
 from assistant.rag.lc_retriever import documents_to_hits
-from assistant.rag.pipeline import ANSWER_MAX_TOKENS, EVIDENCE_ONLY, RagPipeline
+from assistant.rag.modes import AnswerMode, mode_of_prompt
+from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
+from assistant.settings import Settings
 from eval.common.prediction_cache import LEGACY_MAX_TOKENS, PredictionCache, cache_key
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, eval_home
 from eval.diagnosis.cases import Case, read_cases
@@ -68,6 +71,8 @@ class RunConfig:
     shard: tuple[int, int] = (0, 1)
     #: Filled by `predict`: condition -> encoder name and weights fingerprint of the index it searched.
     encoders: dict[str, str] = field(default_factory=dict)
+    #: The settings the run starts from (the environment's); each condition is these with its own values.
+    settings: Settings = field(default_factory=Settings)
 
 
 def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
@@ -77,6 +82,7 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
     from assistant.rag.lc_retriever import ReportRetriever
 
     index = load_or_build_index(corpus, condition.encoder, (condition.field,), config.index_cache)
+    index.query_expander = config.settings.search.expander()  # as the settings say, like every product search
     built = index.manifest.encoder
     config.encoders[condition.name] = f"{built.name} ({built.fingerprint[:12]})"
     if condition.rerank:
@@ -169,9 +175,28 @@ def _retrieved_the_same(row: dict[str, Any], case: Case, pipeline: RagPipeline) 
     return [c.diagnosis for c in evidence.candidates] == [c["diagnosis"] for c in row["evidence"]["candidates"]]
 
 
-def _weighting(condition: Condition) -> dict[str, Any]:
-    """The condition's evidence weighting as a RagPipeline argument (none: the product's default)."""
-    return {"evidence_weighting": condition.weighting} if condition.weighting else {}
+def condition_settings(settings: Settings, condition: Condition) -> Settings:
+    """`settings` with a condition's answer mode, field, k, prompt, search method, second stage and weighting (none:
+    the product's default weighting): the pipeline builder makes each condition's pipeline from them."""
+    if condition.spec.startswith(EVIDENCE):
+        mode = AnswerMode.EVIDENCE
+    else:
+        mode = mode_of_prompt(condition.answer_prompt) if condition.retrieval else AnswerMode.NO_RETRIEVAL
+    return settings.with_flags(
+        mode=mode,
+        k=condition.k,
+        field=condition.field,
+        method=condition.method if condition.retrieval else None,
+        prompt=condition.answer_prompt if mode.asks_model else None,
+        reranker=condition.rerank or "off",
+        evidence_weighting=condition.weighting,
+    )
+
+
+def _pipeline(config: RunConfig, condition: Condition, llm: Any, retriever: Any) -> RagPipeline:
+    """A condition's pipeline, made by the product's pipeline builder."""
+    settings = condition_settings(config.settings, condition)
+    return build_pipeline(settings, llm, retriever, max_tokens=condition.max_tokens or config.max_tokens)
 
 
 def _cached(
@@ -206,7 +231,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
     for condition in (c for c in config.conditions if not c.uses_llm):
         retriever = _retriever(condition, config, corpus)
         if condition.spec.startswith(EVIDENCE):  # the product's answer without a model, as `ask` gives it
-            evidence = RagPipeline(llm, retriever, rag_prompt=EVIDENCE_ONLY, **_weighting(condition))
+            evidence = _pipeline(config, condition, llm, retriever)
             rows |= {
                 (case.id, condition.name): _prediction(case, condition, NO_MODEL, evidence.invoke(case.findings))
                 for case in config.cases
@@ -216,16 +241,7 @@ def predict(config: RunConfig, llm: Any, *, concurrent: bool, log: Callable[[str
                 (case.id, condition.name): _top_hit_prediction(case, condition, retriever) for case in config.cases
             }
     pipelines = {
-        c.name: RagPipeline(
-            llm,
-            _retriever(c, config, corpus),
-            max_tokens=c.max_tokens or config.max_tokens,
-            rag_prompt=c.answer_prompt,
-            norag_prompt=c.answer_prompt,
-            **_weighting(c),
-        )
-        for c in config.conditions
-        if c.uses_llm
+        c.name: _pipeline(config, c, llm, _retriever(c, config, corpus)) for c in config.conditions if c.uses_llm
     }
     todo: list[tuple[Case, Condition]] = []
     stale = 0
@@ -289,7 +305,7 @@ def default_condition() -> Condition:
     """The configuration `assistant ask` answers with (search method and encoder, field, k, prompt, the evidence
     weighting, and the second stage if it re-scores that field) as a condition. The weighting is named, so the
     condition keeps its name (and its cached answers) when the product's default weighting changes."""
-    from assistant.rag.answer_defaults import FIELD, PROMPT, K
+    from assistant.rag.answer_defaults import FIELD, MODE, PROMPT, K
     from assistant.rag.evidence import WEIGHTING
     from eval.retrieval.benchmark import product_default
     from eval.retrieval.findings_impression import reranker_for
@@ -297,7 +313,7 @@ def default_condition() -> Condition:
 
     applies = DEFAULT_SECOND_STAGE is not None and reranker_for(DEFAULT_SECOND_STAGE).applies_to(FIELD)
     rerank = DEFAULT_SECOND_STAGE if applies else None
-    if PROMPT == EVIDENCE_ONLY:  # no model: the evidence differential answers
+    if MODE is AnswerMode.EVIDENCE:  # no model: the evidence differential answers
         return Condition(EVIDENCE + product_default(), FIELD, K, rerank=rerank, weighting=WEIGHTING)
     return Condition(product_default(), FIELD, K, PROMPT, rerank=rerank, weighting=WEIGHTING)
 
@@ -407,7 +423,6 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace, command: str) -> int:
     """Predict, grade and report; shared by `python -m eval.diagnosis.benchmark` and `assistant bench`."""
     from assistant.llm_factory import make_llm
-    from assistant.settings import LLMSettings
     from models.paths import DataPaths
 
     if not args.cases.is_file():
@@ -425,8 +440,11 @@ def run(args: argparse.Namespace, command: str) -> int:
         cases = [c for c in cases if split_of(c.id) == args.split]
     if args.limit:
         cases = cases[: args.limit]
-    settings = LLMSettings.from_env(os.environ).with_flags(backend=args.backend, model=args.model)
-    config = RunConfig(cases, conditions, corpus, args.max_tokens, args.workers, args.cache, shard=args.shard)
+    product = Settings.from_env(os.environ).with_flags(backend=args.backend, model=args.model)
+    settings = product.llm
+    config = RunConfig(
+        cases, conditions, corpus, args.max_tokens, args.workers, args.cache, shard=args.shard, settings=product
+    )
     started = time.monotonic()
     if args.ray:
         from eval.diagnosis.ray_llm import cluster_llm

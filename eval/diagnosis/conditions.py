@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from assistant.rag.answer_defaults import NORAG_PROMPT
 from assistant.rag.evidence import WEIGHTINGS, Weighting, weighting_named
+from models.preset import named_preset
 from retriever.reports.record import Field, Report
 from retriever.search.methods import Method, split_fused_spec
 
@@ -37,7 +38,9 @@ if TYPE_CHECKING:
 
 #: The encoder whose index the BM25 condition searches lexically (BM25 is built beside every index).
 BM25_HOST_ENCODER = "minilm"
-DEFAULT_PROMPT = "diagnosis_rag"
+#: The paper's setting (models/presets/paper.json): a condition's field, k and prompt unless it says otherwise.
+PAPER = named_preset("paper")
+DEFAULT_PROMPT = PAPER.answer.prompts["free-text"]
 #: The no-LLM baseline's prefix.
 TOP_HIT = "tophit:"
 #: The no-LLM evidence differential's prefix: its first candidate is the answer, its first five the differential.
@@ -55,8 +58,8 @@ class Condition:
     context) unless set."""
 
     spec: str
-    field: Field = "impression"
-    k: int = 1
+    field: Field = PAPER.answer.field  # type: ignore[assignment]
+    k: int = PAPER.answer.k
     prompt: str = DEFAULT_PROMPT
     #: A second stage (eval.retrieval.findings_impression.reranker_for reference) the search re-scores its top hits
     #: with, or None.
@@ -103,8 +106,10 @@ class Condition:
         if not self.retrieval:
             options = ([f"prompt={self.prompt}"] if self.prompt != DEFAULT_PROMPT else []) + tokens
             return f"none[{','.join(options)}]" if options else "none"
-        options = [self.field] if self.field != "impression" else []
-        options += [f"k={self.k}"] if self.k != 1 and (self.uses_llm or self.spec.startswith(EVIDENCE)) else []
+        options = [self.field] if self.field != PAPER.answer.field else []
+        options += (
+            [f"k={self.k}"] if self.k != PAPER.answer.k and (self.uses_llm or self.spec.startswith(EVIDENCE)) else []
+        )
         options += [f"prompt={self.prompt}"] if self.prompt != DEFAULT_PROMPT and self.uses_llm else []
         options += [f"rerank={self.rerank}"] if self.rerank else []
         options += [f"weighting={self.weighting}"] if self.weighting else []
@@ -118,7 +123,7 @@ class Condition:
 
 
 def parse_conditions(
-    text: str, field: Field = "impression", k: int = 1, prompt: str = DEFAULT_PROMPT
+    text: str, field: Field = Condition.field, k: int = Condition.k, prompt: str = DEFAULT_PROMPT
 ) -> list[Condition]:
     """`none,mpnet,radsearch-minilm[findings,k=3]` -> Conditions, in order, without repeats; the arguments are the
     defaults that bracketed options override. Raises ValueError naming a bad option."""
@@ -134,7 +139,11 @@ def parse_conditions(
         if not condition.uses_llm:  # no prompt; the top hit alone has no k either
             k = condition.k if spec.startswith(EVIDENCE) else 1
             condition = replace(condition, k=k, prompt=DEFAULT_PROMPT)
-        if not condition.retrieval and (condition.field, condition.k, condition.rerank) != ("impression", 1, None):
+        if not condition.retrieval and (condition.field, condition.k, condition.rerank) != (
+            PAPER.answer.field,
+            PAPER.answer.k,
+            None,
+        ):
             raise ValueError(f"`none` retrieves nothing: only prompt=NAME applies, not {match[2]!r}")
         if condition not in conditions:
             conditions.append(condition)

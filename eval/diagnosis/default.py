@@ -180,25 +180,18 @@ def choose_arm(accuracy: dict[str, float], n_cases: int) -> dict[str, Any]:
 
 
 def adopt(choice: dict[str, Any], source: str) -> None:
-    """Write the chosen arm's field, k, prompt and evidence weighting into models/preset.json, naming `source`."""
+    """Write the chosen arm's answer mode (and its prompt, when it asks a model), field, k and evidence weighting into
+    models/preset.json, naming `source`."""
     from dataclasses import replace
 
+    from assistant.rag.modes import mode_of_prompt
     from models.preset import load_preset, write_preset
 
     preset = load_preset()
-    write_preset(
-        replace(
-            preset,
-            answer=replace(
-                preset.answer,
-                field=choice["field"],
-                k=choice["k"],
-                prompt=choice["prompt"],
-                evidence_weighting=choice["weighting"],
-                chosen_by=source,
-            ),
-        )
-    )
+    mode = mode_of_prompt(choice["prompt"])
+    prompts = preset.answer.prompts | ({mode.value: choice["prompt"]} if mode.asks_model else {})
+    answer = replace(preset.answer, mode=mode.value, field=choice["field"], k=choice["k"], prompts=prompts)
+    write_preset(replace(preset, answer=replace(answer, evidence_weighting=choice["weighting"], chosen_by=source)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.perf import results
+from models.preset import PRESET
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "transformers", "sentence_transformers", "faiss", "llama_cpp", "onnxruntime", "gradio", "openai")
@@ -62,7 +63,7 @@ def run_cli(args: list[str], env: dict[str, str], prelude: str = "") -> tuple[fl
 def main(argv: list[str] | None = None) -> int:
     parser = results.parser(__doc__)
     parser.add_argument("--index", type=Path, default=None, help="index folder (default: the default index)")
-    parser.add_argument("--model", default="qwen1.5b", help="embedded model `ask` loads")
+    parser.add_argument("--model", default=PRESET.answer.llm, help="embedded model `ask` loads")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-ask", action="store_true", help="only --help and search")
     args = results.parse_args(parser, argv)

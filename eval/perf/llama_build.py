@@ -28,6 +28,7 @@ from typing import Any
 from eval.common.shared_data import eval_home
 from eval.perf import results
 from eval.perf.sections import AskLatency
+from models.preset import PRESET
 
 VERSION = "0.3.36"
 DEFAULT_BUILDS = {"portable": "-DGGML_NATIVE=OFF", "native": "-DGGML_NATIVE=ON"}
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="a build to compare (repeatable; default: portable and native)")  # fmt: skip
     parser.add_argument("--rounds", type=int, default=2, help="times each build is measured, alternating")
     parser.add_argument("--queries", type=int, default=8, help="held-out findings per round (each asked twice)")
-    parser.add_argument("--model", default="qwen1.5b", help="embedded GGUF: qwen1.5b, smollm2 or a path")
+    parser.add_argument("--model", default=PRESET.answer.llm, help="embedded GGUF: qwen1.5b, smollm2 or a path")
     args = results.parse_args(parser, argv)
     builds = dict(spec.split("=", 1) for spec in args.build) if args.build else dict(DEFAULT_BUILDS)
     folders = {name: build_folder(cmake) for name, cmake in builds.items()}

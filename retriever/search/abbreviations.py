@@ -221,15 +221,7 @@ def builtin_expander() -> QueryExpander:
     return make_expander()
 
 
-_configured: list[QueryExpander] = []
-
-
-def configure(expander: QueryExpander | None) -> None:
-    """Set the expander every index in this process searches with unless it has its own (`assistant` commands call
-    this with the settings' user table or `off`); None goes back to the built-in one."""
-    _configured[:] = [expander] if expander is not None else []
-
-
 def default_expander() -> QueryExpander:
-    """The configured expander, else the built-in one."""
-    return _configured[0] if _configured else builtin_expander()
+    """What an index searches with when it was given no expander: the built-in tables (the product's commands give
+    every index the expander their settings name: assistant/settings.py, SearchSettings.expander)."""
+    return builtin_expander()

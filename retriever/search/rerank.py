@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from models.paths import models_dir
+from models.preset import PRESET
 from models.resolve import ModelNotAvailable
 from retriever.search.fusion import weighted_fusion
 
@@ -43,8 +44,9 @@ RERANK_DEPTH = 20
 MAX_LENGTH = 256
 #: The cross-encoder's share of a re-scored hit's score (the first stage has the rest; 1 = its score alone): the
 #: weight with the best error discrimination on the dev split (eval/results/rerank_dev.md: 0.818 at 0.3, 0.742 at
-#: 1), kept equal to it by tests/eval/test_rerank_benchmark.py. The re-ranker itself stays off unless a site names one.
-RERANK_WEIGHT = 0.3
+#: 1), written in the preset (models/preset.json) and kept equal to it by tests/eval/test_rerank_benchmark.py. The
+#: re-ranker itself stays off unless a site names one.
+RERANK_WEIGHT = PRESET.rerank_weight
 #: What a re-ranker reference may end with to give its weight instead: `my-site-reranker@0.5`.
 WEIGHT_MARK = "@"
 #: A file every trained re-ranker folder has beside the weights (written by retriever/training/reranker.py).

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.models  # real CLI processes or a real model: not the f
 
 REPO = Path(__file__).resolve().parents[2]
 #: The model choosing among the evidence, whichever way `ask` answers by default (models/preset.json).
-MODEL_CHOOSES = ("--prompt", "diagnosis_evidence")
+MODEL_CHOOSES = ("--mode", "choice")
 
 
 @pytest.fixture(scope="module")
@@ -31,11 +31,11 @@ def index_dir(tmp_path_factory: pytest.TempPathFactory, minilm) -> Path:
 
 
 def _ask(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    """`assistant ask` with the model asked (`--prompt diagnosis_evidence`: the model chooses among the evidence)
-    unless the test says how to answer: these tests exercise the LLM path and its failures; the default, which asks
-    no model (models/preset.json), has tests of its own below."""
-    if "--prompt" not in args and "--no-retrieval" not in args:
-        args = (*args, "--prompt", "diagnosis_evidence")
+    """`assistant ask` with the model asked (`--mode choice`: the model chooses among the evidence) unless the test
+    says how to answer: these tests exercise the LLM path and its failures; the default, which asks no model
+    (models/preset.json), has tests of its own below."""
+    if not {"--prompt", "--mode", "--preset", "--no-retrieval"} & set(args):
+        args = (*args, *MODEL_CHOOSES)
     environment = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_LLM_")}
     environment |= {"RADSEARCH_LLM_GGUF": "smollm2", "RADSEARCH_LLM_CONTEXT": "2048", **env}
     return subprocess.run(
@@ -80,22 +80,37 @@ def test_ask_json(index_dir: Path) -> None:
 
 
 def test_ask_answers_from_the_evidence_alone_without_loading_a_model(index_dir: Path) -> None:
-    """`--prompt evidence`: the best-supported diagnosis of the evidence differential, no model (a missing one is
-    never loaded)."""
-    run = _ask(
-        "Enlarged cardiac silhouette",
-        "--index",
-        str(index_dir),
-        "--json",
-        "--prompt",
-        "evidence",
-        "--model",
-        "no-such-model.gguf",
-    )
+    """`--mode evidence`: the best-supported diagnosis of the evidence differential, no model (a missing one is
+    never loaded); `--prompt evidence`, the old spelling, answers the same and warns."""
+    args = ("Enlarged cardiac silhouette", "--index", str(index_dir), "--json", "--model", "no-such-model.gguf")
+    run = _ask(*args, "--mode", "evidence")
     assert run.returncode == 0, run.stderr
     answer = json.loads(run.stdout)
     assert answer["prompt_id"] == "evidence" and answer["model_id"] is None and answer["configuration"]["llm"] is None
     assert answer["diagnosis"] == answer["evidence"]["candidates"][0]["diagnosis"]
+    assert answer["configuration"]["mode"] == "evidence"
+    old = _ask(*args, "--prompt", "evidence")
+    assert old.returncode == 0 and "--prompt evidence is now --mode evidence" in old.stderr
+    assert json.loads(old.stdout)["diagnosis"] == answer["diagnosis"]
+
+
+def test_a_bad_mode_or_a_prompt_that_does_not_fit_the_mode_exits_2(index_dir: Path) -> None:
+    assert _ask("Cardiomegaly", "--index", str(index_dir), "--mode", "guess").returncode == 2
+    run = _ask("Cardiomegaly", "--index", str(index_dir), "--mode", "choice", "--prompt", "diagnosis_rag")
+    assert run.returncode == 2 and "references: evidence" in run.stderr
+
+
+def test_the_paper_preset_answers_with_the_papers_setting(index_dir: Path) -> None:
+    """`--preset paper`: dense search, the top report's impression, the free-text prompt (models/presets/paper.json);
+    a dead server shows the setting without a model."""
+    dead = {"RADSEARCH_LLM_BASE_URL": "http://127.0.0.1:9/v1", "RADSEARCH_LLM_RETRIES": "0"}
+    run = _ask("Cardiomegaly", "--index", str(index_dir), "--json", "--preset", "paper", "--model", "m", **dead)
+    assert run.returncode == 3, run.stderr
+    answer = json.loads(run.stdout)
+    search = answer["configuration"]["retrieval"]["search"]
+    assert (search["method"], search["field"], search["k"], search["second_stage"]) == ("dense", "impression", 1, None)
+    assert answer["configuration"]["mode"] == "free-text" and answer["prompt_id"] == prompts.load("diagnosis_rag").id
+    assert len(answer["retrieved"]) == 1
 
 
 def test_ask_without_retrieval_needs_no_index(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ def index(tmp_path_factory: pytest.TempPathFactory, minilm) -> ReportIndex:
 
 def _pipeline(index: ReportIndex, **search: object) -> RagPipeline:
     llm = OpenAIBackend("http://127.0.0.1:9/v1", "served-model", timeout_s=1.0, max_retries=0)
-    return RagPipeline(llm, ReportRetriever(index=index, **search), rag_prompt="diagnosis_evidence")
+    return RagPipeline(llm, ReportRetriever(index=index, **search), prompt="diagnosis_evidence")
 
 
 def test_the_configuration_names_encoder_index_search_prompt_and_model(index: ReportIndex) -> None:
@@ -93,7 +93,7 @@ def test_an_answer_that_asks_no_model_names_none(index: ReportIndex) -> None:
     configuration = RagPipeline(
         OpenAIBackend("http://127.0.0.1:9/v1", "m", timeout_s=1.0, max_retries=0),
         ReportRetriever(index=index),
-        rag_prompt="evidence",
+        prompt="evidence",
     ).configuration()
     assert configuration["prompt"] == "evidence" and configuration["llm"] is None
 

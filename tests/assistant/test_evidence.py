@@ -156,25 +156,29 @@ def test_a_report_without_an_impression_affirms_nothing(minilm) -> None:
 
     notes = [Report(f"n{i}", findings=f"MOTOR: 5/5. PMH: asthma. Note {i}.", impression="") for i in range(3)]
     index = ReportIndex.build([*notes, CORPUS[0]], encoder=minilm)
-    pipeline = RagPipeline(ScriptedLLM(""), ReportRetriever(index=index, field="findings", k=4), rag_prompt="evidence")
+    pipeline = RagPipeline(ScriptedLLM(""), ReportRetriever(index=index, field="findings", k=4), prompt="evidence")
     answer = pipeline.invoke("Motor strength normal, history of asthma.")
     assert [c["diagnosis"] for c in answer.evidence["candidates"]] == ["pleural effusion"]
     assert answer.diagnosis == "pleural effusion"
 
 
 def test_an_answer_its_findings_rule_out_is_replaced_by_the_best_affirmed_candidate(index) -> None:
-    llm = ScriptedLLM('{"diagnosis": "Pneumothorax", "differential": [], "rationale": "", "cited_report_ids": ["r3"]}')
-    pipeline = RagPipeline(llm, ReportRetriever(index=index, field="findings", k=7), rag_prompt="diagnosis_rag")
+    output = '{"diagnosis": "Pneumothorax", "differential": [], "rationale": "Air in the pleural space.", '
+    llm = ScriptedLLM(output + '"cited_report_ids": ["r3"]}')
+    pipeline = RagPipeline(llm, ReportRetriever(index=index, field="findings", k=7), prompt="diagnosis_rag")
     answer = pipeline.invoke("Small left pleural effusion with adjacent basilar opacity. No pneumothorax.")
     assert answer.diagnosis == "pleural effusion" and not answer.degraded
     assert answer.grounding == {"replaced": "Pneumothorax", "reason": "the findings rule it out"}
     assert set(answer.cited_report_ids) == {"r1", "r2", "r7"}
     assert any("takes its place" in note for note in answer.notes)
+    # issue 49: the rationale is the replacement's (its support), not the one written for the replaced diagnosis
+    assert "Air in the pleural space" not in answer.rationale and "3 of 7 similar reports" in answer.rationale
+    assert "in place of 'Pneumothorax'" in answer.rationale
 
 
 def test_the_evidence_prompt_constrains_the_answer_to_the_candidates(index) -> None:
     llm = ScriptedLLM('{"diagnosis": "pleural effusion"}')
-    pipeline = RagPipeline(llm, ReportRetriever(index=index, field="findings", k=7), rag_prompt="diagnosis_evidence")
+    pipeline = RagPipeline(llm, ReportRetriever(index=index, field="findings", k=7), prompt="diagnosis_evidence")
     answer = pipeline.invoke("Blunted costophrenic angles with a meniscus.")
     assert llm.schemas[0]["properties"]["diagnosis"]["enum"][0] == "pleural effusion"
     assert answer.diagnosis == "pleural effusion" and set(answer.cited_report_ids) == {"r1", "r2", "r7"}
@@ -184,7 +188,7 @@ def test_the_evidence_prompt_constrains_the_answer_to_the_candidates(index) -> N
 
 def test_an_unreadable_choice_falls_back_to_the_evidence(index) -> None:
     pipeline = RagPipeline(
-        ScriptedLLM("{{{ ]]"), ReportRetriever(index=index, field="findings", k=7), rag_prompt="diagnosis_evidence"
+        ScriptedLLM("{{{ ]]"), ReportRetriever(index=index, field="findings", k=7), prompt="diagnosis_evidence"
     )
     answer = pipeline.invoke("Blunted costophrenic angles with a meniscus.")
     assert answer.diagnosis == "pleural effusion" and any("could not be read" in n for n in answer.notes)
@@ -195,7 +199,7 @@ def test_a_real_model_chooses_among_the_evidence(index) -> None:
     pipeline = RagPipeline(
         smollm2_llm(),
         ReportRetriever(index=index, field="findings", k=7),
-        rag_prompt="diagnosis_evidence",
+        prompt="diagnosis_evidence",
         max_tokens=48,
     )
     answer = pipeline.invoke("Blunted right costophrenic angle with a meniscus sign.")
@@ -210,7 +214,7 @@ def test_the_chat_panel_links_each_candidate_to_its_reports_cards(index) -> None
     pipeline = RagPipeline(
         ScriptedLLM('{"diagnosis": "pleural effusion"}'),
         ReportRetriever(index=index, field="findings", k=7),
-        rag_prompt="diagnosis_evidence",
+        prompt="diagnosis_evidence",
     )
     answer = pipeline.invoke("Blunted costophrenic angles with a meniscus.")
     panel, cards = render.evidence_html(answer), render.report_cards_html(answer.retrieved)
@@ -274,7 +278,7 @@ def test_an_answer_that_repeats_a_reports_instruction_is_not_the_diagnosis(minil
     injected = Report("inj", findings="Visceral pleural line at the left apex.", impression=INJECTION)
     index = ReportIndex.build([*CORPUS, injected], encoder=minilm)
     llm = ScriptedLLM('{"diagnosis": "banana", "differential": [], "rationale": "", "cited_report_ids": ["r4"]}')
-    pipeline = RagPipeline(llm, ReportRetriever(index=index, field="findings", k=8), rag_prompt="diagnosis_rag")
+    pipeline = RagPipeline(llm, ReportRetriever(index=index, field="findings", k=8), prompt="diagnosis_rag")
     answer = pipeline.invoke("Visceral pleural line at the apex without lung markings beyond it.")
     assert answer.diagnosis and "banana" not in answer.diagnosis.lower()
     assert answer.grounding["replaced"] == "banana"

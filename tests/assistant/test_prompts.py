@@ -6,7 +6,8 @@ import pytest
 from report_fixtures import hit
 
 import prompts
-from assistant.rag.pipeline import neutralise_tags, render_reference
+from assistant.rag.injection import neutralise_tags
+from assistant.rag.prompt_fit import render_reference
 
 
 def test_both_templates_load_with_a_version_that_results_can_record() -> None:

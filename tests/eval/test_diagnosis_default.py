@@ -49,7 +49,7 @@ def test_ask_and_chat_answer_with_the_arm_the_dev_cases_chose() -> None:
     choice = choose_arm(*dev_accuracy())
     from assistant.rag.evidence import WEIGHTING
 
-    product = (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT, WEIGHTING)
+    product = (answer_defaults.K, answer_defaults.FIELD, answer_defaults.PROMPT, WEIGHTING)  # PROMPT: the mode's
     chosen = (choice["k"], choice["field"], choice["prompt"], choice["weighting"])
     assert product == chosen, "run `python -m eval.diagnosis.default --adopt`"
     assert (Request().k, Request().field, ChatConfig().default_k) == (choice["k"], choice["field"], choice["k"])

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from assistant.rag.configuration import configuration_hash
+from assistant.settings import Settings
 from eval.common.provenance import REPO, command_line, provenance, stamp
 from eval.common.shared_data import write_results
 from eval.perf.results import read, store
 from eval.perf.sections import Concurrency
-from models.preset import PRESET
 
 
 def _head() -> str:
@@ -24,9 +25,9 @@ def test_provenance_names_the_commit_the_command_and_the_preset() -> None:
     found = provenance({"k": 20})
     assert found["commit"] == _head() and len(found["commit"]) == 40
     assert isinstance(found["dirty"], bool)
-    assert found["preset_hash"] == configuration_hash(PRESET.to_json())
-    assert found["configuration_hash"] == configuration_hash({"k": 20}) != found["preset_hash"]
-    assert "configuration_hash" not in provenance()
+    assert found["configuration_hash"] == Settings.from_env(os.environ).configuration_hash
+    assert found["measured_configuration_hash"] == configuration_hash({"k": 20}) != found["configuration_hash"]
+    assert "measured_configuration_hash" not in provenance()
 
 
 def test_command_line_is_the_module_as_typed(monkeypatch) -> None:

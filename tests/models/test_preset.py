@@ -13,6 +13,8 @@ from models.preset import PRESET, PRESET_FILE, load_preset, parse_preset
 
 REPO = Path(__file__).resolve().parents[2]
 PRODUCT = ("assistant", "retriever", "models", "prompts")
+#: Where a tuned value or a model name must not be written either (issue 49): the benchmarks.
+CHECKED = (*PRODUCT, "eval")
 #: Module-level names that hold a tuned default, and the preset value each must be.
 TUNED = {
     "DEFAULT_METHOD": PRESET.default_search.method,
@@ -21,8 +23,10 @@ TUNED = {
     "WEIGHT": PRESET.default_search.second_stage_weight,
     "K": PRESET.answer.k,
     "FIELD": PRESET.answer.field,
-    "PROMPT": PRESET.answer.prompt,
-    "NORAG_PROMPT": PRESET.answer.norag_prompt,
+    "MODE": PRESET.answer.mode,
+    "NORAG_PROMPT": PRESET.answer.prompts["no-retrieval"],
+    "RERANK_WEIGHT": PRESET.rerank_weight,
+    "INDEX_BACKEND": PRESET.index_backend,
     "DEFAULT_GGUF": PRESET.answer.llm,
     "WEIGHTING": PRESET.answer.evidence_weighting,
 }
@@ -68,7 +72,8 @@ def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> N
     from assistant.commands.index_cmd import index
     from assistant.rag import answer_defaults, evidence
     from eval.retrieval.benchmark import DEFAULT_MODEL
-    from retriever.search import fusion, methods, support
+    from retriever.encoders import backends
+    from retriever.search import fusion, methods, rerank, support
 
     exposed = {
         "DEFAULT_METHOD": methods.DEFAULT_METHOD,
@@ -77,8 +82,10 @@ def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> N
         "WEIGHT": support.WEIGHT,
         "K": answer_defaults.K,
         "FIELD": answer_defaults.FIELD,
-        "PROMPT": answer_defaults.PROMPT,
+        "MODE": answer_defaults.MODE,
         "NORAG_PROMPT": answer_defaults.NORAG_PROMPT,
+        "RERANK_WEIGHT": rerank.RERANK_WEIGHT,
+        "INDEX_BACKEND": backends.INDEX_BACKEND,
         "DEFAULT_GGUF": settings.DEFAULT_GGUF,
         "WEIGHTING": evidence.WEIGHTING,
     }
@@ -140,3 +147,52 @@ def test_a_rule_adopts_its_choice_for_one_encoder_only(tmp_path: Path) -> None:
     assert updated.search_for("my-site").method == PRESET.default_search.method
     assert updated.search_for("my-site").chosen_by == ("eval/results/fusion_sweep_site.json",)
     assert updated.default_search == PRESET.default_search and load_preset(target) == updated
+
+
+def model_name_defaults(source: str, names: set[str]) -> list[str]:
+    """Where a model's name is written as a value: assigned (`X = "qwen1.5b"`), a parameter's default or an
+    argparse/typer `default=` (help text and docstrings may name models; a default must come from the preset)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        values: list[ast.expr | None] = []
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            values = [node.value]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            values = [*node.args.defaults, *node.args.kw_defaults]
+        elif isinstance(node, ast.keyword) and node.arg == "default":
+            values = [node.value]
+        found += [
+            f"{value.value!r} (line {value.lineno})"
+            for value in values
+            if isinstance(value, ast.Constant) and value.value in names
+        ]
+    return found
+
+
+def test_the_model_checker_finds_a_default_model_name() -> None:
+    source = 'M = "qwen1.5b"\ndef f(m="smollm2"): ...\np.add_argument("--model", default="qwen1.5b", help="qwen1.5b")\n'
+    assert model_name_defaults(source, {"qwen1.5b", "smollm2"}) == [
+        "'qwen1.5b' (line 1)",
+        "'smollm2' (line 2)",
+        "'qwen1.5b' (line 3)",
+    ]
+
+
+def test_no_module_or_makefile_names_a_default_model_outside_the_preset() -> None:
+    """The embedded LLM is named once, in the preset (models/gguf.py registers what each name is)."""
+    import re
+
+    from models.gguf import MODELS
+
+    names = set(MODELS)
+    offenders = {
+        path.relative_to(REPO).as_posix(): found
+        for top in CHECKED
+        for path in sorted((REPO / top).rglob("*.py"))
+        if path.relative_to(REPO).as_posix() != "models/gguf.py"
+        and (found := model_name_defaults(path.read_text(encoding="utf-8"), names))
+    }
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    if written := sorted(n for n in names if re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w.-])", makefile)):
+        offenders["Makefile"] = written
+    assert offenders == {}, "name the default model in models/preset.json (answer.llm) and read it from there"

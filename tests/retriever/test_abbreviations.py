@@ -13,14 +13,6 @@ from retriever.search import abbreviations
 from retriever.search.abbreviations import AbbreviationTableError, QueryExpander, make_expander, read_table
 
 
-@pytest.fixture(autouse=True)
-def _builtin_default():
-    """Each test starts (and leaves) the process with the built-in expander."""
-    abbreviations.configure(None)
-    yield
-    abbreviations.configure(None)
-
-
 def expand(text: str) -> str:
     return abbreviations.builtin_expander().expand(text)
 
@@ -149,10 +141,10 @@ def test_an_abbreviated_query_finds_the_report_only_with_expansion(minilm) -> No
     index = ReportIndex.build(REPORTS, minilm, fields=("impression",))
     index.query_expander = QueryExpander.off()
     assert [h.report.id for h in index.search("ptx", method="bm25", k=3)] == []
-    index.query_expander = None  # the process default: the built-in tables
+    index.query_expander = None  # none given: the built-in tables
     assert index.search("ptx", method="bm25", k=3)[0].report.id == "r1"
     assert index.search("ptx", k=1)[0].report.id == "r1"  # the default method (hybrid)
-    abbreviations.configure(make_expander(enabled=False))  # what RADSEARCH_ABBREVIATION_EXPANSION=off does
+    index.query_expander = make_expander(enabled=False)  # what RADSEARCH_ABBREVIATION_EXPANSION=off gives it
     assert [h.report.id for h in index.search("ptx", method="bm25", k=3)] == []
 
 

@@ -47,6 +47,6 @@ def test_the_embedded_model_answers_the_demo_question(demo_index) -> None:
         pytest.skip(str(exc))
     llm = LlamaCppBackend("qwen1.5b", timeout_s=600)
     for prompt in ("evidence", "diagnosis_evidence"):  # the default (no model), then the model choosing, as make demo
-        answer = RagPipeline(llm, ReportRetriever(index=demo_index), rag_prompt=prompt).invoke(QUERY)
+        answer = RagPipeline(llm, ReportRetriever(index=demo_index), prompt=prompt).invoke(QUERY)
         assert not answer.degraded and ANSWER in (answer.diagnosis or "").lower(), (prompt, answer.diagnosis)
         assert answer.cited_report_ids and not answer.grounding

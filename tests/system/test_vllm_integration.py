@@ -17,6 +17,7 @@ from assistant.llm.openai_backend import OpenAIBackend
 from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer
 from assistant.rag.lc_retriever import ReportRetriever
+from assistant.rag.modes import AnswerMode
 from assistant.rag.pipeline import RagPipeline, Retrieval
 from eval.perf.vllm_server import SERVED_NAME, ServerUnavailable, missing, vllm_server
 
@@ -56,16 +57,16 @@ def _check(answer: Answer) -> None:
 def test_pipeline_answer_through_vllm(vllm_url: str, retriever: ReportRetriever, structured: str) -> None:
     backend = OpenAIBackend(vllm_url, SERVED_NAME, structured=structured, timeout_s=120)  # type: ignore[arg-type]
     assert backend.context_window == 2048  # read from vLLM's /v1/models
-    answer = RagPipeline(backend, retriever, rag_prompt=answer_defaults.LLM_PROMPT, max_tokens=200).invoke(
-        "Blunting of the right costophrenic angle with a meniscus sign"
-    )
+    answer = RagPipeline(
+        backend, retriever, prompt=answer_defaults.prompt_for(AnswerMode.CHOICE), max_tokens=200
+    ).invoke("Blunting of the right costophrenic angle with a meniscus sign")
     _check(answer)
     assert answer.usage["completion_tokens"] > 0
 
 
 def test_streaming_through_vllm(vllm_url: str, retriever: ReportRetriever) -> None:
     backend = OpenAIBackend(vllm_url, SERVED_NAME, structured="vllm", timeout_s=120)
-    pipeline = RagPipeline(backend, retriever, rag_prompt=answer_defaults.LLM_PROMPT, max_tokens=200)
+    pipeline = RagPipeline(backend, retriever, prompt=answer_defaults.prompt_for(AnswerMode.CHOICE), max_tokens=200)
     retrieval, *pieces, answer = pipeline.iter_answer("Blunting of the right costophrenic angle with a meniscus sign")
     assert isinstance(retrieval, Retrieval) and pieces and all(isinstance(p, str) for p in pieces)
     assert isinstance(answer, Answer)

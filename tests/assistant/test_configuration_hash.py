@@ -1,0 +1,86 @@
+"""One configuration hash (issue 49): `ask --json`, the warm server and a benchmark's provenance give the same hash
+for the same settings, and another when query expansion is switched off."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from llm_fixtures import build_index
+
+from assistant.settings import Settings
+from models.paths import DataPaths
+
+REPO = Path(__file__).resolve().parents[2]
+QUERY = "Blunting of the right costophrenic angle."
+
+
+@pytest.fixture
+def home(tmp_path: Path, minilm) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "models").symlink_to(DataPaths.from_env(os.environ).models)
+    build_index(home / "indexes" / "demo", minilm)
+    return home
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_")}
+    return env | {"RADSEARCH_HOME": str(home), "RADSEARCH_LLM_GGUF": "smollm2"} | extra
+
+
+def _ask_hash(env: dict[str, str]) -> str:
+    """The configuration hash of `ask --json`'s answer (the evidence answer: no model is loaded)."""
+    command = [sys.executable, "-m", "assistant", "ask", QUERY, "--json", "--no-server"]
+    run = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)["configuration_hash"]
+
+
+def _warm_hash(env: dict[str, str], socket: Path) -> tuple[str, str]:
+    """The warm server's key under `env`'s settings, and the hash of the answer it gives to `ask --json`."""
+    from assistant.commands.ask_cmd import ask_call, parse_arguments
+    from assistant.warm.server import WarmServer
+
+    server = WarmServer(socket, Settings.from_env(env), lambda a, cwd: ask_call(parse_arguments(a), cwd), print)
+    try:
+        events = list(server.events({"argv": [QUERY, "--json"], "cwd": str(REPO), "env": env}))
+    finally:
+        server.server_close()
+    assert events[-1]["kind"] == "answer", events
+    return server.key, events[-1]["answer"]["configuration_hash"]
+
+
+@pytest.mark.models
+def test_ask_the_warm_server_and_provenance_give_one_hash_and_query_expansion_changes_it(
+    home: Path, tmp_path: Path
+) -> None:
+    from eval.common.provenance import provenance
+
+    hashes = {}
+    for expansion in ("on", "off"):
+        env = _env(home, RADSEARCH_ABBREVIATION_EXPANSION=expansion)
+        key, warm = _warm_hash(env, tmp_path / f"{expansion}.sock")
+        recorded = provenance(settings=Settings.from_env(env))["configuration_hash"]
+        assert _ask_hash(env) == key == warm == recorded
+        hashes[expansion] = key
+    assert hashes["on"] != hashes["off"]
+
+
+def test_the_hash_covers_what_changes_an_answer() -> None:
+    base = Settings()
+    assert base.configuration_hash == Settings().configuration_hash
+    changed = [
+        base.with_flags(mode="choice"),
+        base.with_flags(k=3),
+        base.with_flags(method="dense"),
+        base.with_flags(reranker="off"),
+        base.with_flags(prompt="diagnosis_candidates"),
+        Settings.from_env({"RADSEARCH_ABBREVIATION_EXPANSION": "off"}),
+        Settings.from_env({}, preset="paper"),
+    ]
+    assert len({s.configuration_hash for s in changed} | {base.configuration_hash}) == len(changed) + 1

@@ -1,0 +1,68 @@
+"""No product module over 400 lines and no product function over 60 (issue 49): a reader opens a module and sees
+one job, a function and sees one step."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PRODUCT = ("assistant", "retriever", "models", "prompts")
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+#: Offenders owned by work under way, removed from here as each is split (the lead removes entries after merging):
+#: report_index.py is being split by the `archive` work, render.py by the `chat` work.
+ALLOWED_MODULES = {"retriever/index/report_index.py", "assistant/chat/render.py"}
+#: Functions over the limit before issue 49 (module:function), most of them typer commands whose signature declares
+#: their options (ask: 80 lines, 55 of them option declarations); to be split, then removed from here.
+ALLOWED_FUNCTIONS = {
+    "assistant/chat/page.py:build_app",
+    "assistant/commands/ask_cmd.py:ask",
+    "assistant/commands/chat_cmd.py:chat",
+    "assistant/commands/index_cmd.py:index",
+    "assistant/commands/search_cmd.py:search",
+    "assistant/commands/train_cmd.py:train",
+    "assistant/commands/update_cmd.py:update",
+    "assistant/llm/llamacpp_backend.py:_generate",
+    "retriever/index/update.py:update_index",
+    "retriever/training/reranker.py:train_reranker",
+    "retriever/training/train.py:train_encoder",
+}
+
+
+def _modules() -> list[Path]:
+    return [p for top in PRODUCT for p in sorted((REPO / top).rglob("*.py")) if "__pycache__" not in p.parts]
+
+
+def long_functions(source: str) -> list[tuple[str, int]]:
+    """(name, lines) of every function or method in `source` longer than MAX_FUNCTION_LINES (docstring included)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            lines = (node.end_lineno or node.lineno) - node.lineno + 1
+            if lines > MAX_FUNCTION_LINES:
+                found.append((node.name, lines))
+    return found
+
+
+def test_the_checker_finds_a_long_function() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    assert long_functions(f"def f():\n{body}\n") == [("f", MAX_FUNCTION_LINES + 1)]
+
+
+def test_no_product_module_is_over_400_lines() -> None:
+    too_long = {
+        path.relative_to(REPO).as_posix(): lines
+        for path in _modules()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert set(too_long) <= ALLOWED_MODULES, too_long
+
+
+def test_no_product_function_is_over_60_lines() -> None:
+    too_long = {
+        f"{path.relative_to(REPO).as_posix()}:{name}": lines
+        for path in _modules()
+        for name, lines in long_functions(path.read_text(encoding="utf-8"))
+    }
+    assert set(too_long) <= ALLOWED_FUNCTIONS, too_long
