@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from eval.common.shared_data import RESULTS, add_out_option, write_results
+from eval.concepts.results import LinkerResults
 from eval.concepts.sample_items import SOURCES, SPLITS, Item, load_items
 from retriever.concepts import affirmed_in, default_vocabulary
 from retriever.concepts.normalize import key
@@ -117,9 +118,9 @@ def main() -> None:
     parser.add_argument("--split", choices=SPLITS, default="test")
     add_out_option(parser, RESULTS)
     args = parser.parse_args()
-    result = run(args.split)
+    result = LinkerResults.from_json(run(args.split))  # checked against the record before it is written
     stem = "concept_linker" if args.split == "test" else f"concept_linker_{args.split}"
-    print(write_results(args.out / stem, result, render))
+    print(write_results(args.out / stem, result, lambda r: render(r.to_json())))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import pytest
 
 from eval.common.records import Record, ResultsFile, key, optional, rest
 from eval.common.shared_data import RESULTS
+from eval.concepts.results import LinkerResults
 from eval.diagnosis.results import (
     BuildAgreement,
     DiagnosisResults,
@@ -42,6 +43,7 @@ KINDS: dict[str, type[ResultsFile]] = {
     "llm_models.json": ModelSurvey,
     "negation.json": EncoderPairs,
     "negation_detection.json": Detection,
+    "concept_linker*.json": LinkerResults,
     "negation_real_pairs*.json": RealPairs,
     "negated_hits.json": NegatedHits,
     "robustness*.json": RobustnessResults,
