@@ -41,7 +41,7 @@ from assistant.rag.choice import Choice, choice_name, choice_schema, chosen_outp
 from assistant.rag.configuration import configuration_hash
 from assistant.rag.evidence import WEIGHTING, EvidenceDifferential, Weighting, evidence_differential
 from assistant.rag.grounding import Grounding, ground
-from assistant.rag.injection import neutralise_tags
+from assistant.rag.injection import neutralise_tags, set_aside
 from assistant.rag.lc_retriever import documents_to_hits
 from assistant.rag.modes import EVIDENCE_PROMPT_ID, AnswerMode, checked_prompt, mode_of_prompt
 from assistant.rag.prompt_fit import PromptFitter
@@ -148,8 +148,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         # The conclusions only: a report without an impression section (shown by its whole text) affirms nothing,
         # or its section labels and history ("MOTOR:", "PMH:") would count as diagnoses.
         evidence = evidence_differential(
-            [(h.report.id, h.report.impression) for h in retrieved], weighting=self.evidence_weighting
+            [(h.report.id, h.report.impression) for h in retrieved],
+            weighting=self.evidence_weighting,
+            set_aside=set_aside(retrieved),
         )
+        if evidence.set_aside:
+            base["notes"].append(
+                f"evidence: {len(evidence.set_aside)} retrieved report(s) set aside, they address a model: "
+                + ", ".join(neutralise_tags(i) for i in evidence.set_aside)
+            )
         choices = [choice_name(neutralise_tags(c.diagnosis)) for c in evidence.candidates]
         base |= self._record(retrieved, evidence)
         if streaming and self.retriever is not None:
