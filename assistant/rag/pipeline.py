@@ -219,7 +219,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             rendered = render_choices(evidence, choices) if self.chooses else ""
             fitter = PromptFitter(self.llm, self.prompt, self.max_tokens, base["notes"])
             messages = fitter.messages(query, docs, base["retrieved"], history, rendered)
-            schema = choice_schema(choices) if self.chooses else answer_schema([h.report.id for h in base["retrieved"]])
+            shown_ids = [neutralise_tags(h.report.id) for h in base["retrieved"]]  # as the prompt shows them
+            schema = choice_schema(choices) if self.chooses else answer_schema(shown_ids)
             call = {"json_schema": schema, "started_at": llm_start, **self._sampling()}
             if streaming:
                 pieces: list[str] = []
@@ -344,9 +345,12 @@ _NO_EVIDENCE = (
 
 
 def _citations(parsed: ParsedOutput, retrieved: list[Hit], notes: list[str]) -> list[str]:
-    """Keep only ids that were actually retrieved; a model citing a report it never saw is noted."""
-    known = {h.report.id for h in retrieved}
-    kept = [c for c in dict.fromkeys(parsed.cited_report_ids) if c in known]
+    """Keep only ids that were actually retrieved (cited as stored or as the prompt showed them, neutralised); a model
+    citing a report it never saw is noted."""
+    known = {neutralise_tags(h.report.id): h.report.id for h in retrieved} | {
+        h.report.id: h.report.id for h in retrieved
+    }
+    kept = list(dict.fromkeys(known[c] for c in parsed.cited_report_ids if c in known))
     dropped = [c for c in parsed.cited_report_ids if c not in known]
     if dropped:
         notes.append(f"answer: dropped citations of reports that were not retrieved: {', '.join(dropped)}")
