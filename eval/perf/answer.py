@@ -142,14 +142,17 @@ def build_index(
 
 
 def pipeline_for(llm: Any, index: Any, max_tokens: int) -> tuple[Any, RecordingLLM]:
+    from assistant.rag.assemble import build_pipeline
     from assistant.rag.lc_retriever import ReportRetriever
-    from assistant.rag.pipeline import RagPipeline
+    from assistant.rag.modes import AnswerMode
+    from assistant.settings import Settings
 
     recorder = RecordingLLM(llm)
     retriever = ReportRetriever(index=index, field="impression", k=1)
     # The project's overhead over the raw backend is measured on a model answer (ask's default asks no model since
     # 2026-11-27): the paper's prompt, as the committed figures were.
-    return RagPipeline(recorder, retriever, max_tokens=max_tokens, prompt="diagnosis_rag"), recorder
+    settings = Settings().with_flags(mode=AnswerMode.FREE_TEXT, prompt="diagnosis_rag")
+    return build_pipeline(settings, recorder, retriever, max_tokens=max_tokens), recorder
 
 
 def measure_embedded(index: Any, queries: list[str], threads: int, max_tokens: int, model: str) -> dict[str, Any]:

@@ -47,12 +47,14 @@ def ask_once(
     backend: Any, index: Any, query: str, max_tokens: int | None, prompt: str = answer_defaults.PROMPT
 ) -> dict[str, Any]:
     """One question through `assistant ask`'s pipeline (its defaults; `max_tokens` None = ask's), streamed."""
+    from assistant.rag.assemble import build_pipeline
     from assistant.rag.lc_retriever import ReportRetriever
-    from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
+    from assistant.rag.modes import mode_of_prompt
+    from assistant.settings import Settings
 
-    pipeline = RagPipeline(
-        backend, ReportRetriever(index=index), max_tokens=max_tokens or ANSWER_MAX_TOKENS, prompt=prompt
-    )
+    mode = mode_of_prompt(prompt)
+    settings = Settings().with_flags(mode=mode, prompt=prompt if mode.asks_model else None)
+    pipeline = build_pipeline(settings, backend, ReportRetriever(index=index), max_tokens=max_tokens)
     return timed_stream(pipeline.iter_answer(query)) | {"prefix": backend.last_prefix}
 
 

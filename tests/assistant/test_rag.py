@@ -22,12 +22,12 @@ from assistant.rag.prompt_fit import PromptFitter
 from retriever.search.query import EmptyQueryError
 
 
-@pytest.fixture(scope="module")
 def _fitter(pipeline: RagPipeline) -> PromptFitter:
     """What fills the pipeline's prompt (assistant/rag/prompt_fit.py)."""
     return PromptFitter(pipeline.llm, pipeline.prompt, pipeline.max_tokens, [])
 
 
+@pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory, minilm):
     from retriever.index.report_index import ReportIndex
 
