@@ -58,7 +58,8 @@ def _injected(forms: list[tuple[str, str]]) -> list[Report]:
 
 def _default_answer(reports: list[Report]):
     """The answer of the mode that asks no model (the product's default), over `reports` in this rank order."""
-    pipeline = RagPipeline(None, RankedReports(reports=reports), mode=AnswerMode.EVIDENCE)  # type: ignore[arg-type]
+    pipeline = RagPipeline(None, RankedReports(reports=reports))  # type: ignore[arg-type]
+    assert pipeline.mode is AnswerMode.EVIDENCE
     return pipeline.invoke(FINDINGS)
 
 
