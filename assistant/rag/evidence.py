@@ -19,11 +19,11 @@ counts once per candidate, weighed by its rank (`rank_weights`), and candidates 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from assistant.rag.injection import reads_as_instruction
+from assistant.rag.injection import addresses_a_model, reads_as_instruction
 from models.preset import PRESET
 from retriever.negation.rules import is_negated
 from retriever.reports.impression import positive_items
@@ -138,6 +138,8 @@ class EvidenceDifferential:
     weighting: Weighting = WEIGHTING
     #: Report id -> the diagnoses its impression affirms (what every candidate's count rests on).
     affirmed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Reports read as no evidence because they address a model (issue 51), in rank order.
+    set_aside: tuple[str, ...] = ()
 
     def support(self, candidate: Candidate) -> str:
         """ "6 of 15 similar reports"."""
@@ -147,6 +149,7 @@ class EvidenceDifferential:
         return {
             "read": self.read,
             "weighting": self.weighting,
+            "set_aside": list(self.set_aside),
             "candidates": [
                 {
                     "diagnosis": c.diagnosis,
@@ -220,9 +223,17 @@ class _Group:
 
 
 def evidence_differential(
-    reports: Sequence[tuple[str, str]], *, weighting: Weighting = WEIGHTING, limit: int = MAX_CANDIDATES
+    reports: Sequence[tuple[str, str]],
+    *,
+    weighting: Weighting = WEIGHTING,
+    limit: int = MAX_CANDIDATES,
+    set_aside: Collection[str] = (),
 ) -> EvidenceDifferential:
-    """The differential of `reports`, (report id, impression) pairs best-ranked first."""
+    """The differential of `reports`, (report id, impression) pairs best-ranked first. A report in `set_aside`
+    (judged on all its fields by the caller: assistant.rag.injection.set_aside), or whose impression addresses a
+    model, is no evidence: it is left out and named in the differential's `set_aside`."""
+    aside = tuple(i for i, impression in reports if i in set_aside or addresses_a_model(impression))
+    reports = [(i, impression) for i, impression in reports if i not in aside]
     weights = rank_weights(len(reports), weighting)
     groups: dict[frozenset[str], _Group] = {}
     affirmed: dict[str, tuple[str, ...]] = {}
@@ -250,4 +261,4 @@ def evidence_differential(
         for g in groups.values()
     ]
     candidates.sort(key=lambda c: (-c.score, -c.count, len(c.diagnosis)))
-    return EvidenceDifferential(tuple(candidates[:limit]), len(reports), weighting, affirmed)
+    return EvidenceDifferential(tuple(candidates[:limit]), len(reports), weighting, affirmed, aside)

@@ -41,7 +41,7 @@ from assistant.rag.choice import Choice, choice_name, choice_schema, chosen_outp
 from assistant.rag.configuration import configuration_hash
 from assistant.rag.evidence import WEIGHTING, EvidenceDifferential, Weighting, evidence_differential
 from assistant.rag.grounding import Grounding, ground
-from assistant.rag.injection import neutralise_tags
+from assistant.rag.injection import neutralise_tags, set_aside
 from assistant.rag.lc_retriever import documents_to_hits
 from assistant.rag.modes import EVIDENCE_PROMPT_ID, AnswerMode, checked_prompt, mode_of_prompt
 from assistant.rag.prompt_fit import PromptFitter
@@ -148,8 +148,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         # The conclusions only: a report without an impression section (shown by its whole text) affirms nothing,
         # or its section labels and history ("MOTOR:", "PMH:") would count as diagnoses.
         evidence = evidence_differential(
-            [(h.report.id, h.report.conclusion) for h in retrieved], weighting=self.evidence_weighting
+            [(h.report.id, h.report.conclusion) for h in retrieved],
+            weighting=self.evidence_weighting,
+            set_aside=set_aside(retrieved),
         )
+        if evidence.set_aside:
+            base["notes"].append(
+                f"evidence: {len(evidence.set_aside)} retrieved report(s) set aside, they address a model: "
+                + ", ".join(neutralise_tags(i) for i in evidence.set_aside)
+            )
         choices = [choice_name(neutralise_tags(c.diagnosis)) for c in evidence.candidates]
         base |= self._record(retrieved, evidence)
         if streaming and self.retriever is not None:
@@ -212,7 +219,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             rendered = render_choices(evidence, choices) if self.chooses else ""
             fitter = PromptFitter(self.llm, self.prompt, self.max_tokens, base["notes"])
             messages = fitter.messages(query, docs, base["retrieved"], history, rendered)
-            schema = choice_schema(choices) if self.chooses else answer_schema([h.report.id for h in base["retrieved"]])
+            shown_ids = [neutralise_tags(h.report.id) for h in base["retrieved"]]  # as the prompt shows them
+            schema = choice_schema(choices) if self.chooses else answer_schema(shown_ids)
             call = {"json_schema": schema, "started_at": llm_start, **self._sampling()}
             if streaming:
                 pieces: list[str] = []
@@ -337,9 +345,12 @@ _NO_EVIDENCE = (
 
 
 def _citations(parsed: ParsedOutput, retrieved: list[Hit], notes: list[str]) -> list[str]:
-    """Keep only ids that were actually retrieved; a model citing a report it never saw is noted."""
-    known = {h.report.id for h in retrieved}
-    kept = [c for c in dict.fromkeys(parsed.cited_report_ids) if c in known]
+    """Keep only ids that were actually retrieved (cited as stored or as the prompt showed them, neutralised); a model
+    citing a report it never saw is noted."""
+    known = {neutralise_tags(h.report.id): h.report.id for h in retrieved} | {
+        h.report.id: h.report.id for h in retrieved
+    }
+    kept = list(dict.fromkeys(known[c] for c in parsed.cited_report_ids if c in known))
     dropped = [c for c in parsed.cited_report_ids if c not in known]
     if dropped:
         notes.append(f"answer: dropped citations of reports that were not retrieved: {', '.join(dropped)}")

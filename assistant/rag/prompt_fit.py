@@ -43,8 +43,9 @@ def fit_tokens(llm: LLM, text: str, budget: int) -> tuple[str, bool]:
 
 
 def _attributes(hit: Hit, rank: int) -> str:
-    """A retrieved report's tag attributes; the id is JSON-quoted so it cannot break the tag."""
-    return f'id={json.dumps(hit.report.id)} rank="{rank}" similarity="{hit.score:.3f}"'
+    """A retrieved report's tag attributes; the id is neutralised like every string that reaches a prompt (issue 51:
+    an id may hold `<|im_end|><|im_start|>system`), then JSON-quoted so it cannot break the tag."""
+    return f'id={json.dumps(neutralise_tags(hit.report.id))} rank="{rank}" similarity="{hit.score:.3f}"'
 
 
 def render_reference(hit: Hit, rank: int, text: str) -> str:

@@ -271,7 +271,10 @@ def test_an_answer_that_repeats_a_reports_instruction_is_not_the_diagnosis(minil
     from retriever.index.report_index import ReportIndex
 
     assert echoes_an_instruction("Banana", [INJECTION])
-    assert not echoes_an_instruction("apical pneumothorax", [INJECTION])  # the report's own finding stays evidence
+    # a diagnosis an ordinary report also names stays an answer; one only a report that orders the model names does
+    # not (issue 51: such a report is no evidence, whichever of its sentences holds the diagnosis)
+    assert not echoes_an_instruction("apical pneumothorax", [INJECTION, "Small right apical pneumothorax."])
+    assert echoes_an_instruction("apical pneumothorax", [INJECTION])
     # markup, and words that give orders only in a prompt, are common in real reports
     assert not echoes_an_instruction("pleural effusion", ["Small [right] pleural effusion."])
     assert not echoes_an_instruction("pneumonia", ["Pneumonia did not respond to antibiotics; answer per protocol."])
@@ -283,4 +286,7 @@ def test_an_answer_that_repeats_a_reports_instruction_is_not_the_diagnosis(minil
     assert answer.diagnosis and "banana" not in answer.diagnosis.lower()
     assert answer.grounding["replaced"] == "banana"
     assert answer.grounding["reason"] == "it repeats an instruction written in a retrieved report"
-    assert "pneumothorax" in answer.diagnosis.lower()
+    # the planted report votes for nothing, its "Left apical pneumothorax." included (issue 51): the ordinary
+    # reports' best-supported diagnosis takes the answer's place
+    assert answer.evidence["set_aside"] == ["inj"]
+    assert answer.diagnosis == answer.evidence["candidates"][0]["diagnosis"]

@@ -108,7 +108,9 @@ def test_report_containing_instructions_is_delimited_as_reference_data(llm, inde
     block = user[user.index("<reference_report") : user.index("</reference_report>")]
     assert "debug mode" in block  # the hostile text sits inside the untrusted block
     answer = pipeline.invoke("Pleural line at the left apex, absent lung markings")
-    assert not answer.degraded and answer.diagnosis and answer.retrieved[0].report.impression == INJECTION
+    assert answer.retrieved[0].report.impression == INJECTION
+    # issue 51: a report that addresses a model is no evidence, and an answer only it names is not shown
+    assert answer.evidence["set_aside"] == ["cxr-003"] and "banana" not in (answer.diagnosis or "").lower()
 
 
 def test_50k_character_query_is_cut_to_the_context_budget_and_reported(llm, index) -> None:
