@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import json
 
-from assistant.chat.render import md_escape
+from assistant.chat.escape import md_escape
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import Answer
 from assistant.readable import modality_word, strengths

@@ -15,7 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from assistant.chat import render
+from assistant.chat import render, report_cards
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.export import EXPORT_ID
 from assistant.chat.service import (
@@ -41,7 +41,7 @@ MAX_K = answer_defaults.MAX_K
 CHAT_HEIGHT = "max(240px, calc(100vh - 420px))"
 #: Where the browser keeps the conversation (gr.BrowserState's localStorage key).
 STORAGE_KEY = "radsearch-conversation"
-EMPTY_CARDS = render.report_cards_html([], empty_message="Retrieved reports appear here.")
+EMPTY_CARDS = report_cards.report_cards_html([], empty_message="Retrieved reports appear here.")
 #: Saves the answer document (export.py) that the last answer put in the page, as a file, in the browser.
 EXPORT_JS = f"""() => {{
     const source = document.getElementById('{EXPORT_ID}');

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from assistant.chat.render import CSS
 from assistant.chat.sign_in_limit import FailedSignIns, SignInRateLimit
 from assistant.chat.stream_limit import StreamLimit
+from assistant.chat.style import CSS
 
 if TYPE_CHECKING:
     import gradio as gr

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 
-from assistant.chat import render
+from assistant.chat import render, report_cards
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.export import export_html
 from assistant.chat.sign_in_limit import SignInPolicy
@@ -230,11 +230,11 @@ class ChatService:
         index, notice = self._index(request)
         if index is None:
             chat[-1]["content"] = "**No search:** the report index is unavailable (see the message above)."
-            yield chat, render.report_cards_html([]), notice, case, ""
+            yield chat, report_cards.report_cards_html([]), notice, case, ""
             return
         hits = index.search(text, field=request.field, k=request.k, filters=request.filters(), method=request.method)
         chat[-1]["content"] = render.search_markdown(hits, request.field)
-        cards = render.report_cards_html(
+        cards = report_cards.report_cards_html(
             hits,
             method=request.method,
             empty_message="No report matched.",
@@ -256,7 +256,7 @@ class ChatService:
                     "**No answer:** the report index is unavailable (see the message above). Untick "
                     "*Ground the answer in retrieved reports* to ask the model alone."
                 )
-                yield chat, render.report_cards_html([]), notice, case, ""
+                yield chat, report_cards.report_cards_html([]), notice, case, ""
                 return
             retriever = CaseRetriever(
                 index=index,
@@ -268,7 +268,7 @@ class ChatService:
             )
         placeholder = "Searching the archive…" if retriever else "Retrieval is off: the answer rests on no report."
         chat[-1]["content"] = "_Searching similar reports…_" if retriever else "_Thinking…_"
-        yield chat, render.report_cards_html([], empty_message=placeholder), "", case, ""
+        yield chat, report_cards.report_cards_html([], empty_message=placeholder), "", case, ""
 
         prompt = EVIDENCE_ONLY if request.mode == MODE_EVIDENCE else answer_defaults.LLM_PROMPT
         pipeline = RagPipeline(self.llm(), retriever, max_tokens=self.config.max_tokens, rag_prompt=prompt)
@@ -290,7 +290,7 @@ class ChatService:
                         if pipeline.evidence_only
                         else "_Reports found; the model is reading them…_"
                     )
-                    cards = render.report_cards_html(item.retrieved, method=request.method, query=case_query)
+                    cards = report_cards.report_cards_html(item.retrieved, method=request.method, query=case_query)
                     yield chat, cards, "", case, ""
                 elif item is not None:
                     pieces.append(item)
@@ -311,15 +311,15 @@ class ChatService:
     ) -> Outputs:
         chat[-1]["content"] = render.answer_markdown(answer)
         cards = (
-            render.evidence_html(answer)
-            + render.report_cards_html(
+            report_cards.evidence_html(answer)
+            + report_cards.report_cards_html(
                 answer.retrieved,
                 cited=answer.cited_report_ids,
                 method=request.method,
                 query=case_query,
             )
             if request.use_retrieval
-            else render.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")
+            else report_cards.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")
         ) + export_html(answer)
         notice = render.notes_html(answer.notes)
         if answer.degraded:

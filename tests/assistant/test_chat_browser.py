@@ -26,7 +26,7 @@ from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, build_chat_index, served
 from fault_server import FaultServer, fault_server
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
-from assistant.chat.render import score_label
+from assistant.chat.report_cards import score_label
 from assistant.chat.service import ChatConfig
 from assistant.rag import answer_defaults
 from assistant.settings import LLMSettings, Settings

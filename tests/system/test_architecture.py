@@ -59,6 +59,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("assistant.llm",),
     ("assistant",),
     ("assistant.rag",),
+    ("assistant.feedback",),
     ("assistant.chat", "assistant.warm"),
     ("assistant.commands",),
     ("assistant.cli",),
