@@ -21,3 +21,9 @@ def md_escape(text: str) -> str:
 def html_text(text: object) -> str:
     """Text for HTML, attribute values included."""
     return html.escape(str(text), quote=True)
+
+
+def md_unescape(text: str) -> str:
+    """The text `md_escape` was given: every backslash it left escapes the next character (it doubles the text's own),
+    and the HTML escapes are undone last, as they were done first."""
+    return html.unescape(re.sub(r"\\(.)", r"\1", text, flags=re.DOTALL))

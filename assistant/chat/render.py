@@ -9,6 +9,7 @@ without a server. The report cards are cards.py's, the style sheet style.py's; a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -57,9 +58,61 @@ def notice_html(kind: NoticeKind, message: str, *, detail: str = "") -> str:
     return f'<div class="rs-notice rs-{kind}" role="status">{_e(message)}{extra}</div>'
 
 
+#: The pipeline's notes (assistant/rag/pipeline.py) say where they come from ("answer: ...", "prompt: ...") and how, in
+#: a developer's words; the page says what they mean for the answer. A note matching none is shown without its prefix.
+PLAIN_NOTES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.DOTALL), plain)
+    for pattern, plain in (
+        (
+            r"answer: the model's choice could not be read.*",
+            "The model's reply could not be read, so the answer is the diagnosis the most similar reports support.",
+        ),
+        (
+            r"answer: dropped citations of reports that were not retrieved: (.*)",
+            r"The model cited reports it was not shown (\1); those citations were removed.",
+        ),
+        (
+            r"prompt: reference reports from rank (\d+) on left out.*",
+            r"Reports from #\1 on did not fit in what the model can read at once; it was not shown them.",
+        ),
+        (
+            r"prompt: reference report rank (\d+) shortened.*",
+            r"Report #\1 was shortened to fit in what the model can read at once.",
+        ),
+        (r"prompt: query cut .*", "Your findings were shortened to fit in what the model can read at once."),
+        (
+            r"prompt: (\d+) earlier message\(s\) of the conversation left out.*",
+            r"The \1 earliest message(s) of this case did not fit and were not shown to the model.",
+        ),
+        (r"answer: (.*)", r"\1"),
+        (r"(?:retrieval|prompt): (.*)", r"\1"),
+    )
+)
+
+
+def plain_note(note: str) -> str:
+    """A pipeline note in a resident's words, its first letter upper case."""
+    for pattern, plain in PLAIN_NOTES:
+        if (found := pattern.fullmatch(note)) is not None:
+            text = found.expand(plain)
+            return text[:1].upper() + text[1:]
+    return note
+
+
+def signed_in_html(user: str | None) -> str:
+    """Who is signed in, and a link that signs out (Gradio's /logout, relative so a --root-path prefix is kept);
+    empty without sign-in."""
+    if not user:
+        return ""
+    return (
+        f'<div class="rs-user" role="status">Signed in as <strong>{_e(user)}</strong> · '
+        '<a href="logout" id="rs-sign-out">Sign out</a></div>'
+    )
+
+
 def notes_html(notes: Iterable[str]) -> str:
-    """The pipeline's notes (truncation, dropped citations) as an info notice; empty when there are none."""
-    items = "".join(f"<li>{_e(n)}</li>" for n in notes)
+    """The pipeline's notes (truncation, dropped citations) in plain words as an info notice; empty without any."""
+    items = "".join(f"<li>{_e(plain_note(n))}</li>" for n in notes)
     return f'<div class="rs-notice rs-info" role="status"><ul>{items}</ul></div>' if items else ""
 
 

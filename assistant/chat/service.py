@@ -29,7 +29,9 @@ from langchain_core.documents import Document
 from assistant.chat import render, report_cards
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.export import export_html
+from assistant.chat.feedback import RecentAnswers
 from assistant.chat.sign_in_limit import SignInPolicy
+from assistant.feedback.store import Answered, FeedbackStore
 from assistant.llm.background import in_background
 from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
@@ -77,6 +79,8 @@ class ChatConfig:
     #: Streams (open pages, answers being streamed) one address may hold at once (stream_limit.py): a page holds one
     #: or two; behind a reverse proxy that is not a trusted proxy every resident shares its address.
     streams_per_client: int = 32
+    #: The feedback file residents' verdicts go to (assistant/feedback/store.py); None: the data folder's.
+    feedback: Path | None = None
 
 
 class CaseRetriever(ReportRetriever):
@@ -109,6 +113,9 @@ class Request:
     #: Set by the page's Stop button (ChatService.stop): the answer ends, and the model's call with it (also while
     #: the embedded model reads the prompt).
     stop: threading.Event = dataclasses.field(default_factory=threading.Event)
+    user: str | None = None  # the signed-in resident (None: no sign-in)
+    #: Set when an answer is finished: the key the page's feedback names it by (feedback.py).
+    answer_key: str = ""
 
     def filters(self) -> SearchFilters:
         """The search's filters (ValueError for a study date that is not one)."""
@@ -135,6 +142,8 @@ class ChatService:
         self._llm = llm
         self._llm_lock = threading.Lock()
         self._stops: dict[str, threading.Event] = {}  # each session's running answer, for its Stop button
+        store = FeedbackStore(config.feedback) if config.feedback else FeedbackStore.at(settings.paths)
+        self.answers = RecentAnswers(store)  # the answers shown, for residents' verdicts on them
 
     def llm(self) -> LLM:
         """The backend, built on first use (the embedded model loads lazily and is cached per file)."""
@@ -300,8 +309,8 @@ class ChatService:
                         yield chat, gr.skip(), "", case, ""
         raise RuntimeError("the pipeline ended without an Answer")
 
-    @staticmethod
     def _finish(
+        self,
         answer: Answer,
         text: str,
         chat: list[dict[str, Any]],
@@ -320,7 +329,10 @@ class ChatService:
             )
             if request.use_retrieval
             else report_cards.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")
-        ) + export_html(answer)
+        ) + export_html(answer, earlier=[m["content"] for m in case if m["role"] == "user"])
+        request.answer_key = self.answers.keep(
+            Answered(text, case_query, answer.to_dict(), request.index, "chat", request.user)
+        )
         notice = render.notes_html(answer.notes)
         if answer.degraded:
             why = render.DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")

@@ -1,4 +1,9 @@
-"""The chat page's style sheet: the cards, notices and banner, the phone layout and the print view."""
+"""The chat page's style sheet: the cards, notices and banner, the phone layout and the print view.
+
+The reports panel scrolls inside its column on a wide screen; on a phone (one column) it is as long as its cards and
+the page scrolls: a panel with a height limit and overflow left visible spilled its cards under the settings column
+(issue 52). The print view keeps the answer, its evidence and its reports, and leaves the controls out.
+"""
 
 CSS = """
 .gradio-container { max-width: 1500px !important; }
@@ -59,7 +64,11 @@ CSS = """
 .rs-findings summary { cursor:pointer; font-size:0.85rem; color:var(--color-accent); }
 .rs-findings p { margin:6px 0 0; font-size:0.9rem; line-height:1.45; white-space:pre-wrap; }
 .rs-muted { color:var(--body-text-color-subdued); font-size:0.82rem; }
-#rs-reports { max-height:78vh; overflow-y:auto; padding-right:4px; }
+#rs-reports { max-height:78vh; overflow-y:auto !important; padding-right:4px; }
+.rs-card-target { outline:3px solid var(--color-accent); outline-offset:2px; }
+.rs-user { font-size:0.85rem; color:var(--body-text-color-subdued); text-align:right; }
+.rs-user a, a.rs-cite { color:var(--color-accent); }
+#rs-feedback-note:not(:has(.rs-notice)) { display:none; }
 .rs-card, .rs-impression, .rs-findings p, .rs-match { overflow-wrap:anywhere; }
 #rs-actions button { white-space:nowrap; }
 /* A phone: one column, the conversation and its input first, then the reports, then the settings. */
@@ -70,6 +79,15 @@ CSS = """
   .rs-subtitle, .rs-banner-more { display:none; }
   .rs-title { font-size:1.2rem; }
   .rs-header { gap:8px; }
+  #rs-reports { max-height:none; overflow:visible !important; padding-right:0; }
+}
+@media print {
+  #rs-settings-col, #rs-input, #rs-actions, #rs-feedback, #rs-feedback-note, #rs-user, #rs-examples, footer,
+  #rs-chat .message-buttons, #rs-chat .icon-button-wrapper, .rs-banner-more { display:none !important; }
+  #rs-layout { display:block !important; }
+  #rs-chat, #rs-chat .bubble-wrap, #rs-reports { height:auto !important; max-height:none !important;
+    overflow:visible !important; }
+  .rs-card { break-inside:avoid; box-shadow:none; }
 }
 #rs-notice:not(:has(.rs-notice)) { display:none; }
 """
