@@ -24,6 +24,7 @@ from models.paths import DataPaths
 
 NO_MODEL = LLMSettings(backend="openai", base_url="http://127.0.0.1:9/v1", model="none", timeout_s=5, max_retries=0)
 FOLLOW_UP = "Patient is 78 years old with fever."
+DIAGNOSIS = f"{CHAT} [data-testid=bot] strong:has-text('Most likely diagnosis')"
 #: The page's elements that must be on screen and uncovered: every card shown (not folded) and the answer.
 CHECKED = "#rs-reports article.rs-card:not(details.rs-more article), #rs-chat [data-testid=bot]"
 #: For each element of CHECKED, scrolled into view: what `elementFromPoint` hits at its centre, when not itself.
@@ -93,9 +94,12 @@ def test_nothing_covers_a_card_or_the_answer_and_the_diagnosis_is_in_view(browse
     try:
         page.goto(app_url)
         page.wait_for_selector("#rs-input textarea")
+        page.click("#rs-ask")  # nothing typed: a notice, above the conversation and not over it
+        page.wait_for_selector("#rs-notice .rs-warning")
+        notice, chat = page.locator("#rs-notice").bounding_box(), page.locator(CHAT).bounding_box()
+        assert notice["y"] + notice["height"] <= chat["y"] + 1, (notice, chat)
         _ask(page, EFFUSION_QUERY)
-        assert _in_view(page, f"{CHAT} [data-testid=bot] strong"), "the diagnosis is off-screen after asking"
-        assert page.locator(f"{CHAT} [data-testid=bot] strong").last.inner_text().startswith("Most likely diagnosis")
+        assert _in_view(page, DIAGNOSIS), "the diagnosis is off-screen after asking"
         assert page.locator("#rs-reports article.rs-card").count() >= 5
         assert page.evaluate(COVERED_JS) == []
     finally:
