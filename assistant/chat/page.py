@@ -86,6 +86,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
                     height=CHAT_HEIGHT,
                     buttons=["copy"],
                     feedback_options=("Like", "Dislike"),
+                    autoscroll=False,  # page_script.py shows each new question and its answer from the top
                     placeholder="Describe the imaging findings. Follow-up questions refine the current case; "
                     "press **New case** for another patient.",
                 )

@@ -1,7 +1,9 @@
 """The page's few scripts (run in the browser): habits residents bring from other chats, and the Export download.
 
 - `PAGE_JS` (once, when the page opens): ArrowUp in the empty input recalls the last question; a citation in an
-  answer (`#1`) or a link of the evidence panel scrolls to its report card and opens it when it is folded;
+  answer (`#1`) or a link of the evidence panel scrolls to its report card and opens it when it is folded; a new
+  question is scrolled to the top of the view, so its answer is read from its first line, the diagnosis (the chat's
+  own scrolling to its end is off: it hid the diagnosis of a long answer);
 - `SHOW_ANSWER_JS` (after each answer): the question and the first line of its answer, the diagnosis, are scrolled
   into view (the chat scrolls to its end while an answer streams, and on a phone the page is long);
 - before printing, the folded reports are unfolded, so the print view (style.py) holds them all;
@@ -42,6 +44,15 @@ PAGE_JS = f"""() => {{
         card.classList.add('rs-card-target');
         setTimeout(() => card.classList.remove('rs-card-target'), 2500);
     }}, true);
+    const chat = document.getElementById('rs-chat');
+    let questions = 0;
+    if (chat) {{
+        new MutationObserver(() => {{
+            const asked = chat.querySelectorAll('[data-testid="user"]');
+            if (asked.length > questions) {{ asked[asked.length - 1].scrollIntoView({{block: 'start'}}); }}
+            questions = asked.length;
+        }}).observe(chat, {{childList: true, subtree: true}});
+    }}
     window.addEventListener('beforeprint', () => {{
         document.querySelectorAll('#rs-reports details.rs-more').forEach((folded) => {{ folded.open = true; }});
     }});

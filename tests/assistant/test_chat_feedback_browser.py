@@ -141,9 +141,11 @@ def test_two_residents_feedback_survives_a_restart_and_becomes_graded_cases(brow
     }
     bench = [sys.executable, "-m", "eval.diagnosis.benchmark", "--cases", str(cases), "--limit", "3"]
     bench += ["--corpus", str(site["corpus"]), "--conditions", "evidence:minilm[k=8]", "--out", str(out)]
-    bench += ["--cache", str(out / "predictions.jsonl"), "--name", "site"]
+    bench += ["--cache", str(out / "predictions.jsonl"), "--name", "site", "--icd", "off"]  # ICD: minutes to load
     done = subprocess.run(bench, capture_output=True, text=True, timeout=900, env=bench_env)
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads((out / "site.json").read_text(encoding="utf-8"))
-    graded = [row for row in result["predictions"] if row["case_id"].startswith("feedback-")]
-    assert len(graded) == 3 and all("correct" in row for row in graded), graded
+    graded = result["cases"]["evidence:minilm[k=8]"]
+    assert result["n_cases"] == 3 and result["cases_by_source"] == {"site": 3}
+    assert {row["case_id"] for row in graded} == {row["id"] for row in rows}
+    assert all(isinstance(row["correct"], bool) and not row["missing"] for row in graded), graded

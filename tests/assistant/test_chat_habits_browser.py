@@ -95,7 +95,7 @@ def test_nothing_covers_a_card_or_the_answer_and_the_diagnosis_is_in_view(browse
         page.goto(app_url)
         page.wait_for_selector("#rs-input textarea")
         page.click("#rs-ask")  # nothing typed: a notice, above the conversation and not over it
-        page.wait_for_selector("#rs-notice .rs-warning")
+        page.wait_for_selector("#rs-notice .rs-warning", timeout=120_000)
         notice, chat = page.locator("#rs-notice").bounding_box(), page.locator(CHAT).bounding_box()
         assert notice["y"] + notice["height"] <= chat["y"] + 1, (notice, chat)
         _ask(page, EFFUSION_QUERY)
