@@ -177,10 +177,10 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
 
         finished: dict[str, str] = {}  # each session's last answer key, until the page takes it
 
-        def take_key(history: list[Any], keys: dict[str, str], session: gr.Request) -> tuple[dict[str, str], str, Any]:
+        def take_key(history: list[Any], keys: dict[str, str], session: gr.Request) -> tuple[Any, ...]:
             """The finished answer's key, for the feedback on it; the form is cleared for it."""
             key = finished.pop(session.session_hash or "", "")
-            return answered_keys(keys, history, key), key, gr.update(value=None)
+            return answered_keys(keys, history, key), key, gr.update(value=None), "", "", ""
 
         def save(
             history: list[dict[str, Any]], case_history: list[Message], cards_html: str, keys: dict[str, str]
@@ -214,7 +214,7 @@ def build_app(config: ChatConfig, service: ChatService | None = None) -> gr.Bloc
             answered.then(
                 take_key,
                 inputs=[chatbot, panel.keys],
-                outputs=[panel.keys, panel.target, panel.verdict],
+                outputs=[panel.keys, panel.target, panel.verdict, panel.right, panel.comment, panel.note],
                 api_visibility="private",
                 queue=False,
             ).then(None, js=SHOW_ANSWER_JS).then(

@@ -87,7 +87,7 @@ def chat(
     app = build_app(config, service)
     threading.Thread(target=service.warm_up, name="chat-warm-up", daemon=True).start()
     for line in startup_lines(service, host, port, credentials):
-        err.print(literal(line))
+        err.print(literal(line), soft_wrap=True)
     launch_app(app, config, host=host, port=port, auth=credentials, root_path=root_path)
 
 

@@ -54,7 +54,8 @@ def test_the_screenshot_shows_the_demo_index_and_the_default_model(browser, tmp_
         answer_finished(page)
         page.wait_for_timeout(500)
         text = page.inner_text("body")
-        assert f"LLM: {settings.llm.describe()}" in text and "demo ·" in page.inner_text("#rs-settings-col")
+        assert f"LLM: {settings.llm.describe()}" in text
+        assert page.get_by_label("Index (encoder)").input_value().startswith("demo · ")
         assert "Most likely diagnosis" in page.inner_text(CHAT)
         assert not [t for t in FIXTURE_TEXT if t.lower() in text.lower()], text
         shot = tmp_path / "chat.png"
