@@ -68,7 +68,7 @@ CSS = """
 .rs-card-target { outline:3px solid var(--color-accent); outline-offset:2px; }
 .rs-user { font-size:0.85rem; color:var(--body-text-color-subdued); text-align:right; }
 .rs-user a, a.rs-cite { color:var(--color-accent); }
-#rs-feedback-note:not(:has(.rs-notice)) { display:none; }
+#rs-feedback-note:not(:has(.rs-notice)), #rs-user:not(:has(.rs-user)) { display:none; }
 .rs-card, .rs-impression, .rs-findings p, .rs-match { overflow-wrap:anywhere; }
 #rs-actions button { white-space:nowrap; }
 /* A phone: one column, the conversation and its input first, then the reports, then the settings. */
