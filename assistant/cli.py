@@ -13,6 +13,7 @@ from assistant.commands import (
     average_cmd,
     bench_cmd,
     chat_cmd,
+    feedback_cmd,
     index_cmd,
     info_cmd,
     search_cmd,
@@ -52,6 +53,7 @@ app.command("ask")(ask_cmd.ask)
 app.command("serve")(serve_cmd.serve)
 app.command("bench", context_settings=bench_cmd.CONTEXT_SETTINGS)(bench_cmd.bench)
 app.command("info")(info_cmd.info)
+app.add_typer(feedback_cmd.app, name="feedback")
 
 
 if __name__ == "__main__":

@@ -47,14 +47,15 @@ def build_chat_index(folder: Path, encoder) -> Path:
 
 
 @contextmanager
-def served(config, service=None) -> Iterator[str]:
-    """Serve the chat on 127.0.0.1 for the duration of the block; yields its URL."""
+def served(config, service=None, auth=None) -> Iterator[str]:
+    """Serve the chat on 127.0.0.1 for the duration of the block (with sign-in for the `auth` accounts, if any);
+    yields its URL."""
     from assistant.chat.page import build_app
     from assistant.chat.serve import launch_app
 
     app = build_app(config, service)
     port = free_port()
-    launch_app(app, config, host="127.0.0.1", port=port, block=False)
+    launch_app(app, config, host="127.0.0.1", port=port, auth=auth, block=False)
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:

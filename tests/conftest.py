@@ -26,8 +26,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated_default_index(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands that fall back to the default index must never touch the user's real one."""
+    """Commands that fall back to the default index must never touch the user's real one, nor write feedback (ask
+    keeps its last answer for `assistant feedback last`) into the user's data folder."""
     monkeypatch.setenv("RADSEARCH_INDEX", str(tmp_path_factory.getbasetemp() / "default-index"))
+    monkeypatch.setenv("RADSEARCH_FEEDBACK", str(tmp_path_factory.getbasetemp() / "feedback.sqlite"))
 
 
 @pytest.fixture(scope="session")

@@ -69,9 +69,9 @@ class IndexCatalog:
 
     def choices(self) -> list[tuple[str, str]]:
         """(label, key) pairs for the page."""
-        return [(label, self.key(folder)) for label, folder in self._labelled()]
+        return [(label, self.key(folder)) for label, folder in self.labelled()]
 
-    def _labelled(self) -> list[tuple[str, Path]]:
+    def labelled(self) -> list[tuple[str, Path]]:
         """(label, folder) pairs; the label names the folder, encoder and size, or says the index is not built."""
         from retriever.index.manifest import Manifest
 
@@ -98,7 +98,7 @@ class IndexCatalog:
 
     def default(self) -> str:
         """The first built index, else the first candidate (whose absence the page then explains)."""
-        labelled = self._labelled()
+        labelled = self.labelled()
         built = [str(folder) for label, folder in labelled if not label.endswith("not built")]
         return (built or [str(folder) for _, folder in labelled])[0]
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Sequence
 
-from assistant.chat.render import md_escape
+from assistant.chat.escape import md_escape
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import Answer
 from assistant.readable import modality_word, strengths
@@ -22,9 +23,9 @@ DISCLAIMER = "Decision support and teaching tool, not a diagnosis."
 EXPORT_ID = "rs-export-md"
 
 
-def export_html(answer: Answer) -> str:
+def export_html(answer: Answer, earlier: Sequence[str] = ()) -> str:
     """The document inside a hidden, inert textarea of the page (escaped: report text stays text)."""
-    return f'<textarea id="{EXPORT_ID}" hidden readonly>{html.escape(answer_document(answer))}</textarea>'
+    return f'<textarea id="{EXPORT_ID}" hidden readonly>{html.escape(answer_document(answer, earlier))}</textarea>'
 
 
 def _line(text: str) -> str:
@@ -32,9 +33,16 @@ def _line(text: str) -> str:
     return md_escape(" ".join(text.split()))
 
 
-def answer_document(answer: Answer) -> str:
-    """The whole answer as Markdown (see the module docstring)."""
-    lines = ["# RadSearch Assistant answer", "", f"**Finding:** {_line(answer.query)}", ""]
+def answer_document(answer: Answer, earlier: Sequence[str] = ()) -> str:
+    """The whole answer as Markdown (see the module docstring); `earlier`: the case's findings before this question,
+    when it is a follow-up (the answer rests on them all, so the document keeps them)."""
+    lines = ["# RadSearch Assistant answer", ""]
+    if earlier:
+        lines += [f"**Findings:** {_line(earlier[0])}", ""]
+        lines += [f"**Follow-up {n}:** {_line(text)}" for n, text in enumerate([*earlier[1:], answer.query], 1)]
+        lines.append("")
+    else:
+        lines += [f"**Finding:** {_line(answer.query)}", ""]
     if answer.degraded:
         lines += [f"**No diagnosis** ({answer.degraded_kind}): {_line(answer.degraded_reason or '')}", ""]
     else:

@@ -1,31 +1,26 @@
-"""HTML and Markdown for the chat page: the answer message, the report cards, notices, the banner, the CSS.
+"""The chat page's messages and notices: the answer message (its citations linking to the report cards), the
+search-only and stopped messages, notices in plain words, the banner and the title bar.
 
 Kept apart from `page.py` and `service.py` so the page's wiring reads on its own and the rendering can be tested
-without a server. Every piece of report or model text is untrusted (archived reports can contain markup, a model can
-emit anything), so all of it goes through `html.escape` (cards) or `md_escape` (chat messages) here and
-nowhere else builds markup from it.
+without a server. The report cards are cards.py's, the style sheet style.py's; all model and report text is escaped
+(escape.py).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from assistant.excerpt import Excerpt, matching_excerpt, searched_text
+from assistant.chat.escape import html_text as _e
+from assistant.chat.escape import md_escape
+from assistant.chat.report_cards import CONTRADICTS_LABEL, FIELD_LABELS, PARTLY_LABEL, card_anchor
 from assistant.rag.answer import Answer, UnparseableOutput, parse_output
-from assistant.rag.answer_defaults import SHOWN_REPORTS
-from assistant.readable import modality_word, strengths
-from assistant.text import shorten
 from retriever.reports.record import Field
 from retriever.search.hit import Hit
-from retriever.search.methods import Method
 
 NoticeKind = Literal["info", "warning", "error"]
-
-FIELD_LABELS: dict[Field, str] = {"findings": "findings", "impression": "impressions", "report": "full reports"}
 DEGRADED_LABELS = {
     "backend_unavailable": "the language model backend is unavailable",
     "timeout": "the language model did not answer in time",
@@ -33,34 +28,6 @@ DEGRADED_LABELS = {
     "ruled_out": "the model's diagnosis is ruled out by the findings or the reports it cites",
     "no_evidence": "no similar report affirms a diagnosis",
 }
-IMPRESSION_PREVIEW_CHARS = 600
-#: How a report that says the opposite of the query is marked (`Hit.contradicts`: it rules out the finding asked for,
-#: or affirms one the query rules out); in words, not colour alone.
-CONTRADICTS_LABEL = "contradicts your query"
-CONTRADICTS_NOTE = (
-    "This report says the opposite of your query: it rules out the finding you asked about (or reports one you "
-    "ruled out). It is ranked after the reports that do not."
-)
-#: A mixed report (`Hit.partly_contradicts`): it matches the query but also rules out, somewhere, a finding it asserts.
-PARTLY_LABEL = "mixed: also rules out your finding"
-PARTLY_NOTE = (
-    "Somewhere this report rules out a finding your query asserts (or reports one you ruled out), while matching it "
-    "elsewhere: read it before taking it as support."
-)
-
-# Markdown/HTML characters that would otherwise turn report or model text into formatting or markup.
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
-
-
-def md_escape(text: str) -> str:
-    """Text for a Markdown chat message shown literally: HTML-escaped, Markdown specials backslashed, and a
-    leading list/heading marker neutralised."""
-    escaped = _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
-    return re.sub(r"^(\s*)([-+>]|\d+\.)(\s)", r"\1\\\2\3", escaped, flags=re.MULTILINE)
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 BANNER_HTML = (
@@ -91,142 +58,62 @@ def notice_html(kind: NoticeKind, message: str, *, detail: str = "") -> str:
     return f'<div class="rs-notice rs-{kind}" role="status">{_e(message)}{extra}</div>'
 
 
-def notes_html(notes: Iterable[str]) -> str:
-    """The pipeline's notes (truncation, dropped citations) as an info notice; empty when there are none."""
-    items = "".join(f"<li>{_e(n)}</li>" for n in notes)
-    return f'<div class="rs-notice rs-info" role="status"><ul>{items}</ul></div>' if items else ""
-
-
-def report_cards_html(
-    reports: Sequence[Hit],
-    *,
-    cited: Iterable[str] = (),
-    method: Method = "dense",
-    empty_message: str = "Retrieved reports appear here.",
-    query: str = "",
-) -> str:
-    """The retrieved reports as cards, the only place the page lists them (one numbering: the rank): rank and a
-    strength word (the method's raw score under *Details*), the sentence that matched `query` with its words marked,
-    the impression, findings and the whole report folded, modality in words and source; the reports the answer
-    cites marked, and those that contradict the query marked with a badge and a sentence. Past the first
-    SHOWN_REPORTS the cards are folded under "more reports": the evidence reads them all."""
-    if not reports:
-        return f'<div class="rs-cards-empty">{_e(empty_message)}</div>'
-    cited_ids = set(cited)
-    words = strengths([r.score for r in reports])
-    cards = [
-        _card(r, strength, r.report.id in cited_ids, score_label(method), query)
-        for r, strength in zip(reports, words, strict=True)
-    ]
-    field = FIELD_LABELS.get(reports[0].field, reports[0].field or "")
-    head = f'<div class="rs-cards-head">{len(reports)} similar report(s), matched on {_e(field)}</div>'
-    shown, more = cards[:SHOWN_REPORTS], cards[SHOWN_REPORTS:]
-    folded = (
-        f'<details class="rs-more"><summary>{len(more)} more report(s), read by the evidence</summary>'
-        f'<div class="rs-cards">{"".join(more)}</div></details>'
-        if more
-        else ""
+#: The pipeline's notes (assistant/rag/pipeline.py) say where they come from ("answer: ...", "prompt: ...") and how, in
+#: a developer's words; the page says what they mean for the answer. A note matching none is shown without its prefix.
+PLAIN_NOTES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.DOTALL), plain)
+    for pattern, plain in (
+        (
+            r"answer: the model's choice could not be read.*",
+            "The model's reply could not be read, so the answer is the diagnosis the most similar reports support.",
+        ),
+        (
+            r"answer: dropped citations of reports that were not retrieved: (.*)",
+            r"The model cited reports it was not shown (\1); those citations were removed.",
+        ),
+        (
+            r"prompt: reference reports from rank (\d+) on left out.*",
+            r"Reports from #\1 on did not fit in what the model can read at once; it was not shown them.",
+        ),
+        (
+            r"prompt: reference report rank (\d+) shortened.*",
+            r"Report #\1 was shortened to fit in what the model can read at once.",
+        ),
+        (r"prompt: query cut .*", "Your findings were shortened to fit in what the model can read at once."),
+        (
+            r"prompt: (\d+) earlier message\(s\) of the conversation left out.*",
+            r"The \1 earliest message(s) of this case did not fit and were not shown to the model.",
+        ),
+        (r"answer: (.*)", r"\1"),
+        (r"(?:retrieval|prompt): (.*)", r"\1"),
     )
-    return f'<div class="rs-cards">{head}{"".join(shown)}{folded}</div>'
+)
 
 
-def marked_html(excerpt: Excerpt) -> str:
-    """A matching sentence, escaped, with the query's words in <mark> and the ones the report negates struck
-    through and labelled (in words, not colour alone)."""
-    parts, at = [], 0
-    for mark in excerpt.marks:
-        parts.append(_e(excerpt.text[at : mark.start]))
-        word = _e(excerpt.text[mark.start : mark.end])
-        parts.append(
-            f'<mark class="rs-negated" title="negated in this report"><s>{word}</s> (negated)</mark>'
-            if mark.negated
-            else f"<mark>{word}</mark>"
-        )
-        at = mark.end
-    parts.append(_e(excerpt.text[at:]))
-    return "".join(parts)
+def plain_note(note: str) -> str:
+    """A pipeline note in a resident's words, its first letter upper case."""
+    for pattern, plain in PLAIN_NOTES:
+        if (found := pattern.fullmatch(note)) is not None:
+            text = found.expand(plain)
+            return text[:1].upper() + text[1:]
+    return note
 
 
-def card_anchor(report_id: str) -> str:
-    """The HTML id of a report's card, so the evidence panel can link to it."""
-    return "rs-report-" + re.sub(r"[^A-Za-z0-9_-]", "_", report_id)
-
-
-def evidence_html(answer: Answer) -> str:
-    """The evidence differential beside the answer (assistant/rag/evidence.py): each diagnosis the similar reports
-    affirm, "6 of 15 similar reports", and links to those reports' cards; empty without evidence."""
-    evidence = answer.evidence
-    if not evidence.get("candidates"):
+def signed_in_html(user: str | None) -> str:
+    """Who is signed in, and a link that signs out (Gradio's /logout, relative so a --root-path prefix is kept);
+    empty without sign-in."""
+    if not user:
         return ""
-    rows = []
-    ranks = {h.report.id: h.rank for h in answer.retrieved}
-    for candidate in evidence["candidates"]:
-        links = " ".join(
-            f'<a href="#{card_anchor(i)}" title="{_e(i)}">#{ranks.get(i, "?")}</a>' for i in candidate["report_ids"]
-        )
-        chosen = ' class="rs-chosen"' if candidate["diagnosis"] == answer.diagnosis else ""
-        rows.append(
-            f'<li{chosen}><span class="rs-candidate">{_e(candidate["diagnosis"])}</span> '
-            f'<span class="rs-support">{candidate["count"]} of {evidence["read"]} similar reports</span>'
-            f'<div class="rs-links">{links}</div></li>'
-        )
     return (
-        f'<section class="rs-evidence" aria-label="evidence"><div class="rs-cards-head">What the '
-        f"{evidence['read']} most similar reports affirm</div><ol>{''.join(rows)}</ol></section>"
+        f'<div class="rs-user" role="status">Signed in as <strong>{_e(user)}</strong> · '
+        '<a href="logout" id="rs-sign-out">Sign out</a></div>'
     )
 
 
-def score_label(method: Method) -> str:
-    """What a card's number is: a cosine similarity only for dense search; BM25 and fused scores are relative
-    to the other hits (a fused top hit scores near 1 whatever its match), so they are named by their method."""
-    return "similarity" if method == "dense" else f"{method} score"
-
-
-def _card(hit: Hit, strength: str, cited: bool, score_name: str, query: str) -> str:
-    report = hit.report
-    shown = report.shown_impression
-    impression = shorten(shown.strip() or "(no impression section)", IMPRESSION_PREVIEW_CHARS)
-    identical = f"and {len(hit.identical)} identical" if hit.identical else ""
-    meta = (modality_word(report.modality), report.source, report.meta.get("date", ""), report.status, identical)
-    badges = "".join(f'<span class="rs-badge">{_e(v)}</span>' for v in meta if v)
-    cited_badge = '<span class="rs-badge rs-cited">cited</span>' if cited else ""
-    contradicts, partly = hit.contradicts, hit.partly_contradicts and not hit.contradicts
-    label, note, kind = (
-        (CONTRADICTS_LABEL, CONTRADICTS_NOTE, "contradicts")
-        if contradicts
-        else (PARTLY_LABEL, PARTLY_NOTE, "partly")
-        if partly
-        else ("", "", "")
-    )
-    contradicts_badge = f'<span class="rs-badge rs-{kind}">⚠ {label}</span>' if kind else ""
-    contradicts_note = f'<div class="rs-{kind}-note" role="note">{note}</div>' if kind else ""
-    excerpt = matching_excerpt(searched_text(hit.field, report.findings, shown, report.full_text), query)
-    match = (
-        f'<div class="rs-label">Matching sentence</div><p class="rs-match">{marked_html(excerpt)}</p>'
-        if query and excerpt.marks
-        else ""
-    )
-    findings = (
-        f'<details class="rs-findings"><summary>Findings</summary><p>{_e(report.findings.strip())}</p></details>'
-        if report.findings.strip()
-        else '<div class="rs-muted">No findings section in this report.</div>'
-    )
-    full = report.full_text.strip() or "\n\n".join(p for p in (report.findings.strip(), shown.strip()) if p)
-    return (
-        f'<article class="rs-card{" rs-card-contradicts" if contradicts else ""}" id="{card_anchor(report.id)}" '
-        f'data-report-id="{_e(report.id)}" data-contradicts="{str(contradicts).lower()}" '
-        f'data-partly-contradicts="{str(partly).lower()}">'
-        f'<div class="rs-card-top"><span class="rs-rank">#{hit.rank}</span>'
-        f'<span class="rs-strength">{_e(strength)}</span>{badges}{cited_badge}{contradicts_badge}</div>'
-        f"{contradicts_note}{match}"
-        f'<div class="rs-label">Impression</div><p class="rs-impression">{_e(impression)}</p>'
-        f"{findings}"
-        f'<details class="rs-full"><summary>Full report</summary><pre>{_e(full)}</pre></details>'
-        f'<details class="rs-details"><summary>Details</summary><span class="rs-id">{_e(report.id)}</span> · '
-        f'<span class="rs-score">{_e(score_name)} {hit.score:.3f}</span> (the method\'s raw score: it ranks '
-        "reports within one search; the strength word places it between this search's best and weakest report)"
-        "</details></article>"
-    )
+def notes_html(notes: Iterable[str]) -> str:
+    """The pipeline's notes (truncation, dropped citations) in plain words as an info notice; empty without any."""
+    items = "".join(f"<li>{_e(plain_note(n))}</li>" for n in notes)
+    return f'<div class="rs-notice rs-info" role="status"><ul>{items}</ul></div>' if items else ""
 
 
 def answer_markdown(answer: Answer) -> str:
@@ -245,7 +132,8 @@ def answer_markdown(answer: Answer) -> str:
     facts = []
     if answer.cited_report_ids:
         ranks = {h.report.id: h.rank for h in answer.retrieved}
-        facts.append("cites " + ", ".join(f"#{ranks.get(c, '?')} {md_escape(c)}" for c in answer.cited_report_ids))
+        cited = [f"{citation_link(c, ranks.get(c))} {md_escape(c)}" for c in answer.cited_report_ids]
+        facts.append("cites " + ", ".join(cited))
     elif answer.retrieved:
         facts.append("cites no retrieved report")
     else:
@@ -257,6 +145,14 @@ def answer_markdown(answer: Answer) -> str:
         facts.append(f"{answer.timings['total']:.1f} s")
     lines += ["", f"<sub>{' · '.join(facts)}</sub>", "", configuration_details(answer)]
     return "\n".join(lines)
+
+
+def citation_link(report_id: str, rank: int | None) -> str:
+    """A citation in the answer, `#rank` linking to the report's card (the page's script scrolls to it and opens it
+    if folded); a cited id that was not retrieved has no card, and stays text."""
+    if rank is None:
+        return "#?"
+    return f'<a class="rs-cite" href="#{card_anchor(report_id)}" data-card="{card_anchor(report_id)}">#{rank}</a>'
 
 
 def configuration_details(answer: Answer) -> str:
@@ -330,78 +226,3 @@ def history_content(answer: Answer) -> str:
             ensure_ascii=False,
         )
     return NO_ANSWER_TURN
-
-
-CSS = """
-.gradio-container { max-width: 1500px !important; }
-.rs-header { display:flex; align-items:baseline; gap:16px; flex-wrap:wrap; padding:4px 2px 0; }
-.rs-title { font-size:1.5rem; font-weight:700; color:var(--body-text-color); letter-spacing:-0.01em; }
-.rs-subtitle { color:var(--body-text-color-subdued); font-size:0.95rem; flex:1; min-width:240px; }
-.rs-backend { font-size:0.8rem; color:var(--body-text-color-subdued); border:1px solid var(--border-color-primary);
-  border-radius:999px; padding:2px 10px; }
-.rs-banner { background:#fff7e6; border:1px solid #f5c26b; border-left:5px solid #e08a00; color:#5c3d00;
-  border-radius:8px; padding:5px 12px; font-size:0.82rem; line-height:1.35; }
-.dark .rs-banner { background:#3a2a0a; color:#ffd98a; border-color:#a86b00; }
-.rs-notice { border-radius:8px; padding:9px 13px; font-size:0.92rem; line-height:1.4; margin:2px 0; }
-.rs-notice ul { margin:0; padding-left:18px; }
-.rs-notice-detail { margin-top:4px; font-family:var(--font-mono); font-size:0.85rem; }
-.rs-info { background:#eef5ff; border:1px solid #b7d3f7; color:#17406d; }
-.rs-warning { background:#fff4e5; border:1px solid #f3c27a; color:#6b4100; }
-.rs-error { background:#fdecec; border:1px solid #f2b3b3; color:#7a1a1a; }
-.rs-cards { display:flex; flex-direction:column; gap:10px; }
-.rs-evidence ol { margin:0.2rem 0 0.8rem 1.2rem; padding:0; }
-.rs-evidence li { margin-bottom:0.3rem; }
-.rs-evidence .rs-chosen .rs-candidate { font-weight:700; }
-.rs-support { color:var(--body-text-color-subdued); font-size:0.85rem; margin-left:0.3rem; }
-.rs-links a { font-size:0.8rem; margin-right:0.4rem; }
-.rs-cards-head { font-weight:600; color:var(--body-text-color-subdued); font-size:0.85rem;
-  text-transform:uppercase; letter-spacing:0.04em; }
-.rs-cards-empty { color:var(--body-text-color-subdued); border:1px dashed var(--border-color-primary);
-  border-radius:10px; padding:28px 16px; text-align:center; font-size:0.92rem; }
-.rs-card { border:1px solid var(--border-color-primary); border-radius:10px; padding:11px 14px;
-  background:var(--background-fill-primary); box-shadow:0 1px 2px rgba(0,0,0,0.04); }
-.rs-card-top { display:flex; align-items:center; gap:6px; flex-wrap:wrap; font-size:0.82rem; }
-.rs-rank { font-weight:700; color:var(--color-accent); }
-.rs-id { font-family:var(--font-mono); color:var(--body-text-color); }
-.rs-badge { background:var(--background-fill-secondary); border:1px solid var(--border-color-primary);
-  border-radius:999px; padding:0 8px; font-size:0.75rem; color:var(--body-text-color-subdued); }
-.rs-cited { background:#e7f6ec; border-color:#9fd6b0; color:#1d6b36; }
-.rs-contradicts { background:#fdecec; border-color:#e08585; color:#8a1414; font-weight:700; }
-.rs-card-contradicts { border-left:5px solid #c62828; }
-.rs-contradicts-note { background:#fdecec; border:1px solid #f2b3b3; color:#7a1a1a; border-radius:6px;
-  padding:5px 9px; margin:6px 0; font-size:0.85rem; font-weight:600; }
-.dark .rs-contradicts-note, .dark .rs-contradicts { background:#4a1515; color:#ffc9c9; border-color:#a33; }
-.rs-partly { background:#fff4e0; border-color:#e0b060; color:#7a4a00; font-weight:700; }
-.rs-partly-note { background:#fff4e0; border:1px solid #f0d090; color:#6a4000; border-radius:6px;
-  padding:5px 9px; margin:6px 0; font-size:0.85rem; font-weight:600; }
-.dark .rs-partly-note, .dark .rs-partly { background:#4a3510; color:#ffe2b0; border-color:#a77a20; }
-.rs-strength { font-size:0.8rem; font-weight:600; color:var(--body-text-color); }
-.rs-score { font-variant-numeric:tabular-nums; }
-.rs-match { margin:2px 0 6px; line-height:1.4; }
-.rs-match mark { background:#fff3b0; color:inherit; border-radius:3px; padding:0 2px; }
-.rs-match mark.rs-negated { background:#fde0e0; color:#8a1414; }
-.dark .rs-match mark { background:#5a4a00; } .dark .rs-match mark.rs-negated { background:#4a1515; color:#ffc9c9; }
-.rs-full summary, .rs-details summary { cursor:pointer; font-size:0.85rem; color:var(--color-accent); }
-.rs-full pre { white-space:pre-wrap; word-break:break-word; font-family:inherit; font-size:0.88rem; margin:6px 0 0;
-  max-height:50vh; overflow-y:auto; }
-.rs-details { font-size:0.8rem; color:var(--body-text-color-subdued); }
-.rs-label { font-size:0.72rem; text-transform:uppercase; letter-spacing:0.05em;
-  color:var(--body-text-color-subdued); margin-top:4px; }
-.rs-impression { margin:2px 0 6px; font-weight:600; line-height:1.4; white-space:pre-wrap; }
-.rs-findings summary { cursor:pointer; font-size:0.85rem; color:var(--color-accent); }
-.rs-findings p { margin:6px 0 0; font-size:0.9rem; line-height:1.45; white-space:pre-wrap; }
-.rs-muted { color:var(--body-text-color-subdued); font-size:0.82rem; }
-#rs-reports { max-height:78vh; overflow-y:auto; padding-right:4px; }
-.rs-card, .rs-impression, .rs-findings p, .rs-match { overflow-wrap:anywhere; }
-#rs-actions button { white-space:nowrap; }
-/* A phone: one column, the conversation and its input first, then the reports, then the settings. */
-@media (max-width: 900px) {
-  .gradio-container { padding:6px !important; }
-  #rs-layout { flex-direction:column; }
-  #rs-chat-col { order:-2; } #rs-cards-col { order:-1; }
-  .rs-subtitle, .rs-banner-more { display:none; }
-  .rs-title { font-size:1.2rem; }
-  .rs-header { gap:8px; }
-}
-#rs-notice:not(:has(.rs-notice)) { display:none; }
-"""

@@ -7,14 +7,15 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from assistant.chat.render import CSS
 from assistant.chat.sign_in_limit import FailedSignIns, SignInRateLimit
+from assistant.chat.sign_in_page import SignInPage
 from assistant.chat.stream_limit import StreamLimit
+from assistant.chat.style import CSS
 
 if TYPE_CHECKING:
     import gradio as gr
 
-    from assistant.chat.service import ChatConfig
+    from assistant.chat.service import ChatConfig, ChatService
 
 #: Gradio's /upload answers any signed-in user; the chat takes no files, so only small ones pass (issue 39).
 MAX_UPLOAD = "1mb"
@@ -26,7 +27,7 @@ def launch_app(
     *,
     host: str = "127.0.0.1",
     port: int | None = None,
-    auth: tuple[str, str] | None = None,
+    auth: tuple[str, str] | list[tuple[str, str]] | None = None,
     root_path: str | None = None,
     block: bool = True,
 ) -> Any:
@@ -51,7 +52,7 @@ def launch_app(
         inbrowser=False,
         prevent_thread_lock=not block,
         show_error=False,
-        quiet=not block,
+        quiet=True,  # the command prints its own start-up lines (Gradio's would offer a share link the chat refuses)
         max_threads=max(40, config.concurrency * 4),
         max_file_size=MAX_UPLOAD,
         footer_links=["api", "settings"],
@@ -64,11 +65,38 @@ def launch_app(
         css=CSS,
         app_kwargs={
             "middleware": [
+                Middleware(SignInPage),
                 Middleware(SignInRateLimit, failures=FailedSignIns(config.sign_in)),
                 Middleware(StreamLimit, per_client=config.streams_per_client),
             ]
         },
     )
+
+
+def startup_lines(service: ChatService, host: str, port: int, accounts: list[tuple[str, str]] | None) -> list[str]:
+    """What the chat command prints once it starts: the address and who can reach it, whether sign-in is on, the
+    index a page opens with, how answers are made and where feedback is kept (and nothing about share links: the
+    chat never makes one)."""
+    from assistant.chat.service import DEFAULT_MODE
+
+    shown = "localhost" if host == "127.0.0.1" else host
+    reach = "this machine only" if host in ("127.0.0.1", "localhost", "::1") else "every address that can reach it"
+    policy = service.config.sign_in
+    sign_in = (
+        f"on for {', '.join(user for user, _ in accounts)} ({policy.max_failures} failed sign-ins within "
+        f"{policy.window_s:.0f} s lock an address out)"
+        if accounts
+        else "off: anyone who can reach the address can use it"
+    )
+    labels = {str(folder): label for label, folder in service.catalog.labelled()}
+    default = service.catalog.default()
+    return [
+        f"RadSearch Assistant chat on http://{shown}:{port} ({reach}); Ctrl+C stops",
+        f"  sign-in: {sign_in}",
+        f"  index: {labels.get(default, default)} ({default})",
+        f"  answers: {DEFAULT_MODE} by default; the language model: {service.config.settings.llm.describe()}",
+        f"  feedback: kept in {service.answers.store.path}",
+    ]
 
 
 def _theme() -> Any:

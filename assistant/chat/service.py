@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 
-from assistant.chat import render
+from assistant.chat import render, report_cards
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.export import export_html
+from assistant.chat.feedback import RecentAnswers
 from assistant.chat.sign_in_limit import SignInPolicy
+from assistant.feedback.store import Answered, FeedbackStore
 from assistant.llm.background import in_background
 from assistant.llm.base import LLM, Message
 from assistant.llm_factory import make_llm
@@ -86,6 +88,8 @@ class ChatConfig:
     #: Streams (open pages, answers being streamed) one address may hold at once (stream_limit.py): a page holds one
     #: or two; behind a reverse proxy that is not a trusted proxy every resident shares its address.
     streams_per_client: int = 32
+    #: The feedback file residents' verdicts go to (assistant/feedback/store.py); None: the data folder's.
+    feedback: Path | None = None
 
 
 class CaseRetriever(ReportRetriever):
@@ -118,6 +122,9 @@ class Request:
     #: Set by the page's Stop button (ChatService.stop): the answer ends, and the model's call with it (also while
     #: the embedded model reads the prompt).
     stop: threading.Event = dataclasses.field(default_factory=threading.Event)
+    user: str | None = None  # the signed-in resident (None: no sign-in)
+    #: Set when an answer is finished: the key the page's feedback names it by (feedback.py).
+    answer_key: str = ""
 
     def filters(self) -> SearchFilters:
         """The search's filters (ValueError for a study date that is not one)."""
@@ -150,6 +157,8 @@ class ChatService:
         self._llm = llm
         self._llm_lock = threading.Lock()
         self._stops: dict[str, threading.Event] = {}  # each session's running answer, for its Stop button
+        store = FeedbackStore(config.feedback) if config.feedback else FeedbackStore.at(settings.paths)
+        self.answers = RecentAnswers(store)  # the answers shown, for residents' verdicts on them
 
     def llm(self) -> LLM:
         """The backend, built on first use (the embedded model loads lazily and is cached per file)."""
@@ -245,11 +254,11 @@ class ChatService:
         index, notice = self._index(request)
         if index is None:
             chat[-1]["content"] = "**No search:** the report index is unavailable (see the message above)."
-            yield chat, render.report_cards_html([]), notice, case, ""
+            yield chat, report_cards.report_cards_html([]), notice, case, ""
             return
         hits = index.search(text, field=request.field, k=request.k, filters=request.filters(), method=request.method)
         chat[-1]["content"] = render.search_markdown(hits, request.field)
-        cards = render.report_cards_html(
+        cards = report_cards.report_cards_html(
             hits,
             method=request.method,
             empty_message="No report matched.",
@@ -271,7 +280,7 @@ class ChatService:
                     "**No answer:** the report index is unavailable (see the message above). Untick "
                     "*Ground the answer in retrieved reports* to ask the model alone."
                 )
-                yield chat, render.report_cards_html([]), notice, case, ""
+                yield chat, report_cards.report_cards_html([]), notice, case, ""
                 return
             retriever = CaseRetriever(
                 index=index,
@@ -283,7 +292,7 @@ class ChatService:
             )
         placeholder = "Searching the archive…" if retriever else "Retrieval is off: the answer rests on no report."
         chat[-1]["content"] = "_Searching similar reports…_" if retriever else "_Thinking…_"
-        yield chat, render.report_cards_html([], empty_message=placeholder), "", case, ""
+        yield chat, report_cards.report_cards_html([], empty_message=placeholder), "", case, ""
 
         mode = ANSWER_MODES[request.mode] if retriever is not None else AnswerMode.NO_RETRIEVAL
         settings = self.config.settings.with_flags(mode=mode, k=request.k, field=request.field, method=request.method)
@@ -306,7 +315,7 @@ class ChatService:
                         if pipeline.evidence_only
                         else "_Reports found; the model is reading them…_"
                     )
-                    cards = render.report_cards_html(item.retrieved, method=request.method, query=case_query)
+                    cards = report_cards.report_cards_html(item.retrieved, method=request.method, query=case_query)
                     yield chat, cards, "", case, ""
                 elif item is not None:
                     pieces.append(item)
@@ -316,8 +325,8 @@ class ChatService:
                         yield chat, gr.skip(), "", case, ""
         raise RuntimeError("the pipeline ended without an Answer")
 
-    @staticmethod
     def _finish(
+        self,
         answer: Answer,
         text: str,
         chat: list[dict[str, Any]],
@@ -327,16 +336,19 @@ class ChatService:
     ) -> Outputs:
         chat[-1]["content"] = render.answer_markdown(answer)
         cards = (
-            render.evidence_html(answer)
-            + render.report_cards_html(
+            report_cards.evidence_html(answer)
+            + report_cards.report_cards_html(
                 answer.retrieved,
                 cited=answer.cited_report_ids,
                 method=request.method,
                 query=case_query,
             )
             if request.use_retrieval
-            else render.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")
-        ) + export_html(answer)
+            else report_cards.report_cards_html([], empty_message="Retrieval is off: the answer rests on no report.")
+        ) + export_html(answer, earlier=[m["content"] for m in case if m["role"] == "user"])
+        request.answer_key = self.answers.keep(
+            Answered(text, case_query, answer.to_dict(), request.index, "chat", request.user)
+        )
         notice = render.notes_html(answer.notes)
         if answer.degraded:
             why = render.DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")

@@ -3,7 +3,8 @@
 Gradio checks `--auth` passwords at POST /login as fast as they arrive, so a password could be guessed at
 network speed. `SignInRateLimit` is ASGI middleware in front of the app: an address with `max_failures` failed
 sign-ins within `window_s` gets HTTP 429 with Retry-After, without its password being checked (so a correct
-guess is not even confirmed); a successful sign-in clears its count. Addresses are the connecting socket's: a
+guess is not even confirmed); a successful sign-in clears its count, and a refused one says how many attempts are
+left (sign_in_page.py shows both on the page). Addresses are the connecting socket's: a
 reverse proxy in front makes all residents one address, so limit sign-ins at the proxy in that set-up.
 """
 
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from assistant.chat.sign_in_page import ATTEMPTS_LEFT
 
 MAX_TRACKED = 4096  # addresses with recent failures kept before expired ones are swept out
 
@@ -52,6 +55,11 @@ class FailedSignIns:
             self._failures[address] = recent
             recent.append(self._clock())
             return 0.0
+
+    def left(self, address: str) -> int:
+        """The failed sign-ins `address` may still make before it is locked out."""
+        with self._lock:
+            return max(0, self.policy.max_failures - len(self._recent(address)))
 
     def succeeded(self, address: str) -> None:
         """The address signed in: its failures are forgotten."""
@@ -94,6 +102,9 @@ class SignInRateLimit:
         async def watched(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] == 200:
                 self.failures.succeeded(address)
+            elif message["type"] == "http.response.start":  # refused: the page says how many attempts are left
+                left = (ATTEMPTS_LEFT.lower().encode(), str(self.failures.left(address)).encode())
+                message = {**message, "headers": [*message.get("headers", []), left]}
             await send(message)
 
         await self.app(scope, receive, watched)

@@ -194,6 +194,7 @@ def print_events(items: Iterator[Event], query: str, output: Output, err: Consol
     except ConnectionError as exc:  # the warm server stopped mid-answer
         print_error(err, f"{exc}; ask again, or with --no-server to answer in this process")
         return EXIT_SERVER_GONE
+    remember(answer, query, err)
     if output == "json":
         print(json.dumps(encode(answer)["answer"], ensure_ascii=False, indent=2))  # the one codec's payload
     elif output == "markdown":
@@ -201,6 +202,23 @@ def print_events(items: Iterator[Event], query: str, output: Output, err: Consol
 
         print(answer_document(answer), end="")
     return EXIT_CODES.get(answer.degraded_kind or "", 0)
+
+
+def remember(answer: Answer, query: str, err: Console) -> None:
+    """Keep the answer as this user's last, for `assistant feedback last` (assistant/feedback/store.py, under the data
+    folder); a failure to write it is a note, never ask's failure."""
+    import getpass
+    import os
+    import sqlite3
+
+    from assistant.feedback.store import Answered, FeedbackStore, index_label
+    from models.paths import DataPaths
+
+    answered = Answered(query, query, answer.to_dict(), index_label(answer.configuration), "ask")
+    try:
+        FeedbackStore.at(DataPaths.from_env(os.environ), os.environ).remember_last(getpass.getuser(), answered)
+    except (OSError, sqlite3.Error, ValueError) as exc:
+        print_note(err, f"the answer was not kept for `assistant feedback last`: {exc}")
 
 
 def show_events(items: Iterator[Event], query: str, err: Console, streaming: bool) -> Answer:

@@ -8,6 +8,7 @@ behind a reverse proxy with TLS.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -27,9 +28,9 @@ def chat(
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7860,
     auth: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
-            help="Require sign-in: USER:PASSWORD (or set RADSEARCH_CHAT_AUTH, which keeps the password out of the process list)."
+            help="Require sign-in: USER:PASSWORD, repeatable for one account per resident (their feedback names them); or set RADSEARCH_CHAT_AUTH, which keeps the password out of the process list."
         ),
     ] = None,
     index: Annotated[
@@ -53,17 +54,18 @@ def chat(
     from rich.text import Text
 
     from assistant.chat.page import build_app
-    from assistant.chat.serve import launch_app
+    from assistant.chat.serve import launch_app, startup_lines
     from assistant.chat.service import ChatConfig, ChatService
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import read_settings
+    from assistant.feedback.store import FeedbackStore
     from assistant.settings import reranker_setting
     from models.resolve import ModelNotAvailable
 
     err = Console(stderr=True)
     settings = read_settings(err)
     try:
-        credentials = parse_auth(auth or settings.chat.auth)
+        credentials = [c for value in (auth or [settings.chat.auth]) if (c := parse_auth(value)) is not None] or None
         settings = replace(settings, llm=settings.llm.with_flags(backend=backend, model=model))
         if reranker is not None:
             settings = replace(settings, search=replace(settings.search, reranker=reranker_setting(reranker)))
@@ -71,7 +73,7 @@ def chat(
     except (ValueError, ModelNotAvailable) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    if host not in ("127.0.0.1", "localhost", "::1") and credentials is None:
+    if host not in ("127.0.0.1", "localhost", "::1") and not credentials:
         err.print(
             Text.assemble(
                 ("warning: ", "yellow"),
@@ -79,15 +81,13 @@ def chat(
                 "read the indexed reports.",
             )
         )
-    config = ChatConfig(settings=settings, indexes=tuple(index or ()), concurrency=concurrency)
+    feedback = FeedbackStore.at(settings.paths, os.environ).path
+    config = ChatConfig(settings=settings, indexes=tuple(index or ()), concurrency=concurrency, feedback=feedback)
     service = ChatService(config, reranker=service_reranker)
     app = build_app(config, service)
     threading.Thread(target=service.warm_up, name="chat-warm-up", daemon=True).start()
-    err.print(
-        literal(
-            f"RadSearch Assistant chat on http://{'localhost' if host == '127.0.0.1' else host}:{port} (Ctrl+C stops)"
-        )
-    )
+    for line in startup_lines(service, host, port, credentials):
+        err.print(literal(line), soft_wrap=True)
     launch_app(app, config, host=host, port=port, auth=credentials, root_path=root_path)
 
 

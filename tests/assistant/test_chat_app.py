@@ -16,7 +16,7 @@ from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, MARKUP_REPORT, build_cha
 from llm_fixtures import require_embedded_smollm2, smollm2_llm
 from report_fixtures import hit
 
-from assistant.chat import render
+from assistant.chat import render, report_cards
 from assistant.chat.catalog import IndexCatalog
 from assistant.chat.service import MODE_ANSWER, MODE_SEARCH, ChatConfig, ChatService, Request
 from assistant.commands.chat_cmd import parse_auth
@@ -104,7 +104,7 @@ def test_report_cards_escape_markup_and_show_impression_first() -> None:
         modality="XR",
         source="<i>src</i>",
     )
-    html = render.report_cards_html([report], cited=[report.report.id])
+    html = report_cards.report_cards_html([report], cited=[report.report.id])
     assert "<script" not in html and "<img" not in html and "<b>" not in html and "<i>" not in html
     assert "&lt;script&gt;" in html and "&lt;img src=x" in html and "xr-markup-&lt;b&gt;007&lt;/b&gt;" in html
     assert html.index("Impression") < html.index("<details") and "<summary>Findings</summary>" in html
@@ -115,11 +115,11 @@ def test_cards_past_the_first_ten_are_folded_under_more_reports() -> None:
     """The evidence reads every retrieved report (k = 40 by default); the panel opens with the best ten, each report
     still has one card (the evidence panel links to it)."""
     reports = [hit(f"r-{n}", n, 1 - n / 100, "impression", "Left effusion.") for n in range(1, 26)]
-    cards = render.report_cards_html(reports)
+    cards = report_cards.report_cards_html(reports)
     opened, folded = cards.split('<details class="rs-more">')
     assert opened.count('<article class="rs-card') == 10 and folded.count('<article class="rs-card') == 15
-    assert "15 more report(s), read by the evidence" in folded and render.card_anchor("r-25") in folded
-    assert "rs-more" not in render.report_cards_html(reports[:10])
+    assert "15 more report(s), read by the evidence" in folded and report_cards.card_anchor("r-25") in folded
+    assert "rs-more" not in report_cards.report_cards_html(reports[:10])
 
 
 def test_cards_number_each_report_once_with_a_strength_word_the_modality_in_words_and_the_whole_report() -> None:
@@ -139,7 +139,7 @@ def test_cards_number_each_report_once_with_a_strength_word_the_modality_in_word
         ),
         hit("r-2", 2, 0.12, "findings", "Normal.", findings="No pleural effusion.", modality="OT"),
     ]
-    cards = render.report_cards_html(reports, method="bm25", query="pleural effusion")
+    cards = report_cards.report_cards_html(reports, method="bm25", query="pleural effusion")
     first, second = cards.split('<article class="rs-card')[1:]
     assert '<span class="rs-rank">#1</span>' in first and "strong match" in first and ">MRI<" in first
     assert '<span class="rs-rank">#2</span>' in second and "weak match" in second and ">other<" in second
@@ -183,24 +183,24 @@ def test_reports_that_contradict_the_query_are_marked_in_words() -> None:
     """Issue 17: a card and a message line say so, in text (not colour alone); the other reports carry no mark."""
     agrees = hit("r-1", 1, 0.9, "impression", "Left pneumothorax.")
     opposite = hit("r-2", 2, 0.8, "impression", "No pneumothorax.", contradicts=True)
-    cards = render.report_cards_html([agrees, opposite])
+    cards = report_cards.report_cards_html([agrees, opposite])
     first, second = cards.split('<article class="rs-card')[1:]
-    assert 'data-contradicts="false"' in first and render.CONTRADICTS_LABEL not in first
-    assert 'data-contradicts="true"' in second and render.CONTRADICTS_LABEL in second
+    assert 'data-contradicts="false"' in first and report_cards.CONTRADICTS_LABEL not in first
+    assert 'data-contradicts="true"' in second and report_cards.CONTRADICTS_LABEL in second
     assert "says the opposite of your query" in second
-    assert render.reports_pointer([agrees, opposite]).endswith(f"**⚠ {render.CONTRADICTS_LABEL}:** #2.")
+    assert render.reports_pointer([agrees, opposite]).endswith(f"**⚠ {report_cards.CONTRADICTS_LABEL}:** #2.")
 
 
 def test_mixed_reports_are_marked_apart_from_contradicting_ones() -> None:
     """A report that matches the query but rules the finding out somewhere (Hit.partly_contradicts) gets its own
     words, not the contradiction's."""
     mixed = hit("r-3", 1, 0.9, "impression", "No left effusion. Small left effusion.", partly_contradicts=True)
-    card = render.report_cards_html([mixed])
+    card = report_cards.report_cards_html([mixed])
     assert 'data-partly-contradicts="true"' in card and 'data-contradicts="false"' in card
-    assert render.PARTLY_LABEL in card and "read it before taking it as support" in card
-    assert render.CONTRADICTS_LABEL not in card
+    assert report_cards.PARTLY_LABEL in card and "read it before taking it as support" in card
+    assert report_cards.CONTRADICTS_LABEL not in card
     line = render.reports_pointer([mixed])
-    assert f"{render.PARTLY_LABEL}:** #1" in line and render.CONTRADICTS_LABEL not in line
+    assert f"{report_cards.PARTLY_LABEL}:** #1" in line and report_cards.CONTRADICTS_LABEL not in line
 
 
 def test_markdown_messages_escape_model_and_report_text() -> None:
@@ -276,9 +276,9 @@ def test_search_only_marks_the_report_that_rules_out_the_finding(index_dir: Path
     chat, cards, _notice, _case, _box = _last(service, PNEUMOTHORAX_QUERY, request)
     markup_id = "xr-markup-&lt;b&gt;007&lt;/b&gt;"
     assert 'data-contradicts="true"' in _card_of(cards, markup_id)
-    assert cards.count('data-contradicts="true"') == 1 and cards.count(render.CONTRADICTS_LABEL) == 1
+    assert cards.count('data-contradicts="true"') == 1 and cards.count(report_cards.CONTRADICTS_LABEL) == 1
     rank = _card_of(cards, markup_id).split('class="rs-rank">')[1].split("<")[0]
-    assert _text(chat).endswith(f"**⚠ {render.CONTRADICTS_LABEL}:** {rank}.")  # the card's number, not a new list
+    assert _text(chat).endswith(f"**⚠ {report_cards.CONTRADICTS_LABEL}:** {rank}.")  # the card's number, not a new list
     assert "seventh rib fracture" not in _text(chat)  # each report is shown once: on its card
 
 
@@ -292,7 +292,7 @@ def test_retrieval_only_answer_marks_the_report_that_rules_out_the_finding(index
     chat, cards, _notice, _case, _box = _last(service, PNEUMOTHORAX_QUERY, request)
     assert 'data-contradicts="true"' in _card_of(cards, "xr-markup-&lt;b&gt;007&lt;/b&gt;")
     assert cards.count('data-contradicts="true"') == 1
-    assert sum(render.CONTRADICTS_LABEL in line for line in _text(chat).splitlines()) == 1
+    assert sum(report_cards.CONTRADICTS_LABEL in line for line in _text(chat).splitlines()) == 1
 
 
 def test_field_missing_from_the_index_is_explained(index_dir: Path) -> None:

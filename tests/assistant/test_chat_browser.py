@@ -6,8 +6,7 @@ what issue 41 asked of a chat residents keep using: Enter sends, Stop ends a run
 that writes one piece a second: timing injection) and the next question is answered, the conversation survives a
 reload, input and Ask on screen without horizontal scroll at 1280x800 and 390x844, each report once with one
 numbering and a full-report view, and the Markdown export.
-The screenshot is saved under the test's output folder; docs/chat.png (the README's picture) is written
-only when it is missing or RADSEARCH_UPDATE_SCREENSHOT=1, so test runs do not keep changing a committed file.
+The README's screenshot is test_chat_screenshot.py's (the demo index, not this fixture).
 
 Needs `apt-get install chromium` and `pip install -e .[browser]` (Playwright's own browser download is not
 used: it needs the internet). Skipped, saying which is missing, otherwise.
@@ -15,51 +14,29 @@ used: it needs the internet). Skipped, saying which is missing, otherwise.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from browser_fixtures import ANSWER_TIMEOUT_MS, CHAT, chromium
+from browser_fixtures import answer_finished as _answer_finished
 from chat_fixtures import CHAT_REPORTS, EFFUSION_QUERY, build_chat_index, served
 from fault_server import FaultServer, fault_server
 from llm_fixtures import require_embedded_smollm2, smollm2_settings
 
-from assistant.chat.render import score_label
+from assistant.chat.report_cards import score_label
 from assistant.chat.service import ChatConfig
 from assistant.rag import answer_defaults
 from assistant.settings import LLMSettings, Settings
 from models.paths import DataPaths
 from retriever.search.methods import DEFAULT_METHOD
 
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ANSWER_TIMEOUT_MS = 180_000  # SmolLM2 answers in seconds; generous for a loaded CI machine
-CHAT = "#rs-chat"
-
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    if importlib.util.find_spec("playwright") is None:
-        pytest.skip("Playwright is not installed: pip install -e '.[browser]'")
-    if not CHROMIUM.is_file():
-        pytest.skip(f"{CHROMIUM} is absent: apt-get install -y chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")
@@ -87,20 +64,7 @@ def _ask(page, text: str) -> None:
     page.click("#rs-ask")
 
 
-def _answer_finished(page) -> None:
-    """Wait until the answer is complete: the provenance line (the model id, or "no language model" for the default
-    answer from the evidence) closes every answer."""
-    page.wait_for_function(
-        f"""() => {{
-            const chat = document.querySelector('{CHAT}');
-            return chat && ['smollm2', 'no language model', 'No LLM answer'].some(t => chat.innerText.includes(t))
-                && !chat.innerText.includes('▍');
-        }}""",
-        timeout=ANSWER_TIMEOUT_MS,
-    )
-
-
-def test_resident_types_a_finding_and_sees_answer_and_reports(page, tmp_path: Path) -> None:
+def test_resident_types_a_finding_and_sees_answer_and_reports(page) -> None:
     assert "not a diagnosis" in page.inner_text(".rs-banner")
     _ask(page, EFFUSION_QUERY)
     page.wait_for_selector("#rs-reports .rs-card", timeout=ANSWER_TIMEOUT_MS)
@@ -120,14 +84,6 @@ def test_resident_types_a_finding_and_sees_answer_and_reports(page, tmp_path: Pa
     assert not findings.evaluate("d => d.open")
     findings.locator("summary").click()
     assert findings.evaluate("d => d.open") and findings.locator("p").is_visible()
-
-    shot = tmp_path / "chat.png"
-    page.screenshot(path=str(shot), full_page=True)
-    assert shot.stat().st_size > 10_000
-    docs = REPO / "docs" / "chat.png"
-    if not docs.exists() or os.environ.get("RADSEARCH_UPDATE_SCREENSHOT") == "1":
-        docs.parent.mkdir(exist_ok=True)
-        shutil.copyfile(shot, docs)
 
 
 def test_search_only_shows_report_markup_as_text(page) -> None:

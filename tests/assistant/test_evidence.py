@@ -209,7 +209,7 @@ def test_a_real_model_chooses_among_the_evidence(index) -> None:
 
 
 def test_the_chat_panel_links_each_candidate_to_its_reports_cards(index) -> None:
-    from assistant.chat import render
+    from assistant.chat import report_cards
 
     pipeline = RagPipeline(
         ScriptedLLM('{"diagnosis": "pleural effusion"}'),
@@ -217,10 +217,10 @@ def test_the_chat_panel_links_each_candidate_to_its_reports_cards(index) -> None
         prompt="diagnosis_evidence",
     )
     answer = pipeline.invoke("Blunted costophrenic angles with a meniscus.")
-    panel, cards = render.evidence_html(answer), render.report_cards_html(answer.retrieved)
+    panel, cards = report_cards.evidence_html(answer), report_cards.report_cards_html(answer.retrieved)
     assert "3 of 7 similar reports" in panel and '<li class="rs-chosen">' in panel
     for report_id in ("r1", "r2", "r7"):
-        anchor = render.card_anchor(report_id)
+        anchor = report_cards.card_anchor(report_id)
         assert f'href="#{anchor}"' in panel and f'id="{anchor}"' in cards
 
 

@@ -66,6 +66,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("assistant.llm",),
     ("assistant",),
     ("assistant.rag",),
+    ("assistant.feedback",),
     ("assistant.chat", "assistant.warm"),
     ("assistant.commands",),
     ("assistant.cli",),
