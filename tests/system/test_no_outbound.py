@@ -167,14 +167,14 @@ def test_index_makes_no_outbound_connection(built_index: Path) -> None:
 def test_search_makes_no_outbound_connection(sandbox: dict[str, str], built_index: Path, tmp_path: Path) -> None:
     done = _run(sandbox, tmp_path / "search.strace", "search", QUERY, "--index", str(built_index))
     assert done.returncode == 0, done.stderr
-    assert "reports:r1" in done.stdout
+    assert "site:r1" in done.stdout
     _assert_silent(sandbox, tmp_path / "search.strace")
 
 
 def test_ask_makes_no_outbound_connection(sandbox: dict[str, str], built_index: Path, tmp_path: Path) -> None:
     done = _run(sandbox, tmp_path / "ask.strace", "ask", QUERY, "--index", str(built_index))
     assert done.returncode in (0, 5), done.stderr  # 5: SmolLM2 may answer unparseably; the call still happened
-    assert "reports:r1" in done.stdout
+    assert "site:r1" in done.stdout
     _assert_silent(sandbox, tmp_path / "ask.strace")
 
 
@@ -240,6 +240,6 @@ def test_chat_makes_no_outbound_connection(sandbox: dict[str, str], built_index:
                 "",
                 api_name="/ask",
             )
-            assert 'data-report-id="reports:r1"' in cards, cards
+            assert 'data-report-id="site:r1"' in cards, cards
         time.sleep(10)  # ONNX Runtime's uploader looked up its host within seconds of the first search
     _assert_silent(sandbox, log)
