@@ -79,7 +79,7 @@ def test_the_store_keeps_a_history_and_names_bare_accessions(tmp_path: Path) -> 
         writer.add(Report("north:B2", impression="Only one.", source="north"))
         earlier = writer.replace(0, Report("north:A1", impression="Final.", source="north", status="final"))
         assert earlier is not None and earlier.status == "preliminary"
-        writer.keep_earlier(earlier)
+        writer.keep_earlier(earlier, "2026-11-27")
     store = ReportStore(path)
     try:
         assert store.ids_named(["A1", "B2", "north:A1", "Z9"]) == {
@@ -88,7 +88,9 @@ def test_the_store_keeps_a_history_and_names_bare_accessions(tmp_path: Path) -> 
             "north:A1": ["north:A1"],
             "Z9": [],
         }
-        assert [(v.impression, v.status) for _, v in store.history("north:A1")] == [("Prelim.", "preliminary")]
+        assert [(w, v.impression, v.status) for w, v in store.history("north:A1")] == [
+            ("2026-11-27", "Prelim.", "preliminary")
+        ]
         assert store.get([0])[0].status == "final"
     finally:
         store.close()
