@@ -112,6 +112,7 @@ def index(
             batch_size,
             overwrite,
             exclusions(keep_incomplete, keep_duplicate_findings),
+            _checked_site(console, source),
         )
         return
     mapping = checked_corpus(console, corpus, column_map)
@@ -169,6 +170,7 @@ def _sharded(
     batch_size: int,
     overwrite: bool,
     rules: Exclusions,
+    site: str,
 ) -> None:
     """--shard and --merge-shards (assistant/commands/shard_cmd.py); both need an explicit --out."""
     from assistant.commands import shard_cmd
@@ -185,7 +187,7 @@ def _sharded(
     if shard is not None:
         mapping = checked_corpus(console, corpus, column_map)
         shard_cmd.encode_shard(
-            console, settings, corpus, mapping, shard, out, encoder, rejects, batch_size, overwrite, rules
+            console, settings, corpus, mapping, shard, out, encoder, rejects, batch_size, overwrite, rules, site
         )
         return
     _print_indexed(console, shard_cmd.merge(console, corpus, out, rejects, overwrite), out)

@@ -40,8 +40,9 @@ def encode_shard(
     batch_size: int,
     overwrite: bool,
     rules: Exclusions,
+    site: str,
 ) -> None:
-    """Read the whole corpus, print its counts, encode this shard's reports into `folder` (resumable)."""
+    """Read the whole corpus as `site`'s, print its counts, encode this shard's reports into `folder` (resumable)."""
     from assistant.commands.ingest_summary import print_ingestion, write_rejects
     from assistant.commands.output import literal, print_error
     from assistant.commands.shared import load_index_encoder
@@ -61,7 +62,7 @@ def encode_shard(
     try:
         with one_writer(folder):
             with console.status("reading reports"):
-                read = read_shard(corpus, folder, shard, rules, mapping)
+                read = read_shard(corpus, folder, shard, rules, mapping, site)
             print_ingestion(console, read.result)
             if rejects:
                 write_rejects(console, rejects, read.result.rejections)

@@ -119,4 +119,4 @@ def _print_history(console: Console, report_id: str, earlier: list[tuple[str, Re
         return
     console.print(literal(f"history: {len(earlier)} earlier version(s) of {report_id}, newest first", style="dim"))
     for when, version in reversed(earlier):
-        _print_report(console, version, title=f"[replaced {when}] ")
+        _print_report(console, version, title=f"[replaced {when}] " if when else "[replaced] ")

@@ -180,7 +180,8 @@ def merge_shards(
         _recut(shards, merged, work, chunk_size, progress)
     finally:
         merged.close()
-    return encode_and_write(out, shards.encoder, shards.fields, chunk_size=chunk_size, overwrite=overwrite)
+    site = str(shards.records[0]["corpus"].get("site", ""))  # shards of one corpus: one site (the corpus check)
+    return encode_and_write(out, shards.encoder, shards.fields, chunk_size=chunk_size, overwrite=overwrite, site=site)
 
 
 def _check_chunks(shards: ShardSet, folder: Path, record: dict, store: ReportStore) -> None:

@@ -86,6 +86,7 @@ class ShardRead:
     reports: int
     rejections_sha256: str = ""
     kept_by_source: dict[str, int] = field(default_factory=dict)
+    site: str = ""  # the index's site the corpus was read as ("" for file-named sources)
 
 
 def prepare_folder(folder: Path, *, overwrite: bool) -> None:
@@ -134,9 +135,11 @@ def read_shard(
     shard: Shard,
     exclusions: Exclusions | None = None,
     mapping: ColumnMap | None = None,
+    site: str | None = None,
 ) -> ShardRead:
     """Read the whole corpus through the exclusions; this shard's reports into the folder's store under the row ids
-    a full build gives them. The folder's `shard.json` is removed first: it is valid again only once encoded."""
+    a full build gives them (`site`: the index's, retriever/reports/sources/names.py). The folder's `shard.json` is
+    removed first: it is valid again only once encoded."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / SHARD_FILE).unlink(missing_ok=True)
     (folder / STORE_FILE).unlink(missing_ok=True)
@@ -144,7 +147,7 @@ def read_shard(
     corpus = hashlib.sha256()
     with StoreWriter(folder / STORE_FILE) as writer:
         slots = _ShardSlots(writer, result, shard)
-        keep_newest(iter_ingest(corpora, exclusions or Exclusions(), mapping, result), result, slots)
+        keep_newest(iter_ingest(corpora, exclusions or Exclusions(), mapping, result, site=site), result, slots)
         mine = writer.count
     for entry in slots.entries:
         corpus.update(entry)
@@ -156,6 +159,7 @@ def read_shard(
         mine,
         hashlib.sha256(lines.encode("utf-8")).hexdigest(),
         dict(sorted(result.streamed.items())),
+        site or "",
     )
 
 
@@ -192,6 +196,7 @@ def encode_shard(
             "kept_by_source": read.kept_by_source,
             "rejections": len(read.result.rejections),
             "rejections_sha256": read.rejections_sha256,
+            "site": read.site,
         },
         "created": now(),
     }

@@ -93,6 +93,9 @@ class StoreWriter:
         self._db = sqlite3.connect(path)
         self._db.executescript(_SCHEMA + _ADDITIONS)
         self.count = 0
+        #: History entries, written sorted when the store is complete: a build and the merge of its shards write
+        #: the same bytes whatever order the versions came in.
+        self._history: list[tuple[str, str, str]] = []
 
     def add(self, report: Report, rowid: int | None = None) -> int:
         """Insert `report` under `rowid` (default: the number of reports added before it); its row id. Why a given
@@ -113,20 +116,25 @@ class StoreWriter:
         _insert(self._db, rowid, report)
         return None if held is None else _report(held, labels)
 
-    def keep_earlier(self, report: Report) -> None:
-        """Keep an earlier version of a study this store holds in its history."""
-        _keep_history(self._db, [report])
+    def keep_earlier(self, report: Report, when: str) -> None:
+        """Keep an earlier version of a study this store holds in its history (`when`: what replaced it, the export
+        date of the newer version or "")."""
+        self._history.append(_history_entry(report, when))
 
     def keep_history(self, entries: Iterable[tuple[str, str, str]]) -> None:
-        """Copy history entries (id, when replaced, the version as JSON) of another store (a shard's)."""
-        self._db.executemany("INSERT INTO history VALUES (?,?,?)", entries)
+        """Keep history entries (id, when replaced, the version as JSON) of another store (a shard's)."""
+        self._history.extend(entries)
 
     def __enter__(self) -> StoreWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:
         if exc[0] is None:
+            self._db.executemany("INSERT INTO history VALUES (?,?,?)", sorted(self._history))
             self._db.commit()
+            # Rewritten in row id order: a build that replaced versions in place and the merge of its shards, which
+            # wrote each row once, give the same bytes (the manifest's checksums compare them).
+            self._db.execute("VACUUM")
         # Close explicitly (a connection context only commits) so the file can be renamed on every platform.
         self._db.close()
 
@@ -162,12 +170,15 @@ def _migrate(db: sqlite3.Connection) -> None:
     db.executescript(_ADDITIONS)
 
 
+def _history_entry(report: Report, when: str) -> tuple[str, str, str]:
+    """A history row: the id, when it was replaced, the version as JSON."""
+    return report.id, when, json.dumps(asdict(report), ensure_ascii=False, sort_keys=True)
+
+
 def _keep_history(db: sqlite3.Connection, versions: Iterable[Report]) -> None:
+    """An update's replaced versions, with the time of the update."""
     when = _now()
-    db.executemany(
-        "INSERT INTO history VALUES (?,?,?)",
-        [(r.id, when, json.dumps(asdict(r), ensure_ascii=False)) for r in versions],
-    )
+    db.executemany("INSERT INTO history VALUES (?,?,?)", [_history_entry(r, when) for r in versions])
 
 
 def _insert(db: sqlite3.Connection, rowid: int, r: Report) -> None:

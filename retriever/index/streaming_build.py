@@ -93,9 +93,9 @@ class StoreSlots:
             return self._writer.replace(slot, report)
         return None
 
-    def keep_earlier(self, report: Report) -> None:
+    def keep_earlier(self, report: Report, when: str) -> None:
         if self._mine is None or self._mine(report.id):
-            self._writer.keep_earlier(report)
+            self._writer.keep_earlier(report, when)
 
 
 def encode_and_write(

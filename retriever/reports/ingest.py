@@ -121,7 +121,7 @@ class Slots(Protocol):
 
     def add(self, slot: int, report: Report) -> None: ...
     def replace(self, slot: int, report: Report) -> Report | None: ...
-    def keep_earlier(self, report: Report) -> None: ...
+    def keep_earlier(self, report: Report, when: str) -> None: ...
 
 
 def keep_newest(stream: Iterator[tuple[Report, VersionKey]], result: IngestResult, slots: Slots) -> None:
@@ -146,7 +146,7 @@ def keep_newest(stream: Iterator[tuple[Report, VersionKey]], result: IngestResul
                 result.date_notes[placed.replaced_source, placed.replaced_note] -= 1
         result.earlier[placed.replaced_source if placed.newest else report.source] += 1
         if earlier is not None:
-            slots.keep_earlier(earlier)
+            slots.keep_earlier(earlier, placed.newest_export)
 
 
 def _digest(report: Report) -> str:
@@ -166,8 +166,8 @@ class _ListSlots:
         earlier, self.result.reports[slot] = self.result.reports[slot], report
         return earlier
 
-    def keep_earlier(self, report: Report) -> None:
-        self.result.history.append(report)
+    def keep_earlier(self, report: Report, when: str) -> None:
+        self.result.history.append(report)  # an update keeps it with the update's time
 
 
 def iter_ingest(

@@ -73,7 +73,7 @@ class Placed:
     """Where a record goes. `slot`: its study's (numbered by first record); `first`: the study's first record;
     `newest`: now the study's newest version (else an older one); `same`: identical to the newest version read
     before; `replaced_source`, `replaced_note`: the source and study-date note of the version this one replaces (or,
-    when older, of the newest)."""
+    when older, of the newest); `newest_export`: the export date of the study's newest version now ("" unknown)."""
 
     slot: int
     first: bool
@@ -81,6 +81,7 @@ class Placed:
     same: bool = False
     replaced_source: str = ""
     replaced_note: str = ""
+    newest_export: str = ""
 
 
 @dataclass(frozen=True)
@@ -106,8 +107,8 @@ class StudyVersions:
             self._held[report_id] = _Held(len(self._held), key, digest, source, note)
             return Placed(len(self._held) - 1, True)
         if digest == held.digest:
-            return Placed(held.slot, False, False, True, held.source, held.note)
+            return Placed(held.slot, False, False, True, held.source, held.note, held.key[0])
         if key > held.key:
             self._held[report_id] = _Held(held.slot, key, digest, source, note)
-            return Placed(held.slot, False, True, False, held.source, held.note)
-        return Placed(held.slot, False, False, False, held.source, held.note)
+            return Placed(held.slot, False, True, False, held.source, held.note, key[0])
+        return Placed(held.slot, False, False, False, held.source, held.note, held.key[0])

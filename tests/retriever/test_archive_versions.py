@@ -79,7 +79,7 @@ def test_the_store_keeps_a_history_and_names_bare_accessions(tmp_path: Path) -> 
         writer.add(Report("north:B2", impression="Only one.", source="north"))
         earlier = writer.replace(0, Report("north:A1", impression="Final.", source="north", status="final"))
         assert earlier is not None and earlier.status == "preliminary"
-        writer.keep_earlier(earlier)
+        writer.keep_earlier(earlier, "2026-11-27")
     store = ReportStore(path)
     try:
         assert store.ids_named(["A1", "B2", "north:A1", "Z9"]) == {
@@ -88,7 +88,43 @@ def test_the_store_keeps_a_history_and_names_bare_accessions(tmp_path: Path) -> 
             "north:A1": ["north:A1"],
             "Z9": [],
         }
-        assert [(v.impression, v.status) for _, v in store.history("north:A1")] == [("Prelim.", "preliminary")]
+        assert [(w, v.impression, v.status) for w, v in store.history("north:A1")] == [
+            ("2026-11-27", "Prelim.", "preliminary")
+        ]
         assert store.get([0])[0].status == "final"
     finally:
         store.close()
+
+
+def test_a_store_written_before_issue_50_is_read_and_migrated_by_its_first_update(tmp_path: Path) -> None:
+    import sqlite3
+
+    from retriever.index.filters import SearchFilters
+    from retriever.index.store import change_store
+
+    path = tmp_path / "reports.sqlite"
+    with sqlite3.connect(path) as db:  # the schema of the previous release
+        db.executescript(
+            "CREATE TABLE reports (rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, findings TEXT, impression TEXT,"
+            " full_text TEXT, modality TEXT, source TEXT, meta TEXT);"
+            "CREATE TABLE labels (rowid INTEGER NOT NULL, label TEXT NOT NULL);"
+        )
+        db.execute("INSERT INTO reports VALUES (0, 'site:A1', 'Clear.', 'Normal.', '', 'XR', 'site', '{}')")
+    db.close()
+    old = ReportStore(path)
+    try:
+        assert not old.current and old.get([0])[0].status == "" and old.history("site:A1") == []
+        assert old.filter_rowids(SearchFilters(status="final")).tolist() == []  # no status: nothing matches
+        assert old.ids_named(["A1"]) == {"A1": ["site:A1"]}
+    finally:
+        old.close()
+    newer = Report("site:A1", "Clear.", "Normal, final.", modality="XR", source="site", status="final")
+    previous = Report("site:A1", "Clear.", "Normal.", modality="XR", source="site")
+    change_store(path, [(0, newer)], [], [previous])
+    migrated = ReportStore(path)
+    try:
+        assert migrated.current and migrated.get([0])[0] == newer
+        assert [v.impression for _, v in migrated.history("site:A1")] == ["Normal."]
+        assert migrated.filter_rowids(SearchFilters(status="FINAL")).tolist() == [0]
+    finally:
+        migrated.close()

@@ -126,8 +126,8 @@ def test_vendor_spellings_are_read_without_a_map(exports: Path, tmp_path: Path, 
     assert radiographs and {h.report.modality for h in radiographs} == {"XR"}
     assert {h.report.meta["modality_original"] for h in radiographs} <= {"CR", "DX"}
     dated = {h.report.id: h.report.meta for h in index.search("effusion", "impression", 24, method="bm25")}
-    assert dated["vendor_a:A0"] == {"modality_original": "CR", "date": "2026-11-20", "date_original": "20261120"}
-    assert dated["vendor_b:B0"] == {
+    assert dated["site:A0"] == {"modality_original": "CR", "date": "2026-11-20", "date_original": "20261120"}
+    assert dated["site:B0"] == {
         "modality_original": "DX",
         "date": "2026-11-20",
         "date_original": "2026-11-20T08:30:00",
@@ -212,10 +212,11 @@ def test_study_dates_of_every_spelling_are_searchable_after_the_next_days_update
     assert "added 8" in updated.stderr and "read day first" in updated.stderr and "read month first" in updated.stderr
 
     letters = {"vendor_a": "A", "vendor_b": "B", "vendor_c": "C", "vendor_d": "D"}
-    days = {f"{vendor}:{letters[vendor]}{n}": _day(n) for vendor in SPELLINGS for n in range(12)}
-    days |= {f"{vendor}:{letters[vendor]}{n}": NEXT_DAY for vendor in ("vendor_c", "vendor_d") for n in range(12, 16)}
-    del days["vendor_c:C5"]  # its date cannot be read
-    assert _dated_ids(out) == set(days) | {"vendor_c:C5"}  # every row indexed, the undated one too
+    # one site's studies, whichever vendor's file they came in (issue 50): `site:ACCESSION`
+    days = {f"site:{letters[vendor]}{n}": _day(n) for vendor in SPELLINGS for n in range(12)}
+    days |= {f"site:{letters[vendor]}{n}": NEXT_DAY for vendor in ("vendor_c", "vendor_d") for n in range(12, 16)}
+    del days["site:C5"]  # its date cannot be read
+    assert _dated_ids(out) == set(days) | {"site:C5"}  # every row indexed, the undated one too
     for since, until in [
         (date(2026, 11, 22), date(2026, 11, 23)),
         (NEXT_DAY, NEXT_DAY),
