@@ -16,6 +16,7 @@ docs/guide/ray-cluster.md says how, behind a firewall.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import socket
@@ -106,7 +107,10 @@ def _placement(address: str) -> dict[str, Any]:
         return {"_node_ip_address": named}
     if address == "auto":
         return {}  # the head is on this machine: Ray reads its address from the head's own record
-    return {"_node_ip_address": route_address(address.rpartition(":")[0])}
+    own = route_address(address.rpartition(":")[0])
+    if ipaddress.ip_address(own.partition("%")[0]).is_loopback:  # a head on this machine: Ray finds it as before
+        return {}
+    return {"_node_ip_address": own}
 
 
 def route_address(host: str) -> str:
