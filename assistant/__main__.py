@@ -14,8 +14,18 @@ EXIT_INTERRUPTED = 130
 
 
 def main() -> None:
-    """Run `assistant` with this process's arguments."""
+    """Run `assistant` with this process's arguments; with `--json`, a failure prints a JSON error object too
+    (assistant/commands/json_errors.py)."""
+    from assistant.commands import json_errors
+
     args = sys.argv[1:]
+    if json_errors.wanted(args):
+        raise SystemExit(json_errors.run(lambda: _command(args, standalone=False)))
+    raise SystemExit(_command(args, standalone=True))
+
+
+def _command(args: list[str], *, standalone: bool) -> int | None:
+    """The exit code of the command `args` (the CLI exits itself when `standalone`)."""
     if args[:1] == ["ask"]:
         from assistant.commands.ask_warm import hand_over
 
@@ -24,10 +34,10 @@ def main() -> None:
         except KeyboardInterrupt:  # Ctrl-C while the server answers: it stops when the socket closes
             raise SystemExit(EXIT_INTERRUPTED) from None
         if code is not None:
-            raise SystemExit(code)
+            return code
     from assistant.cli import app
 
-    app(prog_name="assistant")
+    return app(prog_name="assistant", standalone_mode=standalone)
 
 
 if __name__ == "__main__":

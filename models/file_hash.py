@@ -2,9 +2,13 @@
 
 Why: an index records its encoder's weight fingerprint and every `assistant search`/`ask` recomputes it to refuse a
 different encoder; hashing the weights each time costs ~0.2 s for MiniLM and ~1 s for mpnet per command. The hash of
-a file is stored with its size and modification time (nanoseconds) in HASH_CACHE under the models directory and
-reused while both are unchanged: rewriting weights (training, reinstalling) changes the modification time.
-A missing, unreadable or corrupt cache only costs a re-hash.
+a file is stored with its identity in HASH_CACHE under the models directory and reused while it is unchanged.
+
+The identity is the file's size, modification time, status-change time (ctime), inode and device. Size and
+modification time alone were not enough (issue 51): both can be put back after the content is changed (`touch -d`,
+`os.utime`), and a changed file was then trusted with its old digest. The ctime cannot be set by any user: every write,
+`touch` or replacement moves it, so a changed file is always hashed again. A missing, unreadable or corrupt cache
+only costs a re-hash.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ def sha256_file(path: Path, chunk: int = 1 << 22) -> str:
 
 
 def cached_sha256(path: Path) -> str:
-    """`sha256_file(path)`, from the cache when the file's size and modification time are those it was hashed at."""
+    """`sha256_file(path)`, from the cache when the file's identity (see the module docstring) is the one it was hashed
+    at."""
     path = path.resolve()
     stat = path.stat()
-    identity = [stat.st_size, stat.st_mtime_ns]
+    identity = [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino, stat.st_dev]
     cache_file = models_dir() / HASH_CACHE
     cache = _read(cache_file)
     entry = cache.get(str(path))

@@ -31,6 +31,20 @@ def blocking_file(path: Path) -> Path | None:
     return None
 
 
+def unusable_folder(path: Path) -> str | None:
+    """Why no folder can be made at `path` (`path` or an ancestor is a file, or a symlink that leads nowhere), or
+    None (a folder that cannot be entered is reported by whatever then fails to enter it)."""
+    for part in (path, *path.parents):
+        try:
+            if part.is_symlink() and not part.exists():
+                return f"{part} is a symlink to {os.readlink(part)}, which does not exist"
+            if part.exists():
+                return None if part.is_dir() else f"{part} is a file, not a folder"
+        except OSError:
+            return None
+    return None
+
+
 @dataclass(frozen=True)
 class DataPaths:
     """The data folders. `index`: the index used when a command gets no `--index` (None: `indexes/demo`)."""
@@ -40,15 +54,17 @@ class DataPaths:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DataPaths:
-        """`$RADSEARCH_HOME`, else `$XDG_DATA_HOME/radsearch`, else `~/.local/share/radsearch`; `$RADSEARCH_INDEX`."""
+        """`$RADSEARCH_HOME`, else `$XDG_DATA_HOME/radsearch`, else `~/.local/share/radsearch`; `$RADSEARCH_INDEX`.
+        ValueError naming the variable when no folder can be made where it points (a file on the way, a symlink to
+        nothing): checked here, before a command reads anything (issue 51: a build read and encoded every report
+        first, then failed writing its models cache and suggested freeing disk space)."""
         explicit = env.get("RADSEARCH_HOME")
         index = env.get("RADSEARCH_INDEX")
-        if explicit and (file := blocking_file(Path(explicit).expanduser())) is not None:
-            raise ValueError(f"RADSEARCH_HOME={explicit}: {file} is a file, not a folder; point it at a folder")
-        return cls(
-            home=Path(explicit).expanduser() if explicit else _xdg_home(env),
-            index=Path(index).expanduser() if index else None,
-        )
+        home = Path(explicit).expanduser() if explicit else _xdg_home(env)
+        variable = "RADSEARCH_HOME" if explicit else "XDG_DATA_HOME" if env.get("XDG_DATA_HOME") else ""
+        if variable and (problem := unusable_folder(home)) is not None:
+            raise ValueError(f"{variable}={env[variable]}: {problem}; point it at a folder")
+        return cls(home=home, index=Path(index).expanduser() if index else None)
 
     @property
     def models(self) -> Path:

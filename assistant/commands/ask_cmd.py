@@ -140,9 +140,11 @@ def ask(
 
 
 def ask_call(arguments: Mapping[str, Any], cwd: Path) -> AskCall:
-    """The call `ask`'s parsed `arguments` make, an index folder read from `cwd` (the CLI's, or the client's when the
-    warm server builds it). ValueError for an empty query or two whole-answer formats at once."""
+    """The call `ask`'s parsed `arguments` make, an index folder (`~` expanded) and any option naming a file or
+    folder by a path read from `cwd` (the CLI's, or the client's when the warm server builds it). ValueError for an
+    empty query or two whole-answer formats at once."""
     from assistant.rag.assemble import AskCall, AskOptions
+    from assistant.warm.address import resolved_path_text
     from retriever.index.output_paths import named_path
     from retriever.search.query import clean_query
 
@@ -150,8 +152,12 @@ def ask_call(arguments: Mapping[str, Any], cwd: Path) -> AskCall:
         raise ValueError("--json and --markdown each print the whole answer: choose one")
     clean_query(arguments["query"])  # EmptyQueryError (a ValueError) before anything is loaded
     index = arguments["index"]
-    chosen = {name: arguments[name] for name in OPTION_NAMES} | checked_mode(arguments["mode"], arguments["prompt"])
-    options = AskOptions(**chosen, index=str(named_path(cwd / index)) if index is not None else None)
+    named = {name: arguments[name] for name in OPTION_NAMES}
+    for name in ("encoder", "model", "reranker"):  # a folder or file named by a path: read in `cwd` too
+        if named[name]:
+            named[name] = resolved_path_text(named[name], cwd, existing=False)
+    chosen = named | checked_mode(arguments["mode"], arguments["prompt"])
+    options = AskOptions(**chosen, index=str(named_path(cwd / index.expanduser())) if index is not None else None)
     output = "json" if arguments["as_json"] else "markdown" if arguments["as_markdown"] else "stream"
     return AskCall(arguments["query"], options, output, arguments["server"])
 

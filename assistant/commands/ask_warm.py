@@ -3,9 +3,9 @@
 
 A warm server (`assistant serve`) answers as fast as the chat; what was left between them was `ask`'s own start-up,
 tenths of a second spent importing the CLI framework (and the libraries it pulls in) to read arguments the server can
-read itself. So the arguments go over as typed, with the working folder and the environment, and the server reads
-them with the CLI's own declaration (assistant/commands/ask_cmd.py `parse_arguments`). Only printing the answer is
-imported here, and only once the server has taken the question.
+read itself. So the arguments go over as typed, with the working folder and the RADSEARCH_* variables (nothing else
+of the environment), and the server reads them with the CLI's own declaration (assistant/commands/ask_cmd.py
+`parse_arguments`). Only printing the answer is imported here, and only once the server has taken the question.
 """
 
 from __future__ import annotations
@@ -20,14 +20,16 @@ def hand_over(args: list[str]) -> int | None:
     if "--help" in args:
         return None
     from assistant.warm.address import socket_path
-    from assistant.warm.client import offer
+    from assistant.warm.client import forwarded, offer
     from models.paths import DataPaths
 
     try:
-        path = socket_path(DataPaths.from_env(os.environ))
-    except (OSError, ValueError):  # a data folder the CLI will report
+        paths = DataPaths.from_env(os.environ)
+        path = socket_path(paths, os.environ)
+        cwd = os.getcwd()
+    except (OSError, ValueError):  # a data folder or working folder the CLI will report
         return None
-    offered = offer(path, args, os.getcwd(), dict(os.environ))
+    offered = offer(path, args, cwd, forwarded(os.environ, paths.home))
     if offered is None:
         return None
     accepted, events = offered

@@ -42,8 +42,12 @@ def literal(value: object, style: str = "") -> Text:
 
 
 def print_error(console: Console, message: object) -> None:
-    """`error: MESSAGE`, the label in red and the message (often naming a path or a value) as it is."""
+    """`error: MESSAGE`, the label in red and the message (often naming a path or a value) as it is; kept for the
+    JSON error object `--json` prints (assistant/commands/json_errors.py)."""
+    from assistant.commands.json_errors import record
+
     console.print(Text.assemble(("error: ", "red"), visible(message)))
+    record(visible(message))
 
 
 def print_note(console: Console, message: object) -> None:

@@ -2,8 +2,9 @@
 
 A new `ask` process spends seconds loading them before it can answer; with a server running under the same settings,
 `ask` hands its arguments over (assistant/commands/ask_warm.py), the server reads them as the CLI does, and `ask`
-prints the answer as it is written, as fast as the chat. It listens on a Unix
-socket in the data folder that only its owner can open, never on the network. Ctrl-C (or SIGTERM) stops it.
+prints the answer as it is written, as fast as the chat. It listens on a Unix socket in a private folder of its user
+(assistant/warm/address.py), never on the network; it says on stderr when it answers (the time) and when it refuses a
+question (why, never the question). Ctrl-C (or SIGTERM) stops it.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def serve(
             lambda args, cwd: ask_call(parse_arguments(args), cwd),
             ready=ready,
             on_answer=lambda s: err.print(f"answered a question in {s:.2f} s"),
+            on_refuse=lambda why: err.print(literal(f"refused: {why}")),
         )
     except (ServerRunning, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)

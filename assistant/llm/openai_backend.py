@@ -6,13 +6,16 @@ surfaces as `BackendTimeout`. The timeout is a deadline for the whole call (the 
 caller passes `started_at`, connecting, every read, every retry and backoff): the request runs in a worker thread
 and the caller stops waiting when the deadline passes, however slowly the server trickles its answer. A 200 answer
 that is not a chat completion (an HTML page from a proxy, JSON of another shape, a truncated body) is
-`BackendMalformed`, never a traceback. Structured output is requested as `response_format` JSON schema (understood
-by all three servers) or, for vLLM, through its own `structured_outputs` request field (vLLM >= 0.12; the older
-`guided_json` was removed).
+`BackendMalformed`, never a traceback; so is a `/v1/models` reply that is not JSON (nested too deep, too large), at
+once rather than after the completion call's deadline. Replies are read within size bounds, streamed events by this
+module's own reader (assistant/llm/bounded_reply.py). Structured output is requested as `response_format` JSON
+schema (understood by all three servers) or, for vLLM, through its own `structured_outputs` request field (vLLM >=
+0.12; the older `guided_json` was removed).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import threading
@@ -34,14 +37,13 @@ from assistant.llm.base import (
     Message,
     Structured,
 )
+from assistant.llm.bounded_reply import MAX_REPLY_BYTES, MalformedReply, decode_json, event_data
 from assistant.llm.deadline import Deadline, call_before, iterate_before
 
 T = TypeVar("T")
 
 DEFAULT_CONTEXT = 4096
 EXCERPT_CHARS = 200  # of a malformed answer, in the error message
-#: Far above any answer (512 tokens of JSON are a few KB): a larger reply is refused, not held in memory whole.
-MAX_REPLY_BYTES = 8 * 1024 * 1024
 PROBE_TIMEOUT_S = 10.0  # the /v1/models probe for the context size: a missing answer only costs a default
 _RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.ConflictError)
 
@@ -90,6 +92,8 @@ class OpenAIBackend:
             models = self._client.models.with_streaming_response
             try:
                 listing = self._json(deadline, lambda timeout: models.list(timeout=timeout))
+            except BackendMalformed:
+                raise  # the server answers, but not as an OpenAI-compatible one: no completion call would do better
             except LLMError:
                 return self._context_tokens  # the completion call reports the real problem; the budget stays safe
             entries = _field(listing, "data")
@@ -129,8 +133,8 @@ class OpenAIBackend:
         except httpx2.HTTPError as exc:
             raise BackendUnavailable(f"lost the connection to {self.base_url}: {exc}") from exc
         try:
-            return json.loads(body)
-        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested deeper than the decoder goes
+            return decode_json(bytes(body))
+        except MalformedReply as exc:
             text = bytes(body[:EXCERPT_CHARS]).decode("utf-8", "replace")
             raise self._malformed(f"{exc} in {text!r}") from exc
 
@@ -245,30 +249,31 @@ class OpenAIBackend:
                 return
 
     def _pieces(self, kwargs: dict[str, Any], deadline: Deadline) -> Iterator[str]:
-        """The streamed text pieces (run in the worker thread), each event checked for the completion shape."""
-        chunks = self._call(
-            lambda timeout: self._client.chat.completions.create(stream=True, timeout=timeout, **kwargs), deadline
-        )
-        with chunks:
-            content_type = chunks.response.headers.get("content-type", "")
+        """The streamed text pieces (run in the worker thread), each event read within size bounds and checked for
+        the completion shape (assistant/llm/bounded_reply.py)."""
+        completions = self._client.chat.completions.with_streaming_response
+        with contextlib.ExitStack() as held:
+            response = self._call(
+                lambda timeout: held.enter_context(completions.create(stream=True, timeout=timeout, **kwargs)),
+                deadline,
+            )
+            content_type = response.headers.get("content-type", "")
             if not content_type.startswith("text/event-stream"):
                 raise self._malformed(f"a {content_type or 'untyped'} body instead of an event stream")
-            received = 0
             try:
-                for chunk in chunks:
-                    piece = _choice_text(chunk, "delta")
+                for data in event_data(response.iter_bytes()):
+                    if data.strip() == "[DONE]":
+                        return
+                    piece = _choice_text(decode_json(data), "delta")
                     if piece is None:
-                        raise self._malformed(_excerpt(chunk))
-                    received += len(piece)
-                    if received > MAX_REPLY_BYTES:
-                        raise self._malformed(f"a stream of over {MAX_REPLY_BYTES} characters, more than any answer")
+                        raise self._malformed(data[:EXCERPT_CHARS])
                     if piece:
                         yield piece
-            except openai.APITimeoutError as exc:
+            except httpx2.TimeoutException as exc:
                 raise self._timed_out(deadline) from exc
-            except openai.APIConnectionError as exc:
+            except httpx2.HTTPError as exc:
                 raise BackendUnavailable(f"lost the connection to {self.base_url}: {exc}") from exc
-            except ValueError as exc:  # an event whose data is not JSON
+            except MalformedReply as exc:
                 raise self._malformed(exc) from exc
 
 

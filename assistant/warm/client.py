@@ -5,8 +5,10 @@ script has loaded anything (assistant/commands/ask_warm.py)."""
 from __future__ import annotations
 
 import json
+import os
 import socket
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,9 @@ __all__ = ["Note", "Start", "WarmError", "answers", "offer"]
 
 #: How long a socket file may take to accept: a live server accepts at once (it queues while answering).
 CONNECT_TIMEOUT_S = 1.0
+#: The only environment variables a client hands over (issue 49: not its whole environment, which holds whatever
+#: else the user's shell keeps, tokens included); the server reads its settings from them alone.
+FORWARDED_PREFIX = "RADSEARCH_"
 
 
 if TYPE_CHECKING:
@@ -27,17 +32,32 @@ class WarmError(ValueError):
 
 
 def _connect(path: Path) -> socket.socket | None:
-    if not path.exists():
+    """A connection to the server at `path`, or None: nothing there, a socket file left by a killed server, or a
+    socket or folder that is not this user's own (another user could place a server there to read the questions)."""
+    from assistant.warm.address import private_folder_problem
+
+    try:
+        info = os.lstat(path)
+    except OSError:  # absent, or a folder this user cannot enter (another user's)
+        return None
+    if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid() or private_folder_problem(path.parent):
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(CONNECT_TIMEOUT_S)
     try:
         sock.connect(str(path))
-    except OSError:  # a socket file left by a killed server, or not a socket
+    except OSError:  # a socket file left by a killed server
         sock.close()
         return None
     sock.settimeout(None)  # the answer takes as long as the model does; the server keeps its own deadline
     return sock
+
+
+def forwarded(env: Mapping[str, str], home: Path) -> dict[str, str]:
+    """What a client hands over of its environment: the RADSEARCH_* variables, with RADSEARCH_HOME the data folder
+    whose server it found (resolved: XDG_DATA_HOME and HOME, which may have named it, are not sent)."""
+    chosen = {key: value for key, value in env.items() if key.startswith(FORWARDED_PREFIX)}
+    return chosen | {"RADSEARCH_HOME": str(home.expanduser().resolve())}
 
 
 def answers(path: Path) -> bool:
@@ -50,16 +70,17 @@ def answers(path: Path) -> bool:
 
 
 def offer(path: Path, args: list[str], cwd: str, env: dict[str, str]) -> tuple[dict[str, Any], Iterator[Event]] | None:
-    """Offer `ask`'s arguments as typed, with the working folder and the environment they are read in, to the server
-    at `path` (assistant/warm/server.py): how it will print the answer (`output`, the cleaned `query`) and the
-    answer's events as `RagPipeline.iter_answer` gives them (after a Start and any Notes; without streaming, only the
-    Answer after them); None when no server answers there or it does not take them (other settings, --no-server,
-    arguments the CLI should report)."""
+    """Offer `ask`'s arguments as typed, with the working folder and the settings' variables (`forwarded`; nothing
+    else of `env` is sent), to the server at `path` (assistant/warm/server.py): how it will print the answer
+    (`output`, the cleaned `query`) and the answer's events as `RagPipeline.iter_answer` gives them (after a Start and
+    any Notes; without streaming, only the Answer after them); None when no server answers there or it does not take
+    them (other settings, --no-server, arguments the CLI should report)."""
     sock = _connect(path)
     if sock is None:
         return None
     try:
-        sock.sendall(json.dumps({"argv": args, "cwd": cwd, "env": env}).encode() + b"\n")
+        settings = {key: value for key, value in env.items() if key.startswith(FORWARDED_PREFIX)}
+        sock.sendall(json.dumps({"argv": args, "cwd": cwd, "env": settings}).encode() + b"\n")
         lines = sock.makefile("r", encoding="utf-8")
         first = json.loads(lines.readline() or "{}")
     except (OSError, json.JSONDecodeError):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from llm_fixtures import build_index, require_embedded_smollm2
 
+from assistant.warm.address import make_private_folder, socket_path
 from assistant.warm.client import answers
 from models.paths import DataPaths
 
@@ -42,11 +43,13 @@ def home(tmp_path: Path, minilm) -> Path:
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_")}
-    return env | {"RADSEARCH_HOME": str(home), "RADSEARCH_LLM_GGUF": "smollm2", "RADSEARCH_LLM_CONTEXT": "2048"} | extra
+    settings = {"RADSEARCH_HOME": str(home), "RADSEARCH_LLM_GGUF": "smollm2", "RADSEARCH_LLM_CONTEXT": "2048"}
+    return env | settings | {"XDG_RUNTIME_DIR": str(home.parent)} | extra
 
 
 def _socket(home: Path) -> Path:
-    return home / "run" / "ask.sock"
+    """Where the server of this data folder listens (a private folder of the user: assistant/warm/address.py)."""
+    return socket_path(DataPaths(home=home), _env(home))
 
 
 @contextmanager
@@ -151,7 +154,7 @@ def test_only_an_ask_under_the_same_settings_is_handed_over_and_the_socket_is_pr
 
 def test_a_socket_left_by_a_killed_server_is_ignored_then_replaced(home: Path) -> None:
     sock = _socket(home)
-    sock.parent.mkdir(mode=0o700)
+    make_private_folder(sock.parent)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(sock))
     dead.close()  # the file stays, nobody listens
@@ -171,8 +174,9 @@ def test_a_model_answer_streams_through_the_server(home: Path) -> None:
 
 def _fake_server(home: Path) -> socket.socket:
     """Fault injection: a listening socket where `ask` looks for its warm server; the test plays the server."""
+    home.mkdir()
     sock_path = _socket(home)
-    sock_path.parent.mkdir(parents=True, mode=0o700)
+    make_private_folder(sock_path.parent)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(sock_path))
     listener.listen(1)

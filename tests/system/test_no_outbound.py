@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -104,13 +105,19 @@ def test_outbound_flags_dns_and_uploads_but_not_loopback() -> None:
 
 # ------------------------------------------------------------------------------------------------ the real commands
 @pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """A home folder of its own (where telemetry would land), the user's models, and the tiny LLM for `ask`."""
+def sandbox(plain_sandbox: dict[str, str]) -> dict[str, str]:
+    """`plain_sandbox` with the tiny LLM for `ask`."""
+    require_embedded_smollm2()
+    return plain_sandbox
+
+
+@pytest.fixture(scope="module")
+def plain_sandbox(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A home folder of its own (where telemetry would land), the user's models, and settings for the tiny LLM."""
     if STRACE is None:
         pytest.skip("strace is not installed (apt-get install strace; .ci/run installs it)")
     if not ASSISTANT.is_file():
         pytest.skip(f"{ASSISTANT} is missing: install the project (make venv)")
-    require_embedded_smollm2()
     home = tmp_path_factory.mktemp("home")
     env = {
         key: value
@@ -125,6 +132,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "RADSEARCH_LLM_CONTEXT": "2048",
         "RADSEARCH_LLM_TIMEOUT": "300",
         "RADSEARCH_LLM_THREADS": "1",  # two llama.cpp threads crawl when the other core is busy (CI runs other work)
+        "XDG_RUNTIME_DIR": str(home),  # the warm server's socket folder
+        "COLUMNS": "1000",
     }
     env.pop("XDG_DATA_HOME", None)
     return env
@@ -149,14 +158,14 @@ def _assert_silent(env: dict[str, str], log: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def built_index(sandbox: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built_index(plain_sandbox: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("no-outbound")
     corpus = folder / "reports.csv"
     corpus.write_text(CORPUS, encoding="utf-8")
     log = folder / "index.strace"
-    done = _run(sandbox, log, "index", str(corpus), "--encoder", "minilm", "--out", str(folder / "index"))
+    done = _run(plain_sandbox, log, "index", str(corpus), "--encoder", "minilm", "--out", str(folder / "index"))
     assert done.returncode == 0, done.stderr
-    _assert_silent(sandbox, log)
+    _assert_silent(plain_sandbox, log)
     return folder / "index"
 
 
@@ -243,3 +252,96 @@ def test_chat_makes_no_outbound_connection(sandbox: dict[str, str], built_index:
             assert 'data-report-id="site:r1"' in cards, cards
         time.sleep(10)  # ONNX Runtime's uploader looked up its host within seconds of the first search
     _assert_silent(sandbox, log)
+
+
+# ------------------------------------------- issue 51: `index --ray local`, `serve` and `update`, listening sockets too
+def listening_beyond_loopback(root: int) -> list[str]:
+    """The TCP and UDP sockets that process `root` or one of its descendants listens on at an address other than
+    loopback (`ss`): a server reachable from the network."""
+    import psutil
+
+    try:
+        tree = {root} | {child.pid for child in psutil.Process(root).children(recursive=True)}
+    except psutil.NoSuchProcess:
+        return []
+    table = subprocess.run(["ss", "-Hltunp"], capture_output=True, text=True, check=False).stdout
+    found = []
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) < 6 or not any(f"pid={pid}," in line for pid in tree):
+            continue
+        host = fields[4].rpartition(":")[0].strip("[]").removeprefix("::ffff:")
+        if host in ("*", "0.0.0.0", "::") or not (host == "localhost" or _is_local(host.partition("%")[0])):
+            found.append(line)
+    return found
+
+
+def test_listening_beyond_loopback_reads_ss() -> None:
+    with socket.socket() as exposed, socket.socket() as private:
+        exposed.bind(("0.0.0.0", 0))
+        exposed.listen()
+        private.bind(("127.0.0.1", 0))
+        private.listen()
+        found = listening_beyond_loopback(os.getpid())
+        port = exposed.getsockname()[1]
+    assert len(found) == 1 and f":{port}" in found[0], found
+
+
+def _watched(env: dict[str, str], log: Path, args: list[str], until: str | None = None) -> tuple[str, list[str]]:
+    """Run `assistant ARGS` under strace, checking its listening sockets every half second; its output and those
+    sockets. With `until`, it is stopped (SIGTERM) once its output holds that text."""
+    output = log.with_suffix(".out")
+    with output.open("w") as sink:
+        process = subprocess.Popen(
+            _traced(log, [str(ASSISTANT), *args]), env=env, stdout=sink, stderr=sink, start_new_session=True
+        )
+    exposed: list[str] = []
+    deadline = time.monotonic() + 900
+    try:
+        while process.poll() is None and time.monotonic() < deadline:
+            exposed += listening_beyond_loopback(process.pid)
+            if until and until in output.read_text(errors="replace"):
+                exposed += listening_beyond_loopback(process.pid)
+                break
+            time.sleep(0.5)
+    finally:
+        _stop(process)
+    return output.read_text(errors="replace"), exposed
+
+
+@pytest.mark.slow
+def test_index_on_a_local_ray_cluster_stays_on_loopback(plain_sandbox: dict[str, str], tmp_path: Path) -> None:
+    """`index --ray local`: Ray's servers listen on loopback only, and nothing looks up a public DNS server or the
+    cloud metadata address (they did: *:PORT listeners, 8.8.8.8, 169.254.169.254)."""
+    pytest.importorskip("ray", reason="Ray is not installed: pip install '.[ray]'")
+    corpus = tmp_path / "reports.csv"
+    corpus.write_text(CORPUS, encoding="utf-8")
+    args = ["index", str(corpus), "--encoder", "minilm", "--ray", "local", "--out", str(tmp_path / "idx")]
+    log = tmp_path / "ray.strace"
+    printed, exposed = _watched(plain_sandbox, log, args)
+    assert (tmp_path / "idx" / "manifest.json").is_file(), printed
+    assert not exposed, "listening beyond loopback:\n" + "\n".join(sorted(set(exposed)))
+    _assert_silent(plain_sandbox, log)
+
+
+def test_serve_makes_no_outbound_connection_and_listens_on_no_port(
+    plain_sandbox: dict[str, str], built_index: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "serve.strace"
+    printed, exposed = _watched(
+        plain_sandbox, log, ["serve", "--prompt", "evidence", "--index", str(built_index)], until="ready:"
+    )
+    assert "ready:" in printed, printed
+    assert not exposed, "listening beyond loopback:\n" + "\n".join(exposed)
+    _assert_silent(plain_sandbox, log)
+
+
+def test_update_makes_no_outbound_connection(plain_sandbox: dict[str, str], built_index: Path, tmp_path: Path) -> None:
+    index = tmp_path / "index"
+    shutil.copytree(built_index, index)
+    added = tmp_path / "more.csv"
+    added.write_text('id,findings,impression\nr9,"Small left apical pneumothorax.","Pneumothorax."\n', encoding="utf-8")
+    log = tmp_path / "update.strace"
+    done = _run(plain_sandbox, log, "update", str(added), "--index", str(index))
+    assert done.returncode == 0, done.stderr
+    _assert_silent(plain_sandbox, log)

@@ -8,13 +8,16 @@ AVX2 machine without VNNI: eval/results/performance.md. `onnx` is float32, numer
 int8 weights (retrieval quality measured by eval/perf/embedding.py).
 
 The export is made locally from the offline weights on first use and cached under the models directory by weight
-fingerprint and EXPORT_VERSION. Beside the graph the cache keeps the RunnerSpec (retriever/encoders/onnx/spec.py), so a
-cached export opens without the sentence-transformers model (`OnnxEncoder.cached`): `assistant search` then never
-imports sentence-transformers, transformers or torch (6.5 of its 7.4 s cold).
+fingerprint and EXPORT_VERSION, with a record of its files' hashes (retriever/encoders/onnx/record.py): an export
+whose files differ from the record is never run, but made again from the weights. Beside the graph the cache keeps
+the RunnerSpec (retriever/encoders/onnx/spec.py), so a cached export opens without the sentence-transformers model
+(`OnnxEncoder.cached`): `assistant search` then never imports sentence-transformers, transformers or torch (6.5 of
+its 7.4 s cold).
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +28,11 @@ import numpy as np
 from models.paths import models_dir
 from retriever.encoders.onnx.export import export, quantize
 from retriever.encoders.onnx.files import FAST_BACKENDS, MODEL_FILES
+from retriever.encoders.onnx.record import record_problem, write_record
 from retriever.encoders.onnx.runner import OnnxRunner
-from retriever.encoders.onnx.spec import RunnerSpec
+from retriever.encoders.onnx.spec import SPEC_FILE, TOKENIZER_FILE, RunnerSpec
+
+log = logging.getLogger(__name__)
 
 #: Part of the cache folder's name: bumped when the export changes, so exports cached by an older version are
 #: rebuilt, and recorded in index manifests, which refuse queries from another version (2: eager-attention trace
@@ -68,6 +74,8 @@ class OnnxEncoder:
         were saved)."""
         encoder = cls(name, fingerprint, threads=threads)
         folder = cache_dir(fingerprint)
+        if record_problem(folder, fingerprint, _run_files(name)):  # the model's path checks it and exports again
+            return None
         spec = RunnerSpec.read(folder, max_seq_length)
         if spec is None or not (folder / MODEL_FILES[name]).is_file():
             return None
@@ -97,17 +105,31 @@ class OnnxEncoder:
     def _export_and_open(self) -> OnnxRunner:
         """Open the cached export of `model` for this backend, exporting (and quantizing) it first where missing."""
         folder = cache_dir(self.fingerprint)
-        if not (folder / MODEL_FILES["onnx"]).is_file():
+        exported = (folder / MODEL_FILES["onnx"]).is_file()
+        checked = {*_run_files(self.name), MODEL_FILES["onnx"]}
+        if exported and (problem := record_problem(folder, self.fingerprint, checked)):
+            log.warning("%s: exporting it again from the encoder's weights", problem)
+            shutil.rmtree(folder)
+            exported = False
+        if not exported:
             export(self.model, folder)
+            write_record(folder, self.fingerprint)
             for stale in folder.parent.glob(f"{self.fingerprint[:24]}*"):  # exports of older EXPORT_VERSIONs
                 if stale != folder:
                     shutil.rmtree(stale, ignore_errors=True)
         spec = RunnerSpec.read(folder, int(self.model.max_seq_length))
-        if spec is None:  # exported before specs were saved beside the graph
+        if spec is None:  # unreadable although recorded: written anew from the model
             spec = RunnerSpec.from_model(self.model)
             spec.save(folder)
+            write_record(folder, self.fingerprint)
         if self.name == "onnx-int8" and not (folder / MODEL_FILES[self.name]).is_file():
             quantize(spec, folder)
+            write_record(folder, self.fingerprint)
         return OnnxRunner.open(
             folder / MODEL_FILES[self.name], spec, threads=self.threads, per_text=self.name in PER_TEXT
         )
+
+
+def _run_files(name: str) -> tuple[str, ...]:
+    """The export's files that running backend `name` reads: its graph and the runner spec."""
+    return (MODEL_FILES[name], SPEC_FILE, TOKENIZER_FILE)
