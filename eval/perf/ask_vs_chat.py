@@ -95,7 +95,7 @@ def start_server(index: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 
     command = [sys.executable, "-m", "assistant.cli", "serve", "--index", str(index), "--prompt", PROMPT]
     server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
-    path = socket_path(Settings.from_env(env).paths)
+    path = socket_path(Settings.from_env(env).paths, env)
     while not answers(path):
         if server.poll() is not None:
             raise RuntimeError(f"assistant serve exited {server.returncode}")
