@@ -106,7 +106,7 @@ def resolved_path_text(value: str, cwd: Path, *, existing: bool = True) -> str:
     weighted = bool(marker and head and _number(weight))
     name = head if weighted else value
     looks_like_path = name.startswith(("/", "~")) or "/" in name
-    if "://" in name or not (looks_like_path or (existing and _exists(cwd / name))):
+    if not name.strip() or "://" in name or not (looks_like_path or (existing and _exists(cwd / name))):
         return value
     path = str((cwd / Path(name).expanduser()).resolve())
     return f"{path}@{weight}" if weighted else path
