@@ -17,6 +17,7 @@ from typing import Literal
 from assistant.excerpt import Excerpt, matching_excerpt, searched_text
 from assistant.rag.answer import Answer, UnparseableOutput, parse_output
 from assistant.rag.answer_defaults import SHOWN_REPORTS
+from assistant.rag.strength import strength_line
 from assistant.readable import modality_word, strengths
 from assistant.text import shorten
 from retriever.reports.record import Field
@@ -32,6 +33,7 @@ DEGRADED_LABELS = {
     "unparseable": "the language model's output held no answer",
     "ruled_out": "the model's diagnosis is ruled out by the findings or the reports it cites",
     "no_evidence": "no similar report affirms a diagnosis",
+    "no_abnormality": "no abnormality described: every finding is negated or normal",
 }
 IMPRESSION_PREVIEW_CHARS = 600
 #: How a report that says the opposite of the query is marked (`Hit.contradicts`: it rules out the finding asked for,
@@ -238,6 +240,8 @@ def answer_markdown(answer: Answer) -> str:
             lines += ["", f"Retrieval-only result: {reports_pointer(answer.retrieved)}"]
         return "\n".join([*lines, "", configuration_details(answer)])
     lines = [f"**Most likely diagnosis:** {md_escape(answer.diagnosis or '')}"]
+    if answer.strength:
+        lines += ["", md_escape(strength_line(answer.strength))]
     if answer.differential:
         lines += ["", "**Differential:**", *(f"- {md_escape(d)}" for d in answer.differential)]
     if answer.rationale:

@@ -42,9 +42,13 @@ from assistant.rag.answer import (
 )
 from assistant.rag.choice import Choice, choice_name, choice_schema, parse_choice, render_choices
 from assistant.rag.configuration import configuration_hash
-from assistant.rag.evidence import WEIGHTING, EvidenceDifferential, Weighting, evidence_differential
+from assistant.rag.evidence import EvidenceDifferential
 from assistant.rag.grounding import contradiction, echoes_an_instruction
 from assistant.rag.lc_retriever import documents_to_hits
+from assistant.rag.question import NO_ABNORMALITY, read_question
+from assistant.rag.strength import strength
+from assistant.rag.votes import evidence_for
+from assistant.rag.weighting import WEIGHTING, Weighting
 from retriever.search.hit import Hit
 from retriever.search.query import clean_query, visible_text
 
@@ -193,11 +197,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             docs = self.retriever.invoke(query, config)
             timings["retrieval"] = time.monotonic() - start
         retrieved = documents_to_hits(docs)
-        # The conclusions only: a report without an impression section (shown by its whole text) affirms nothing,
-        # or its section labels and history ("MOTOR:", "PMH:") would count as diagnoses.
-        evidence = evidence_differential(
-            [(h.report.id, h.report.impression) for h in retrieved], weighting=self.evidence_weighting
-        )
+        question = read_question(query)
+        evidence = evidence_for(question, retrieved, self.evidence_weighting)
         choices = [choice_name(neutralise_tags(c.diagnosis)) for c in evidence.candidates]
         configuration = self.configuration()
         base = {
@@ -212,6 +213,9 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         }
         if streaming and self.retriever is not None:
             yield Retrieval(retrieved, base["evidence"])
+        if question.purely_negative and self.retriever is not None:
+            yield self._degraded(base, "no_abnormality", f"{NO_ABNORMALITY}: every finding is negated or normal", start)
+            return
         if self.evidence_only:
             yield self._from_evidence(base, query, retrieved, evidence, choices, start)
             return
@@ -281,6 +285,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             parse_mode=parsed.mode,
             raw_output=result.text,
             grounding={k: v for k, v in grounding.items() if k != "diagnosis"},
+            strength=strength(base["evidence"], diagnosis),
             **base,
         )
 
@@ -318,6 +323,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             cited_report_ids=parsed.cited_report_ids,
             model_id=None,
             grounding={k: v for k, v in grounding.items() if k != "diagnosis"},
+            strength=strength(base["evidence"], diagnosis),
             **base,
         )
 
