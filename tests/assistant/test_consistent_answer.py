@@ -25,7 +25,9 @@ CHEST = [
     Report("c4", findings="Right lower lobe airspace opacity.", impression="Right lower lobe pneumonia."),
     Report("c5", findings="Dense consolidation of the right lower lobe.", impression="Lobar pneumonia, right lower."),
 ]
-KNEE = Report("k1", findings="Horizontal tear of the posterior horn of the medial meniscus.", impression="Medial meniscal tear.")
+KNEE = Report(
+    "k1", findings="Horizontal tear of the posterior horn of the medial meniscus.", impression="Medial meniscal tear."
+)
 BRAIN = Report("b1", findings="Enhancing extra-axial mass along the falx.", impression="Meningioma.")
 
 
@@ -47,7 +49,8 @@ def test_a_purely_negative_question_gets_no_disease(pipeline) -> None:
 
 def test_what_the_question_rules_out_is_never_offered(pipeline) -> None:
     """Seen failing first: the differential offered "effusion; pleural effusion" for this question."""
-    answer = pipeline.invoke("Right lower lobe consolidation with air bronchograms. No pleural effusion or pneumothorax.")
+    question = "Right lower lobe consolidation with air bronchograms. No pleural effusion or pneumothorax."
+    answer = pipeline.invoke(question)
     offered = [answer.diagnosis or "", *answer.differential, *(c["diagnosis"] for c in answer.evidence["candidates"])]
     assert offered and not [d for d in offered if "effusion" in d.lower() or "pneumothorax" in d.lower()]
     assert "pneumonia" in (answer.diagnosis or "").lower()
@@ -57,10 +60,12 @@ def test_what_the_question_rules_out_is_never_offered(pipeline) -> None:
 def test_a_report_of_another_body_region_does_not_vote(pipeline) -> None:
     """A knee question read among chest and brain reports: only the knee report votes."""
     answer = pipeline.invoke("Linear signal reaching the articular surface of the medial meniscus of the knee.")
-    assert answer.diagnosis == "Medial meniscal tear"
+    assert (answer.diagnosis or "").lower() == "medial meniscal tear"
     assert answer.evidence["excluded"] >= 1 and "meningioma" not in str(answer.evidence["candidates"]).lower()
     assert regions("Acute subdural hematoma over the left convexity.") == {"head"}
-    assert regions("Chest CT: pleural effusion; the visualized upper abdomen is unremarkable.") == {"chest"}
+    assert regions("Chest CT: pleural effusion, left lower lobe atelectasis; the upper abdomen is unremarkable.") == {
+        "chest"
+    }
     assert modalities("T2 hyperintense lesion on MRI.") == {"MR"} and modalities("", "CT - noncontrast") == {"CT"}
     assert not read_question("Nodule.").regions  # unknown: excludes nothing
 
