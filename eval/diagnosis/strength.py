@@ -1,10 +1,10 @@
 """Calibration of the stated evidence strength: how often answers are right at each strength the answer states.
 
-    python -m eval.diagnosis.strength --results eval/results/diagnosis_dev_weighting.json --split dev --choose
-    python -m eval.diagnosis.strength --results eval/results/diagnosis_evidence.json --name diagnosis_strength
+    python -m eval.diagnosis.strength --condition "evidence:..." --save-rows /tmp/rows.json --split dev --choose
+    python -m eval.diagnosis.strength --condition "evidence:..." --rows /tmp/rows.json   # all cases: the table
 
-Each case's answer is given again by the product's pipeline for the results file's condition (an evidence arm: no
-model, fast), and its `Answer.strength` (assistant/rag/strength.py) is joined with the case's verdict in the file.
+Each case is answered by the product's pipeline for the evidence condition (no model, fast) and graded as the
+benchmark grades it; its `Answer.strength` (assistant/rag/strength.py) says at which strength it was stated.
 `--choose` applies the rule of docs/decisions/2026-11-28-evidence-strength.md to the measure and prints the cut points;
 otherwise the table by level (and by measure bins) is written with a plot.
 """
@@ -12,51 +12,47 @@ otherwise the table by level (and by measure bins) is written with a plot.
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from eval.common.plots import accuracy_bars
 from eval.common.shared_data import RESULTS, SHARED_DATA, eval_home, write_results
 from eval.common.stats import wilson
-from eval.diagnosis.results import DiagnosisResults
 
 MIN_CASES = 15
 STRONG_CANDIDATES = [round(0.30 + 0.05 * i, 2) for i in range(11)]
 WEAK_CANDIDATES = [round(0.05 * i, 2) for i in range(1, 7)]
 
 
-def first_evidence(results_path: Path) -> str:
-    """The first evidence condition of a results file."""
-    return next(c for c in DiagnosisResults.read(results_path).conditions if c.startswith("evidence:"))
-
-
-def measured(results_path: Path, condition: str | None, cases_path: Path, split: str | None) -> list[dict]:
-    """(case id, source, correct, strength level, measure) of every answered case of the condition."""
+def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
+    """(case id, source, correct, strength level, measure) of every case, answered by the product's pipeline for the
+    evidence `condition` and graded as the benchmark grades (eval.diagnosis.grading, ICD criterion off)."""
     from assistant.rag.pipeline import EVIDENCE_ONLY, RagPipeline
     from eval.diagnosis.benchmark import RunConfig, _corpus, _retriever
     from eval.diagnosis.cases import read_cases
     from eval.diagnosis.conditions import parse_conditions, retrieval_corpus
+    from eval.diagnosis.grading import Grader
     from retriever.reports.splits import split_of
 
-    results = DiagnosisResults.read(results_path)
-    name = condition or first_evidence(results_path)
-    verdicts = {v.case_id: v for v in results.cases[name]}
     cases = read_cases(cases_path)
     corpus = retrieval_corpus(_corpus([], SHARED_DATA)[0], {c.id for c in cases})
-    cases = [c for c in cases if c.id in verdicts and (split is None or split_of(c.id) == split)]
-    chosen = parse_conditions(name)[0]
-    config = RunConfig(cases, [chosen], corpus)
+    cases = [c for c in cases if split is None or split_of(c.id) == split]
+    chosen = parse_conditions(condition)[0]
     weighting = {"evidence_weighting": chosen.weighting} if chosen.weighting else {}
-    pipeline = RagPipeline(None, _retriever(chosen, config, corpus), rag_prompt=EVIDENCE_ONLY, **weighting)  # type: ignore[arg-type]
+    retriever = _retriever(chosen, RunConfig(cases, [chosen], corpus), corpus)
+    pipeline = RagPipeline(None, retriever, rag_prompt=EVIDENCE_ONLY, **weighting)  # type: ignore[arg-type]
+    grader = Grader.default(icd=False)
     rows = []
     for case in cases:
-        strength = pipeline.invoke(case.findings).strength
+        answer = pipeline.invoke(case.findings)
         rows.append(
             {
                 "case_id": case.id,
                 "source": case.source,
-                "correct": verdicts[case.id].correct,
-                "level": strength.get("level", "none"),
-                "measure": strength.get("measure", 0.0),
+                "split": split_of(case.id),
+                "correct": grader.grade(answer.diagnosis, case.references()).correct,
+                "level": answer.strength.get("level", "none"),
+                "measure": answer.strength.get("measure", 0.0),
             }
         )
     return rows
@@ -90,10 +86,12 @@ def choose(rows: list[dict]) -> dict[str, float | None]:
 
 
 def table(rows: list[dict]) -> dict[str, dict]:
-    """Accuracy by stated level, strongest first."""
+    """Accuracy by stated level (at today's cut points, from each answer's measure), strongest first."""
+    from assistant.rag.strength import level_of
+
     out = {}
     for level in ("strong", "moderate", "weak", "none"):
-        selected = [r for r in rows if r["level"] == level]
+        selected = [r for r in rows if (level_of(r["measure"]) if r["level"] != "none" else "none") == level]
         if selected:
             k = sum(r["correct"] for r in selected)
             ci = wilson(k, len(selected))
@@ -127,14 +125,20 @@ def main(argv: list[str] | None = None) -> int:
     from assistant.rag.strength import STRONG_FROM, WEAK_BELOW
 
     parser = argparse.ArgumentParser(prog="python -m eval.diagnosis.strength", description=__doc__)
-    parser.add_argument("--results", type=Path, required=True)
-    parser.add_argument("--condition", default=None, help="default: the file's first evidence condition")
+    parser.add_argument("--condition", required=True, help="an evidence condition (eval.diagnosis.conditions)")
     parser.add_argument("--cases", type=Path, default=eval_home() / "cases" / "shared_heldout.jsonl")
     parser.add_argument("--split", choices=("dev", "test"), default=None)
     parser.add_argument("--choose", action="store_true", help="print the cut points the rule chooses")
     parser.add_argument("--name", default="diagnosis_strength")
+    parser.add_argument("--rows", type=Path, default=None, help="answers measured before (JSON), else measured now")
+    parser.add_argument("--save-rows", type=Path, default=None, help="keep the measured answers (outside the repo)")
     args = parser.parse_args(argv)
-    rows = measured(args.results, args.condition, args.cases, args.split)
+    if args.rows is not None:
+        rows = [r for r in json.loads(args.rows.read_text()) if args.split is None or r["split"] == args.split]
+    else:
+        rows = measured(args.condition, args.cases, args.split)
+    if args.save_rows is not None:
+        args.save_rows.write_text(json.dumps(rows))
     if args.choose:
         print(choose(rows), table(rows))
         return 0
@@ -146,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     payload = {
         "name": args.name,
-        "condition": args.condition or first_evidence(args.results),
+        "condition": args.condition,
         "command": " ".join(["python -m eval.diagnosis.strength", *(argv if argv is not None else sys.argv[1:])]),
         "n": len(rows),
         "strong_from": STRONG_FROM,
