@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from assistant.chat.escape import md_escape
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import Answer
+from assistant.rag.strength import strength_line
 from assistant.readable import modality_word, strengths
 
 DISCLAIMER = "Decision support and teaching tool, not a diagnosis."
@@ -47,6 +48,8 @@ def answer_document(answer: Answer, earlier: Sequence[str] = ()) -> str:
         lines += [f"**No diagnosis** ({answer.degraded_kind}): {_line(answer.degraded_reason or '')}", ""]
     else:
         lines += [f"**Most likely diagnosis:** {_line(answer.diagnosis or '')}", ""]
+        if answer.strength:
+            lines += [_line(strength_line(answer.strength)), ""]
         if answer.differential:
             lines += ["**Differential:**", *(f"- {_line(d)}" for d in answer.differential), ""]
         if answer.rationale:

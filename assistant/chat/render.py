@@ -17,6 +17,7 @@ from assistant.chat.escape import html_text as _e
 from assistant.chat.escape import md_escape
 from assistant.chat.report_cards import CONTRADICTS_LABEL, FIELD_LABELS, PARTLY_LABEL, card_anchor
 from assistant.rag.answer import Answer, UnparseableOutput, parse_output
+from assistant.rag.strength import strength_line
 from retriever.reports.record import Field
 from retriever.search.hit import Hit
 
@@ -27,6 +28,7 @@ DEGRADED_LABELS = {
     "unparseable": "the language model's output held no answer",
     "ruled_out": "the model's diagnosis is ruled out by the findings or the reports it cites",
     "no_evidence": "no similar report affirms a diagnosis",
+    "no_abnormality": "no abnormality described: every finding is negated or normal",
 }
 
 
@@ -125,6 +127,8 @@ def answer_markdown(answer: Answer) -> str:
             lines += ["", f"Retrieval-only result: {reports_pointer(answer.retrieved)}"]
         return "\n".join([*lines, "", configuration_details(answer)])
     lines = [f"**Most likely diagnosis:** {md_escape(answer.diagnosis or '')}"]
+    if answer.strength:
+        lines += ["", md_escape(strength_line(answer.strength))]
     if answer.differential:
         lines += ["", "**Differential:**", *(f"- {md_escape(d)}" for d in answer.differential)]
     if answer.rationale:

@@ -30,6 +30,7 @@ from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import UnparseableOutput, parse_output
 from assistant.rag.answer_defaults import SHOWN_REPORTS
 from assistant.rag.events import encode
+from assistant.rag.strength import strength_line
 from assistant.readable import modality_word, strengths
 from assistant.text import shorten
 
@@ -154,7 +155,7 @@ class DraftPrinter:
 
 def print_answer(answer: Answer, out: Console) -> None:
     """The checked answer (or why there is none), the reports it cites, notes and provenance."""
-    if answer.degraded and answer.degraded_kind in ("no_evidence", "ruled_out"):
+    if answer.degraded and answer.degraded_kind in ("no_evidence", "ruled_out", "no_abnormality"):
         body = Text.assemble(("No diagnosis", "bold"), visible(f": {answer.degraded_reason or ''}"))
         out.print(Panel(body, title="no diagnosis", border_style="yellow"))
     elif answer.degraded:
@@ -166,6 +167,8 @@ def print_answer(answer: Answer, out: Console) -> None:
         out.print(Panel(body, title="degraded", border_style="red"))
     else:
         lines = [Text.assemble(("Most likely diagnosis: ", "bold"), visible(answer.diagnosis or ""))]
+        if answer.strength:
+            lines.append(Text(visible(strength_line(answer.strength))))
         if answer.differential:
             lines.append(Text.assemble(("Differential: ", "bold"), visible("; ".join(answer.differential))))
         if answer.rationale:

@@ -26,8 +26,9 @@ MAX_DIFFERENTIAL = 8
 
 #: Why an answer has no diagnosis; `ruled_out`: the model's diagnosis is negated by the findings or by every report
 #: it cites, and no diagnosis of the evidence is left in its place (assistant/rag/grounding.py); `no_evidence`: an
-#: answer from the evidence alone, and no similar report affirms a diagnosis.
-DegradedKind = Literal["backend_unavailable", "timeout", "unparseable", "ruled_out", "no_evidence"]
+#: answer from the evidence alone, and no similar report affirms a diagnosis; `no_abnormality`: the findings describe
+#: nothing abnormal ("No pneumothorax."), so there is no disease to name (assistant/rag/question.py).
+DegradedKind = Literal["backend_unavailable", "timeout", "unparseable", "ruled_out", "no_evidence", "no_abnormality"]
 ParseMode = Literal["json", "fenced_json", "embedded_json", "repaired_json", "plain_text"]
 
 
@@ -126,6 +127,9 @@ class Answer:
     evidence: dict[str, Any] = field(default_factory=dict)
     #: Set when the model's own diagnosis was ruled out by its evidence and replaced: {"replaced": ..., "reason": ...}.
     grounding: dict[str, str] = field(default_factory=dict)
+    #: How strong the evidence for the diagnosis is (assistant/rag/strength.py): {"level", "measure", "words"}; empty
+    #: without a diagnosis or without retrieval.
+    strength: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (for `--json` and benchmark result files)."""

@@ -82,7 +82,7 @@ def build_pipeline(
 ) -> RagPipeline:
     """The pipeline `settings` describe (their answer mode, its prompt and the evidence weighting) over `retriever`
     (None: the model alone), answering with `llm`; its answers carry the settings' configuration hash."""
-    from assistant.rag.evidence import weighting_named
+    from assistant.rag.weighting import weighting_named
     from assistant.rag.modes import AnswerMode, answer_mode
     from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
 

@@ -13,43 +13,23 @@ list and linking words ("with", "and", "consistent with"), and each part is stri
 and measurements ("Small left pleural effusion" -> "pleural effusion"). Parts are compared by their content words
 (shorthand expanded, plurals folded), so "pleural effusions" and "effusion, pleural" meet; a part whose words are all
 found in a longer one ("pneumonia" in "right lower lobe pneumonia") also counts the longer one's reports. Each report
-counts once per candidate, weighed by its rank (`rank_weights`), and candidates are ranked by the summed weight.
+counts once per candidate, weighed by its rank or its similarity (assistant/rag/weighting.py), and candidates are
+ranked by the summed weight. A candidate the question itself rules out ("No pleural effusion") is left out
+(`rules_out`, from assistant/rag/question.py), and named in `ruled_out`.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
 
 from assistant.rag.injection import addresses_a_model, reads_as_instruction
-from models.preset import PRESET
+from assistant.rag.weighting import WEIGHTING, Weighting, report_weights
 from retriever.negation.rules import is_negated
 from retriever.reports.impression import positive_items
 from retriever.search.shorthand import RADIOLOGY
-
-Weighting = Literal["uniform", "rank", "sqrt"]
-WEIGHTINGS: tuple[Weighting, ...] = get_args(Weighting)
-
-
-def weighting_named(name: str) -> Weighting:
-    """`name` as a Weighting (ValueError listing the known ones)."""
-    if name not in WEIGHTINGS:
-        raise ValueError(f"unknown evidence weighting {name!r}: use one of {', '.join(WEIGHTINGS)}")
-    return name  # type: ignore[return-value]
-
-
-#: How a report counts by its rank: "rank" (1/rank), "sqrt" (1/sqrt(rank): the 40th report still counts a sixth of
-#: the first) or "uniform" (models/preset.json).
-WEIGHTING: Weighting = weighting_named(PRESET.answer.evidence_weighting)
-
-
-def rank_weights(n: int, weighting: Weighting) -> list[float]:
-    """How much each of `n` reports, best-ranked first, counts."""
-    exponent = {"uniform": 0.0, "sqrt": 0.5, "rank": 1.0}[weighting]
-    return [1.0 / rank**exponent for rank in range(1, n + 1)]
-
 
 #: Most candidates an answer lists.
 MAX_CANDIDATES = 8
@@ -138,6 +118,10 @@ class EvidenceDifferential:
     weighting: Weighting = WEIGHTING
     #: Report id -> the diagnoses its impression affirms (what every candidate's count rests on).
     affirmed: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Retrieved reports that did not vote: of another body region or modality than the question's.
+    excluded: int = 0
+    #: Diagnoses the reports affirm that the question's own findings rule out: never candidates.
+    ruled_out: tuple[str, ...] = ()
     #: Reports read as no evidence because they address a model (issue 51), in rank order.
     set_aside: tuple[str, ...] = ()
 
@@ -150,6 +134,8 @@ class EvidenceDifferential:
             "read": self.read,
             "weighting": self.weighting,
             "set_aside": list(self.set_aside),
+            "excluded": self.excluded,
+            "ruled_out": list(self.ruled_out),
             "candidates": [
                 {
                     "diagnosis": c.diagnosis,
@@ -193,6 +179,13 @@ def affirmed_diagnoses(impression: str) -> list[tuple[str, float]]:
     """The diagnoses an impression affirms, in its order, each with its certainty (1, or HEDGED when offered as a
     possibility): parts of its abnormal items that are not negated, resolved or only asked about, and say more than
     generic words."""
+    return list(_affirmed(impression))
+
+
+@functools.lru_cache(maxsize=16384)
+def _affirmed(impression: str) -> tuple[tuple[str, float], ...]:
+    """affirmed_diagnoses, read once per impression text (an archive repeats its conclusions, and an answer reads
+    each retrieved report's twice: for the counts and for `affirmed`)."""
     found: list[tuple[str, float]] = []
     for item in positive_items(impression):
         if _QUESTION.search(item):
@@ -212,7 +205,7 @@ def affirmed_diagnoses(impression: str) -> list[tuple[str, float]]:
                 pass
             if phrase.lower() not in (f.lower() for f, _ in found):
                 found.append((phrase, certainty))
-    return found
+    return tuple(found)
 
 
 @dataclass
@@ -228,28 +221,21 @@ def evidence_differential(
     weighting: Weighting = WEIGHTING,
     limit: int = MAX_CANDIDATES,
     set_aside: Collection[str] = (),
+    scores: Sequence[float] | None = None,
+    rules_out: Callable[[str], bool] | None = None,
+    excluded: int = 0,
 ) -> EvidenceDifferential:
-    """The differential of `reports`, (report id, impression) pairs best-ranked first. A report in `set_aside`
-    (judged on all its fields by the caller: assistant.rag.injection.set_aside), or whose impression addresses a
-    model, is no evidence: it is left out and named in the differential's `set_aside`."""
+    """The differential of `reports`, (report id, impression) pairs best-ranked first, with their search `scores`
+    (needed by a similarity weighting; without them every report scores alike). `rules_out(diagnosis)`: the
+    question's own findings rule it out, so it is no candidate. `excluded`: retrieved reports that did not vote. A
+    report in `set_aside` (judged on all its fields by the caller: assistant.rag.injection.set_aside), or whose
+    impression addresses a model, is no evidence: it is left out and named in the differential's `set_aside`."""
+    scores = list(scores) if scores is not None else [1.0] * len(reports)
     aside = tuple(i for i, impression in reports if i in set_aside or addresses_a_model(impression))
-    reports = [(i, impression) for i, impression in reports if i not in aside]
-    weights = rank_weights(len(reports), weighting)
-    groups: dict[frozenset[str], _Group] = {}
-    affirmed: dict[str, tuple[str, ...]] = {}
-    for (report_id, impression), weight in zip(reports, weights, strict=True):
-        phrases = affirmed_diagnoses(impression)
-        affirmed[report_id] = tuple(phrase for phrase, _ in phrases)
-        for phrase, certainty in phrases:
-            key = content_key(phrase)
-            group = groups.get(key) or groups.setdefault(key, _Group(key))
-            group.forms[phrase.lower()] = group.forms.get(phrase.lower(), 0) + 1
-            group.reports[report_id] = max(group.reports.get(report_id, 0.0), weight * certainty)
-    for group in groups.values():  # "pneumonia" also counts the reports of "right lower lobe pneumonia"
-        for other in groups.values():
-            if other is not group and group.key < other.key and not group.key <= _GENERIC:
-                for report_id, weight in other.reports.items():
-                    group.reports[report_id] = max(group.reports.get(report_id, 0.0), weight)
+    voting = [(pair, score) for pair, score in zip(reports, scores, strict=True) if pair[0] not in aside]
+    reports = [pair for pair, _ in voting]
+    weights = report_weights([score for _, score in voting], weighting)
+    groups = _groups(reports, weights)
     total = sum(weights) or 1.0
     order = {report_id: n for n, (report_id, _) in enumerate(reports)}
     candidates = [
@@ -261,4 +247,27 @@ def evidence_differential(
         for g in groups.values()
     ]
     candidates.sort(key=lambda c: (-c.score, -c.count, len(c.diagnosis)))
-    return EvidenceDifferential(tuple(candidates[:limit]), len(reports), weighting, affirmed, aside)
+    ruled = [c.diagnosis for c in candidates if rules_out is not None and rules_out(c.diagnosis)]
+    kept = tuple(c for c in candidates if c.diagnosis not in ruled)[:limit]
+    affirmed = {report_id: tuple(phrase for phrase, _ in affirmed_diagnoses(text)) for report_id, text in reports}
+    return EvidenceDifferential(
+        kept, len(reports), weighting, affirmed, set_aside=aside, excluded=excluded, ruled_out=tuple(ruled)
+    )
+
+
+def _groups(reports: Sequence[tuple[str, str]], weights: Sequence[float]) -> dict[frozenset[str], _Group]:
+    """The reports' affirmed phrases grouped by content words, each group with the weight of every report that
+    affirms it; a group also counts the reports of the longer groups containing its words."""
+    groups: dict[frozenset[str], _Group] = {}
+    for (report_id, impression), weight in zip(reports, weights, strict=True):
+        for phrase, certainty in affirmed_diagnoses(impression):
+            key = content_key(phrase)
+            group = groups.get(key) or groups.setdefault(key, _Group(key))
+            group.forms[phrase.lower()] = group.forms.get(phrase.lower(), 0) + 1
+            group.reports[report_id] = max(group.reports.get(report_id, 0.0), weight * certainty)
+    for group in groups.values():  # "pneumonia" also counts the reports of "right lower lobe pneumonia"
+        for other in groups.values():
+            if other is not group and group.key < other.key and not group.key <= _GENERIC:
+                for report_id, weight in other.reports.items():
+                    group.reports[report_id] = max(group.reports.get(report_id, 0.0), weight)
+    return groups

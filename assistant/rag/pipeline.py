@@ -39,12 +39,16 @@ from assistant.rag.answer import (
 )
 from assistant.rag.choice import Choice, choice_name, choice_schema, chosen_output, parse_choice, render_choices
 from assistant.rag.configuration import configuration_hash
-from assistant.rag.evidence import WEIGHTING, EvidenceDifferential, Weighting, evidence_differential
+from assistant.rag.evidence import EvidenceDifferential
 from assistant.rag.grounding import Grounding, ground
 from assistant.rag.injection import neutralise_tags, set_aside
 from assistant.rag.lc_retriever import documents_to_hits
 from assistant.rag.modes import EVIDENCE_PROMPT_ID, AnswerMode, checked_prompt, mode_of_prompt
 from assistant.rag.prompt_fit import PromptFitter
+from assistant.rag.question import NO_ABNORMALITY, read_question
+from assistant.rag.strength import strength
+from assistant.rag.votes import evidence_for
+from assistant.rag.weighting import WEIGHTING, Weighting
 from retriever.search.hit import Hit
 from retriever.search.query import clean_query
 
@@ -145,13 +149,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         base: dict[str, Any] = {"query": query, "notes": [], "timings": {}}
         docs = self._retrieve(query, config, base)
         retrieved = documents_to_hits(docs)
-        # The conclusions only: a report without an impression section (shown by its whole text) affirms nothing,
-        # or its section labels and history ("MOTOR:", "PMH:") would count as diagnoses.
-        evidence = evidence_differential(
-            [(h.report.id, h.report.conclusion) for h in retrieved],
-            weighting=self.evidence_weighting,
-            set_aside=set_aside(retrieved),
-        )
+        question = read_question(query)
+        evidence = evidence_for(question, retrieved, self.evidence_weighting, set_aside=set_aside(retrieved))
         if evidence.set_aside:
             base["notes"].append(
                 f"evidence: {len(evidence.set_aside)} retrieved report(s) set aside, they address a model: "
@@ -161,6 +160,9 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         base |= self._record(retrieved, evidence)
         if streaming and self.retriever is not None:
             yield Retrieval(retrieved, base["evidence"])
+        if question.purely_negative and self.retriever is not None:
+            yield self._degraded(base, "no_abnormality", f"{NO_ABNORMALITY}: every finding is negated or normal", start)
+            return
         if self.mode is AnswerMode.EVIDENCE:
             if not choices:
                 yield self._degraded(base, "no_evidence", _NO_EVIDENCE.format(n=len(retrieved)), start)
@@ -296,6 +298,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             usage=result.usage if result else {},
             parse_mode=parsed.mode if result else None,
             grounding=grounding.to_dict(),
+            strength=strength(base["evidence"], diagnosis),
             **model,
             **base,
         )

@@ -167,11 +167,10 @@ def _retrieved_the_same(row: dict[str, Any], case: Case, pipeline: RagPipeline) 
         return False
     if not (row.get("evidence") or {}).get("candidates"):
         return True
-    from assistant.rag.evidence import evidence_differential  # the same reports, read under today's rules?
+    from assistant.rag.question import read_question  # the same reports, read under today's rules?
+    from assistant.rag.votes import evidence_for
 
-    evidence = evidence_differential(
-        [(h.report.id, h.report.impression) for h in hits], weighting=pipeline.evidence_weighting
-    )
+    evidence = evidence_for(read_question(clean_query(case.findings)), hits, pipeline.evidence_weighting)
     return [c.diagnosis for c in evidence.candidates] == [c["diagnosis"] for c in row["evidence"]["candidates"]]
 
 
@@ -306,7 +305,7 @@ def default_condition() -> Condition:
     weighting, and the second stage if it re-scores that field) as a condition. The weighting is named, so the
     condition keeps its name (and its cached answers) when the product's default weighting changes."""
     from assistant.rag.answer_defaults import FIELD, MODE, PROMPT, K
-    from assistant.rag.evidence import WEIGHTING
+    from assistant.rag.weighting import WEIGHTING
     from eval.retrieval.benchmark import product_default
     from eval.retrieval.findings_impression import reranker_for
     from retriever.search.methods import DEFAULT_SECOND_STAGE

@@ -10,8 +10,8 @@ diagnosis_rag, the paper's setting, or the run's --field/-k/--prompt). `none` ta
 `none[prompt=diagnosis_brief_norag]`, else the product's no-retrieval prompt (NORAG_PROMPT), so a new answer format
 can be compared with and without retrieval. `rerank=NAME` re-scores the top hits with a second stage as
 `assistant ask --reranker NAME` does (`support`, the product's default stage, or a trained cross-encoder; a
-condition without it searches with the first stage alone). `weighting=sqrt` (or rank, uniform) sets how the
-evidence differential weighs a report by its rank, else the product's default. Retrieval runs through the product's
+condition without it searches with the first stage alone). `weighting=sqrt` (or rank, uniform, similarity:T) sets
+how the evidence differential weighs a report, else the product's default. Retrieval runs through the product's
 own path (`ReportIndex` + `ReportRetriever`), over a corpus from which the cases' own reports have been removed, so no
 case can be answered by reading its own report.
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from assistant.rag.answer_defaults import NORAG_PROMPT
-from assistant.rag.evidence import WEIGHTINGS, Weighting, weighting_named
+from assistant.rag.weighting import WEIGHTINGS, Weighting, weighting_named
 from models.preset import named_preset
 from retriever.reports.record import Field, Report
 from retriever.search.methods import Method, split_fused_spec
@@ -66,7 +66,7 @@ class Condition:
     rerank: str | None = None
     #: The answer's token limit when it differs from the run's (`tokens=32`: a baseline answered at another limit).
     max_tokens: int | None = None
-    #: How the evidence differential weighs a report by its rank (assistant.rag.evidence.WEIGHTINGS) when it differs
+    #: How the evidence differential weighs a report (assistant.rag.weighting.WEIGHTINGS) when it differs
     #: from the product's default (None).
     weighting: Weighting | None = None
 
@@ -164,7 +164,7 @@ def _with_option(condition: Condition, option: str) -> Condition:
         return replace(condition, rerank=value)
     if key == "tokens" and value.isdigit() and int(value) >= 8:
         return replace(condition, max_tokens=int(value))
-    if key == "weighting" and value in WEIGHTINGS and condition.retrieval:
+    if key == "weighting" and condition.retrieval:
         return replace(condition, weighting=weighting_named(value))
     raise ValueError(
         f"bad condition option {option!r} in {condition.spec!r}: use one of {', '.join(FIELDS)}, k=N, "

@@ -78,7 +78,10 @@ from retriever.search.methods import DEFAULT_METHOD
 SCREEN_RESULTS = RESULTS / "diagnosis_screen.json"
 #: The answer arms measured on the dev cases, the committed run of the free-text default they are compared with, the
 #: evidence differential's sweep over k and weighting, and the model's choice among the evidence the sweep chose.
-DEV_ARMS = (
+DEV_ARMS = (RESULTS / "diagnosis_dev_weighting.json",)
+#: Until 2026-11-28 the arms of these files competed; since issue 48's region and negation rules changed what every
+#: evidence arm reads, only the run under today's rules does (docs/decisions/2026-11-28-evidence-weighting.md).
+EARLIER_DEV_ARMS = (
     RESULTS / "diagnosis_dev_arms.json",
     RESULTS / "diagnosis_native.json",
     RESULTS / "diagnosis_dev_evidence.json",
@@ -87,7 +90,8 @@ DEV_ARMS = (
 #: The evidence weighting of conditions named without `weighting=` in DEV_ARMS: they were run when 1/rank was the
 #: only weighting (before 2026-11-27's sweep); ties between weightings also go to it, the earlier default.
 LEGACY_WEIGHTING = "rank"
-WEIGHTING_ORDER = ("rank", "sqrt", "uniform")
+#: Ties between weightings: since 2026-11-28 to sqrt (the default before), then rank and uniform.
+WEIGHTING_ORDER = ("sqrt", "rank", "uniform")
 #: Prompts by the length of what they show the model: references as impressions first.
 PROMPT_COST = {"diagnosis_candidates": 0, "diagnosis_rag": 1}
 #: Arms by what an answer costs: no model, a constrained choice (a few tokens), free text (a whole answer).
@@ -160,9 +164,16 @@ def choose_arm(accuracy: dict[str, float], n_cases: int) -> dict[str, Any]:
     def weighting(c: Any) -> str:
         return c.weighting or LEGACY_WEIGHTING
 
+    def weighting_order(c: Any) -> tuple:
+        """The earlier default first, then the similarity weightings from the gentlest (largest T)."""
+        name = weighting(c)
+        if name in WEIGHTING_ORDER:
+            return (0, WEIGHTING_ORDER.index(name))
+        return (1, -float(name.partition(":")[2]))
+
     def order(name: str) -> tuple:
         c = arms[name]
-        return (-round(accuracy[name], 9), cost(c), c.k, FIELDS.index(c.field), WEIGHTING_ORDER.index(weighting(c)))
+        return (-round(accuracy[name], 9), cost(c), c.k, FIELDS.index(c.field), weighting_order(c))
 
     ranked = sorted(arms, key=order)
     best = arms[ranked[0]]

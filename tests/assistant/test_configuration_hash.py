@@ -42,11 +42,12 @@ def _ask_hash(env: dict[str, str]) -> str:
 
 
 def _warm_hash(env: dict[str, str], socket: Path) -> tuple[str, str]:
-    """The warm server's key under `env`'s settings, and the hash of the answer it gives to `ask --json`."""
+    """The warm server's key under `env`'s settings (a digest of every setting with its paths resolved, so that it
+    also refuses another folder's index), and the configuration hash of the answer it gives to `ask --json`."""
     from assistant.commands.ask_cmd import ask_call, parse_arguments
     from assistant.warm.server import WarmServer
 
-    server = WarmServer(socket, Settings.from_env(env), lambda a, cwd: ask_call(parse_arguments(a), cwd), print)
+    server = WarmServer(socket, Settings.from_env(env), lambda a, cwd: ask_call(parse_arguments(a), cwd))
     try:
         events = list(server.events({"argv": [QUERY, "--json"], "cwd": str(REPO), "env": env}))
     finally:
@@ -61,14 +62,14 @@ def test_ask_the_warm_server_and_provenance_give_one_hash_and_query_expansion_ch
 ) -> None:
     from eval.common.provenance import provenance
 
-    hashes = {}
+    hashes, keys = {}, {}
     for expansion in ("on", "off"):
         env = _env(home, RADSEARCH_ABBREVIATION_EXPANSION=expansion)
-        key, warm = _warm_hash(env, tmp_path / f"{expansion}.sock")
+        keys[expansion], warm = _warm_hash(env, tmp_path / f"{expansion}.sock")
         recorded = provenance(settings=Settings.from_env(env))["configuration_hash"]
-        assert _ask_hash(env) == key == warm == recorded
-        hashes[expansion] = key
-    assert hashes["on"] != hashes["off"]
+        assert _ask_hash(env) == warm == recorded == Settings.from_env(env).configuration_hash
+        hashes[expansion] = warm
+    assert hashes["on"] != hashes["off"] and keys["on"] != keys["off"]  # a server under the other setting refuses
 
 
 def test_the_hash_covers_what_changes_an_answer() -> None:

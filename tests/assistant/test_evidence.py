@@ -11,10 +11,11 @@ from llm_fixtures import INJECTION, require_embedded_smollm2, smollm2_llm
 import prompts
 from assistant.llm.base import LLMResult, Message
 from assistant.rag.choice import OTHER, choice_schema, parse_choice, render_choices
-from assistant.rag.evidence import affirmed_diagnoses, evidence_differential, rank_weights, weighting_named
+from assistant.rag.evidence import affirmed_diagnoses, evidence_differential
 from assistant.rag.grounding import contradiction, echoes_an_instruction, ruled_out_in
 from assistant.rag.lc_retriever import ReportRetriever
 from assistant.rag.pipeline import RagPipeline
+from assistant.rag.weighting import rank_weights, weighting_named
 from retriever.reports.record import Report
 
 #: Two diagnoses, each affirmed by some reports and negated, resolved or only asked about by others.

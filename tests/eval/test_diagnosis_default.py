@@ -76,7 +76,12 @@ def test_the_arm_rule_prefers_accuracy_then_the_cheaper_arm() -> None:
 def test_the_arm_rule_reads_the_evidence_weighting_and_prefers_the_earlier_one_on_ties() -> None:
     from eval.diagnosis.default import choose_arm
 
-    sweep = {f"evidence:{D}[report,k=40,weighting={w}]": 0.5 for w in ("uniform", "sqrt", "rank")}
+    weightings = ("uniform", "similarity:0.2", "sqrt", "rank", "similarity:1.0")
+    sweep = {f"evidence:{D}[report,k=40,weighting={w}]": 0.5 for w in weightings}
+    assert choose_arm(sweep, 10)["weighting"] == "sqrt"  # a tie: the default before (2026-11-28)
+    sweep[f"evidence:{D}[report,k=40,weighting=sqrt]"] = 0.4
     assert choose_arm(sweep, 10)["weighting"] == "rank"
-    sweep[f"evidence:{D}[report,k=40,weighting=sqrt]"] = 0.52
-    assert (choose_arm(sweep, 10)["weighting"], choose_arm(sweep, 10)["k"]) == ("sqrt", 40)
+    sweep = {f"evidence:{D}[report,k=40,weighting=similarity:{t}]": 0.5 for t in ("0.2", "1.0", "0.5")}
+    assert choose_arm(sweep, 10)["weighting"] == "similarity:1.0"  # then the gentlest similarity weighting
+    sweep[f"evidence:{D}[report,k=40,weighting=similarity:0.2]"] = 0.52
+    assert (choose_arm(sweep, 10)["weighting"], choose_arm(sweep, 10)["k"]) == ("similarity:0.2", 40)

@@ -1,0 +1,167 @@
+"""Calibration of the stated evidence strength: how often answers are right at each strength the answer states.
+
+    python -m eval.diagnosis.strength --condition "evidence:..." --save-rows /tmp/rows.json --split dev --choose
+    python -m eval.diagnosis.strength --condition "evidence:..." --rows /tmp/rows.json   # all cases: the table
+
+Each case is answered by the product's pipeline for the evidence condition (no model, fast) and graded as the
+benchmark grades it; its `Answer.strength` (assistant/rag/strength.py) says at which strength it was stated.
+`--choose` applies the rule of docs/decisions/2026-11-28-evidence-strength.md to the measure and prints the cut points;
+otherwise the table by level (and by measure bins) is written with a plot.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from eval.common.plots import accuracy_bars
+from eval.common.shared_data import RESULTS, SHARED_DATA, eval_home, write_results
+from eval.common.stats import wilson
+
+MIN_CASES = 15
+STRONG_CANDIDATES = [round(0.30 + 0.05 * i, 2) for i in range(11)]
+WEAK_CANDIDATES = [round(0.05 * i, 2) for i in range(1, 7)]
+
+
+def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
+    """(case id, source, correct, strength level, measure) of every case, answered by the product's pipeline for the
+    evidence `condition` and graded as the benchmark grades (eval.diagnosis.grading, ICD criterion off)."""
+    from assistant.rag.pipeline import EVIDENCE_ONLY, RagPipeline
+    from eval.diagnosis.benchmark import RunConfig, _corpus, _retriever
+    from eval.diagnosis.cases import read_cases
+    from eval.diagnosis.conditions import parse_conditions, retrieval_corpus
+    from eval.diagnosis.grading import Grader
+    from retriever.reports.splits import split_of
+
+    cases = read_cases(cases_path)
+    corpus = retrieval_corpus(_corpus([], SHARED_DATA)[0], {c.id for c in cases})
+    cases = [c for c in cases if split is None or split_of(c.id) == split]
+    chosen = parse_conditions(condition)[0]
+    weighting = {"evidence_weighting": chosen.weighting} if chosen.weighting else {}
+    retriever = _retriever(chosen, RunConfig(cases, [chosen], corpus), corpus)
+    pipeline = RagPipeline(None, retriever, rag_prompt=EVIDENCE_ONLY, **weighting)  # type: ignore[arg-type]
+    grader = Grader.default(icd=False)
+    rows = []
+    for case in cases:
+        answer = pipeline.invoke(case.findings)
+        rows.append(
+            {
+                "case_id": case.id,
+                "source": case.source,
+                "split": split_of(case.id),
+                "correct": grader.grade(answer.diagnosis, case.references()).correct,
+                "level": answer.strength.get("level", "none"),
+                "measure": answer.strength.get("measure", 0.0),
+            }
+        )
+    return rows
+
+
+def choose(rows: list[dict]) -> dict[str, float | None]:
+    """The cut points by the decision record's rule (None when no candidate value meets it)."""
+
+    def share(selected: list[dict]) -> float:
+        return sum(r["correct"] for r in selected) / len(selected)
+
+    strong = next(
+        (
+            t
+            for t in STRONG_CANDIDATES
+            if len(sel := [r for r in rows if r["measure"] >= t]) >= MIN_CASES and share(sel) >= 0.80
+        ),
+        None,
+    )
+    weak = next(
+        (
+            t
+            for t in reversed(WEAK_CANDIDATES)
+            if (strong is None or t < strong)
+            and len(sel := [r for r in rows if r["measure"] < t]) >= MIN_CASES
+            and share(sel) <= 0.30
+        ),
+        None,
+    )
+    return {"strong_from": strong, "weak_below": weak}
+
+
+def table(rows: list[dict]) -> dict[str, dict]:
+    """Accuracy by stated level (at today's cut points, from each answer's measure), strongest first."""
+    from assistant.rag.strength import level_of
+
+    out = {}
+    for level in ("strong", "moderate", "weak", "none"):
+        selected = [r for r in rows if (level_of(r["measure"]) if r["level"] != "none" else "none") == level]
+        if selected:
+            k = sum(r["correct"] for r in selected)
+            ci = wilson(k, len(selected))
+            out[level] = {"n": len(selected), "correct": k, "accuracy": k / len(selected), "ci95": [ci.low, ci.high]}
+    return out
+
+
+def render(payload: dict) -> str:
+    lines = [
+        f"# Evidence strength calibration: {payload['name']}",
+        "",
+        f"Condition `{payload['condition']}`, {payload['n']} cases; written by `{payload['command']}`. Cut points "
+        f"(assistant/rag/strength.py): strong from {payload['strong_from']}, weak below {payload['weak_below']}.",
+        "",
+        "| stated strength | cases | right | top-1 % [95% CI] |",
+        "|---|---:|---:|---|",
+    ]
+    for level, cell in payload["levels"].items():
+        low, high = cell["ci95"]
+        lines.append(
+            f"| {level} | {cell['n']} | {cell['correct']} | {100 * cell['accuracy']:.1f} [{100 * low:.1f}, "
+            f"{100 * high:.1f}] |"
+        )
+    lines += ["", f"![accuracy by stated strength]({payload['plot']})", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import sys
+
+    from assistant.rag.strength import STRONG_FROM, WEAK_BELOW
+
+    parser = argparse.ArgumentParser(prog="python -m eval.diagnosis.strength", description=__doc__)
+    parser.add_argument("--condition", required=True, help="an evidence condition (eval.diagnosis.conditions)")
+    parser.add_argument("--cases", type=Path, default=eval_home() / "cases" / "shared_heldout.jsonl")
+    parser.add_argument("--split", choices=("dev", "test"), default=None)
+    parser.add_argument("--choose", action="store_true", help="print the cut points the rule chooses")
+    parser.add_argument("--name", default="diagnosis_strength")
+    parser.add_argument("--rows", type=Path, default=None, help="answers measured before (JSON), else measured now")
+    parser.add_argument("--save-rows", type=Path, default=None, help="keep the measured answers (outside the repo)")
+    args = parser.parse_args(argv)
+    if args.rows is not None:
+        rows = [r for r in json.loads(args.rows.read_text()) if args.split is None or r["split"] == args.split]
+    else:
+        rows = measured(args.condition, args.cases, args.split)
+    if args.save_rows is not None:
+        args.save_rows.write_text(json.dumps(rows))
+    if args.choose:
+        print(choose(rows), table(rows))
+        return 0
+    levels = table(rows)
+    plot = accuracy_bars(
+        {f"{level} (n={c['n']})": (c["accuracy"], *c["ci95"]) for level, c in levels.items()},
+        f"top-1 accuracy by stated evidence strength ({len(rows)} cases)",
+        RESULTS / f"{args.name}_accuracy.png",
+    )
+    payload = {
+        "name": args.name,
+        "condition": args.condition,
+        "command": " ".join(["python -m eval.diagnosis.strength", *(argv if argv is not None else sys.argv[1:])]),
+        "n": len(rows),
+        "strong_from": STRONG_FROM,
+        "weak_below": WEAK_BELOW,
+        "levels": levels,
+        "plot": plot.name,
+        "cases": rows,
+    }
+    print(write_results(RESULTS / args.name, payload, render))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

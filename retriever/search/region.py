@@ -1,0 +1,96 @@
+"""Which body region and which imaging modality a text is about, read from its words.
+
+Why: the evidence differential counts what similar reports affirm, and when the archive holds no report of the
+query's body part the most similar ones are of another: an acute subdural hematoma was answered "astrocytoma" and a
+medial meniscal tear "meningioma", from brain and spine reports (issue 48). A report whose region (or modality) is
+known and shares none with the query's does not vote. The words are plain anatomy and technique terms; a text that
+names none leaves its region unknown, and an unknown side never excludes anything.
+
+A text's regions are those named at least half as often as its most named one, so a chest CT report that mentions
+"the visualized upper abdomen" stays a chest report while a report of the chest and abdomen is both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+
+#: Region -> words (regular expressions, matched as whole words, case-insensitive) that place a text there.
+REGION_WORDS: Mapping[str, str] = {
+    "head": r"brain|cerebr\w*|cerebell\w*|intracranial|intra-axial|extra-axial|subdural|epidural hematoma|"
+    r"subarachnoid|ventricles|ventricular system|lateral ventricles?|fourth ventricle|third ventricle|"
+    r"hydrocephalus|sella\w*|pituitary|orbits?|orbital|globe|skull|calvari\w*|frontal lobe|temporal lobe|"
+    r"parietal|occipital|white matter|gray matter|grey matter|basal ganglia|thalam\w*|pons|midbrain|brainstem|"
+    r"meninge\w*|dural|falx|tentori\w*|sinuses|mastoid\w*|cranial|infarct of the \w+ lobe|corpus callosum|"
+    r"hippocamp\w*|cerebellopontine|internal auditory",
+    "neck": r"neck|thyroid|parotid|submandibular|laryn\w*|pharyn\w*|trachea|cervical lymph|carotid|jugular|"
+    r"tonsil\w*|vocal cords?|epiglott\w*",
+    "spine": r"spine|spinal|vertebra\w*|intervertebral|discs?|disk|spinal cord|conus|cauda equina|foramina\w*|"
+    r"thecal sac|spondyl\w*|[ctl]\d{1,2}-[ctls]?\d{1,2}|lumbar|sacr\w*|coccy\w*|facet|lamina|pedicles?",
+    "chest": r"lungs?|pulmonary|pleura\w*|mediastin\w*|heart|cardiac|cardiomegaly|cardiomediastinal|hil(?:a|u)\w*|"
+    r"bronch\w*|pneumothorax|costophrenic|chest|thora\w*|lobe pneumonia|airspace|air space|atelecta\w*|"
+    r"pericardi\w*|emphysema|trachea|lingula\w*|apices|hemidiaphragms?|aortic arch|interstiti\w*|"
+    r"upper lobe|lower lobe|middle lobe|ground[- ]glass|pneumonia",
+    "abdomen": r"abdomen|abdominal|liver|hepat\w*|gallbladder|biliary|bile ducts?|cholecyst\w*|pancrea\w*|spleen|"
+    r"splen\w*|kidneys?|renal|adrenals?|bowel|colon|colonic|appendi\w*|stomach|gastric|duoden\w*|jejun\w*|"
+    r"ile(?:um|al)|mesenter\w*|peritone\w*|retroperitone\w*|ascites|portal vein|cecum|cecal|sigmoid|esophag\w*",
+    "pelvis": r"pelvis|pelvic|bladder|uter\w*|endometri\w*|ovar\w*|adnex\w*|prostat\w*|scrot\w*|testic\w*|testis|"
+    r"testes|epididym\w*|rectum|rectal|cervix|vagina\w*|seminal|iliac|acetabul\w*|pubic|gestation\w*|fetal|"
+    r"fetus|placent\w*|intrauterine",
+    "extremity": r"knee|shoulder|elbow|wrist|ankle|hand|foot|feet|finger\w*|toes?|menisc\w*|cruciate|"
+    r"collateral ligament|rotator cuff|labr\w*|tendon\w*|femur|femoral head|femoral neck|tibia\w*|fibula\w*|"
+    r"humer\w*|radius|ulna\w*|patell\w*|calcane\w*|metatars\w*|metacarp\w*|phalan\w*|carpal|talus|hip joint|"
+    r"glenoid|clavicle|scapula\w*|achilles|bursa\w*|joint effusion",
+    "breast": r"breasts?|mammo\w*|axilla\w*|nipple|retroareolar|birads|bi-rads",
+}
+#: Modality -> words that say a text was written about a study of that kind.
+MODALITY_WORDS: Mapping[str, str] = {
+    "XR": r"radiographs?|radiographic\w*|x-rays?|xray|pa and lateral|frontal and lateral|ap view|lateral view|"
+    r"portable chest|cxr|plain films?",
+    "CT": r"ct|cta|computed tomograph\w*|hounsfield|hu|contrast-enhanced ct|multidetector|noncontrast ct",
+    "MR": r"mri|mra|mr imaging|magnetic resonance|t[12](?:-weighted| weighted| signal| images?)|flair|"
+    r"diffusion[- ]weighted|dwi|adc|gadolinium|signal intensity|hyperintens\w*|hypointens\w*",
+    "US": r"ultrasound|ultrasonograph\w*|sonograph\w*|sonogram|doppler|echogenic\w*|hypoechoic|hyperechoic|"
+    r"anechoic|isoechoic|transvaginal|duplex",
+    "NM": r"pet|pet/ct|scintigraph\w*|nuclear medicine|radiotracer|tracer uptake|suv|spect|bone scan|fdg|"
+    r"technetium|tc-99m",
+}
+_REGION = {name: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for name, words in REGION_WORDS.items()}
+_MODALITY = {name: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for name, words in MODALITY_WORDS.items()}
+#: A report's modality field as one of MODALITY_WORDS' names ("CT - noncontrast", "MRI", "Fluoro/angio").
+_FIELD_MODALITY = (
+    ("MR", re.compile(r"\bmri?\b", re.IGNORECASE)),
+    ("CT", re.compile(r"\bct\b", re.IGNORECASE)),
+    ("US", re.compile(r"\bus\b|ultra", re.IGNORECASE)),
+    ("NM", re.compile(r"\bnm\b|pet|nuclear", re.IGNORECASE)),
+    ("XR", re.compile(r"\bxr\b|x-?ray|radiograph|\bcr\b|\bdx\b", re.IGNORECASE)),
+)
+#: A region counts when named at least this share as often as the text's most named region.
+DOMINANT_SHARE = 0.5
+
+
+def _dominant(counts: Counter[str]) -> frozenset[str]:
+    if not counts:
+        return frozenset()
+    top = max(counts.values())
+    return frozenset(name for name, n in counts.items() if n >= DOMINANT_SHARE * top)
+
+
+def regions(text: str) -> frozenset[str]:
+    """The body regions `text` is mostly about (empty: it names none)."""
+    return _dominant(Counter({name: n for name, rx in _REGION.items() if (n := len(rx.findall(text)))}))
+
+
+def modalities(text: str, field: str = "") -> frozenset[str]:
+    """The imaging modalities `text` says it was written about, or its report's modality `field` when that names
+    one (empty: unknown)."""
+    for name, rx in _FIELD_MODALITY:
+        if field and rx.search(field):
+            return frozenset({name})
+    return _dominant(Counter({name: n for name, rx in _MODALITY.items() if (n := len(rx.findall(text)))}))
+
+
+def compatible(query: frozenset[str], report: frozenset[str]) -> bool:
+    """Whether a report may vote for a query: either side unknown, or they share a region (or modality)."""
+    return not query or not report or bool(query & report)

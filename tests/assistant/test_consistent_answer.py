@@ -1,0 +1,96 @@
+"""An answer consistent with its question, and honest about its evidence (issue 48): nothing the question's own
+findings rule out is offered, a purely negative question names no disease, a report of another body region does not
+vote, one far better match can decide, and every answer states how strong its evidence is, in the same words in
+`ask`, `ask --markdown` and the chat."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.chat.export import answer_document
+from assistant.chat.render import answer_markdown
+from assistant.rag.evidence import evidence_differential
+from assistant.rag.lc_retriever import ReportRetriever
+from assistant.rag.pipeline import RagPipeline
+from assistant.rag.question import read_question
+from assistant.rag.strength import WORDS, level_of, strength, strength_line
+from assistant.rag.weighting import report_weights, weighting_named
+from retriever.reports.record import Report
+from retriever.search.region import modalities, regions
+
+CHEST = [
+    Report("c1", findings="Blunted right costophrenic angle.", impression="Small right pleural effusion."),
+    Report("c2", findings="Meniscus at the left base.", impression="Left pleural effusion."),
+    Report("c3", findings="Visceral pleural line at the apex.", impression="Small right apical pneumothorax."),
+    Report("c4", findings="Right lower lobe airspace opacity.", impression="Right lower lobe pneumonia."),
+    Report("c5", findings="Dense consolidation of the right lower lobe.", impression="Lobar pneumonia, right lower."),
+]
+KNEE = Report(
+    "k1", findings="Horizontal tear of the posterior horn of the medial meniscus.", impression="Medial meniscal tear."
+)
+BRAIN = Report("b1", findings="Enhancing extra-axial mass along the falx.", impression="Meningioma.")
+
+
+@pytest.fixture(scope="module")
+def pipeline(minilm):
+    from retriever.index.report_index import ReportIndex
+
+    index = ReportIndex.build([*CHEST, KNEE, BRAIN], encoder=minilm)
+    return RagPipeline(None, ReportRetriever(index=index, field="findings", k=7), rag_prompt="evidence")  # type: ignore[arg-type]
+
+
+def test_a_purely_negative_question_gets_no_disease(pipeline) -> None:
+    """Seen failing first: "No pneumothorax." was answered "hypertension" from 2 of 40 reports."""
+    answer = pipeline.invoke("No pneumothorax.")
+    assert answer.diagnosis is None and answer.degraded_kind == "no_abnormality"
+    assert "no abnormality described" in (answer.degraded_reason or "")
+    assert not read_question("Normal spine, with intense focal uptake at the left orbit.").purely_negative
+
+
+def test_what_the_question_rules_out_is_never_offered(pipeline) -> None:
+    """Seen failing first: the differential offered "effusion; pleural effusion" for this question."""
+    question = "Right lower lobe consolidation with air bronchograms. No pleural effusion or pneumothorax."
+    answer = pipeline.invoke(question)
+    offered = [answer.diagnosis or "", *answer.differential, *(c["diagnosis"] for c in answer.evidence["candidates"])]
+    assert offered and not [d for d in offered if "effusion" in d.lower() or "pneumothorax" in d.lower()]
+    assert "pneumonia" in (answer.diagnosis or "").lower()
+    assert set(answer.evidence["ruled_out"]) >= {"pleural effusion", "apical pneumothorax"}
+
+
+def test_a_report_of_another_body_region_does_not_vote(pipeline) -> None:
+    """A knee question read among chest and brain reports: only the knee report votes."""
+    answer = pipeline.invoke("Linear signal reaching the articular surface of the medial meniscus of the knee.")
+    assert (answer.diagnosis or "").lower() == "medial meniscal tear"
+    assert answer.evidence["excluded"] >= 1 and "meningioma" not in str(answer.evidence["candidates"]).lower()
+    assert regions("Acute subdural hematoma over the left convexity.") == {"head"}
+    assert regions("Chest CT: pleural effusion, left lower lobe atelectasis; the upper abdomen is unremarkable.") == {
+        "chest"
+    }
+    assert modalities("T2 hyperintense lesion on MRI.") == {"MR"} and modalities("", "CT - noncontrast") == {"CT"}
+    assert not read_question("Nodule.").regions  # unknown: excludes nothing
+
+
+def test_one_far_better_match_can_decide() -> None:
+    """Weighed by rank, four weak matches outvote the one strong match; weighed by similarity, it decides."""
+    reports = [("r1", "Osteoid osteoma."), *((f"w{i}", "Degenerative changes. Spondylosis.") for i in range(4))]
+    scores = [0.95, 0.40, 0.39, 0.38, 0.37]
+    by_rank = evidence_differential(reports, weighting="sqrt", scores=scores)
+    by_similarity = evidence_differential(reports, weighting="similarity:0.25", scores=scores)
+    assert by_rank.candidates[0].diagnosis.lower() != "osteoid osteoma"
+    assert by_similarity.candidates[0].diagnosis.lower() == "osteoid osteoma"
+    assert report_weights([1.0, 0.5, 0.0], "similarity:1") == pytest.approx([1.0, 0.60653, 0.36788], rel=1e-4)
+    assert report_weights([0.3, 0.3], "similarity:0.5") == [1.0, 1.0]
+    with pytest.raises(ValueError, match="unknown evidence weighting"):
+        weighting_named("similarity:0")
+
+
+def test_the_strength_words_are_one_function_in_every_view(pipeline) -> None:
+    answer = pipeline.invoke("Blunted costophrenic angle with a meniscus at the base.")
+    assert answer.strength["level"] == level_of(answer.strength["measure"])
+    line = strength_line(answer.strength)
+    assert line.startswith("Evidence: ") and answer.strength["words"] in line
+    assert line.replace(":", "\\:") in answer_markdown(answer) or line in answer_markdown(answer)
+    assert line in answer_document(answer)
+    weak = strength({"candidates": [{"diagnosis": "x", "score": 0.01}]}, "x")
+    assert weak["words"] == WORDS["weak"] and "few similar cases in this archive" in weak["words"]
+    assert strength({"candidates": []}, "own diagnosis")["level"] == "weak" and strength({}, "x") == {}
