@@ -82,9 +82,9 @@ def build_pipeline(
 ) -> RagPipeline:
     """The pipeline `settings` describe (their answer mode, its prompt and the evidence weighting) over `retriever`
     (None: the model alone), answering with `llm`; its answers carry the settings' configuration hash."""
-    from assistant.rag.weighting import weighting_named
     from assistant.rag.modes import AnswerMode, answer_mode
     from assistant.rag.pipeline import ANSWER_MAX_TOKENS, RagPipeline
+    from assistant.rag.weighting import weighting_named
 
     mode = answer_mode(settings.answer.mode) if retriever is not None else AnswerMode.NO_RETRIEVAL
     return RagPipeline(

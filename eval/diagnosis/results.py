@@ -340,3 +340,20 @@ class ModelSurvey(ResultsFile):
     rendered: str
     machine: Machine
     models: list[SurveyedModel]
+
+
+@dataclass
+class StrengthCalibration(ResultsFile):
+    """eval.diagnosis.strength: top-1 accuracy of the default answer by the strength it states."""
+
+    KIND = "strength calibration results"
+
+    name: str
+    condition: str
+    command: str
+    n: int
+    strong_from: float
+    weak_below: float
+    levels: dict[str, dict[str, Any]]
+    plot: str
+    cases: list[dict[str, Any]]

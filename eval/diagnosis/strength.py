@@ -18,6 +18,7 @@ from pathlib import Path
 from eval.common.plots import accuracy_bars
 from eval.common.shared_data import RESULTS, SHARED_DATA, eval_home, write_results
 from eval.common.stats import wilson
+from eval.diagnosis.results import StrengthCalibration
 
 MIN_CASES = 15
 STRONG_CANDIDATES = [round(0.30 + 0.05 * i, 2) for i in range(11)]
@@ -159,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
         "plot": plot.name,
         "cases": rows,
     }
-    print(write_results(RESULTS / args.name, payload, render))
+    record = StrengthCalibration.from_json(payload)  # checked against the record before it is written
+    print(write_results(RESULTS / args.name, record, lambda r: render(r.to_json())))
     return 0
 
 

@@ -204,3 +204,16 @@ class RerankResults(ResultsFile):
     train_query_words: dict[str, int] | None = optional()
     decision: RerankDecision | None = optional()
     sides: dict[str, RerankSide] = rest()
+
+
+@dataclass
+class SetAsideResults(ResultsFile):
+    """eval.robustness.set_aside: how many real reports the injection judgement sets aside (it should be none)."""
+
+    KIND = "injection set-aside results"
+
+    reports: int
+    set_aside: int
+    rate: float
+    by_source: dict[str, int]
+    flagged: list[Any]

@@ -13,6 +13,7 @@ from collections import Counter
 
 from assistant.rag.injection import addresses_a_model, directive_in, report_text
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, load_shared, write_results
+from eval.robustness.results import SetAsideResults
 
 
 def measure() -> dict:
@@ -51,7 +52,11 @@ def main(argv: list[str] | None = None) -> int:
     if not SHARED_DATA.is_dir():
         print(f"skipped: no shared data at {SHARED_DATA}", file=sys.stderr)
         return 0
-    print(write_results(args.out / "injection_set_aside", measure(), render))
+    print(
+        write_results(
+            args.out / "injection_set_aside", SetAsideResults.from_json(measure()), lambda r: render(r.to_json())
+        )
+    )
     return 0
 
 

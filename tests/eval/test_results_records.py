@@ -24,19 +24,21 @@ from eval.diagnosis.results import (
     GraderValidation,
     ModelSurvey,
     SelfContradicted,
+    StrengthCalibration,
 )
 from eval.negation.results import Detection, EncoderPairs, NegatedHits, RealPairs
 from eval.perf.results import PerformanceResults
 from eval.perf.st_onnx import StOnnx
 from eval.retrieval.fusion_sweep import FusionSweep
 from eval.retrieval.results import RetrievalResults
-from eval.robustness.results import ExpansionResults, RerankResults, RobustnessResults
+from eval.robustness.results import ExpansionResults, RerankResults, RobustnessResults, SetAsideResults
 from eval.training.encoder_choice import EncoderChoice
 from eval.training.results import EncoderRebuild, TrainingResults
 
 #: File name pattern -> the record it reads through; the first match wins.
 KINDS: dict[str, type[ResultsFile]] = {
     "diagnosis_build_agreement.json": BuildAgreement,
+    "diagnosis_strength.json": StrengthCalibration,
     "diagnosis*.json": DiagnosisResults,
     "grader_validation.json": GraderValidation,
     "self_contradicted.json": SelfContradicted,
@@ -47,6 +49,7 @@ KINDS: dict[str, type[ResultsFile]] = {
     "negation_real_pairs*.json": RealPairs,
     "negated_hits.json": NegatedHits,
     "robustness*.json": RobustnessResults,
+    "injection_set_aside.json": SetAsideResults,
     "abbreviation_expansion_dev.json": ExpansionResults,
     "rerank_*.json": RerankResults,
     "support_*.json": RerankResults,

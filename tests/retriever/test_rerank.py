@@ -229,8 +229,9 @@ def test_unknown_reranker_and_too_little_data_are_clear_errors(tmp_path: Path) -
 
 
 def test_settings_name_a_reranker_or_none() -> None:
-    assert SearchSettings.from_env({}).reranker == SearchSettings().reranker == "support"
-    assert SearchSettings.from_env({"RADSEARCH_RERANKER": ""}).reranker == "support"
+    # Unset: the second stage measured for the index's encoder (the preset's per-encoder table, issue 49).
+    assert SearchSettings.from_env({}).reranker == SearchSettings().reranker == "measured"
+    assert SearchSettings.from_env({"RADSEARCH_RERANKER": ""}).stage_for() == SearchSettings().stage_for() == "support"
     assert SearchSettings.from_env({"RADSEARCH_RERANKER": "off"}).reranker is None
     assert SearchSettings.from_env({"RADSEARCH_RERANKER": " site-rr "}).reranker == "site-rr"
     assert SearchSettings(reranker="site-rr").load_reranker("off") is None
