@@ -11,6 +11,7 @@ from assistant.chat.export import answer_document
 from assistant.chat.render import answer_markdown
 from assistant.rag.evidence import evidence_differential
 from assistant.rag.lc_retriever import ReportRetriever
+from assistant.rag.modes import AnswerMode
 from assistant.rag.pipeline import RagPipeline
 from assistant.rag.question import read_question
 from assistant.rag.strength import WORDS, level_of, strength, strength_line
@@ -36,7 +37,7 @@ def pipeline(minilm):
     from retriever.index.report_index import ReportIndex
 
     index = ReportIndex.build([*CHEST, KNEE, BRAIN], encoder=minilm)
-    return RagPipeline(None, ReportRetriever(index=index, field="findings", k=7), rag_prompt="evidence")  # type: ignore[arg-type]
+    return RagPipeline(None, ReportRetriever(index=index, field="findings", k=7), mode=AnswerMode.EVIDENCE)  # type: ignore[arg-type]
 
 
 def test_a_purely_negative_question_gets_no_disease(pipeline) -> None:
