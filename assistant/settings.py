@@ -215,6 +215,11 @@ class SearchSettings:
     measured: tuple[tuple[str, SearchPreset], ...] = tuple(PRESET.search.items())
     default_encoder: str = PRESET.encoder
 
+    def input_files(self) -> list[Path]:
+        """The files these settings read (the abbreviation table): inputs that no output may write over (issue 51:
+        `--rejects` once replaced the table)."""
+        return [self.abbreviations] if self.abbreviations is not None else []
+
     @classmethod
     def from_env(cls, env: Mapping[str, str], preset: Preset = PRESET) -> SearchSettings:
         switch = (env.get("RADSEARCH_ABBREVIATION_EXPANSION") or "on").strip().lower()

@@ -117,7 +117,7 @@ def index(
         return
     mapping = checked_corpus(console, corpus, column_map)
     site = _checked_site(console, source)
-    inputs = [Path(spec) for spec in corpus if spec not in DEMO_NAMES]
+    inputs = [Path(spec) for spec in corpus if spec not in DEMO_NAMES] + settings.search.input_files()
     try:  # before reading a single report: a wrong --out or --rejects costs nothing
         check_outputs(inputs, target, rejects, overwrite=overwrite)
     except UnsafeOutput as exc:

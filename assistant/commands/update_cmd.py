@@ -115,6 +115,7 @@ def update(
     try:
         removals = _read_ids(remove) if remove else []
         inputs = [Path(s) for s in corpus if s not in DEMO_NAMES] + ([remove] if remove else [])
+        inputs += settings.search.input_files()
         check_outputs(inputs, target, rejects)  # the ids file is an input too: --rejects never writes over it
     except (OSError, UnicodeDecodeError, UnreadableFile, UnsafeOutput) as exc:
         print_error(console, exc)
