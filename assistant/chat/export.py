@@ -71,7 +71,7 @@ def answer_document(answer: Answer, earlier: Sequence[str] = ()) -> str:
             shown = report.shown_impression
             sentence = matching_excerpt(searched_text(hit.field, report.findings, shown), answer.query)
             facts = [strength, modality_word(report.modality), report.source, f"score {hit.score:.3f}"]
-            lines += [f"### #{hit.rank} {_line(report.id)} ({', '.join(f for f in facts if f)})", ""]
+            lines += [f"### #{hit.rank} {_line(report.id)} ({_line(', '.join(f for f in facts if f))})", ""]
             if sentence.marks:
                 lines.append(f"- Matching sentence: {_line(sentence.text)}")
             lines.append(f"- Impression: {_line(shown or '(none)')}")

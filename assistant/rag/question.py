@@ -20,6 +20,9 @@ from retriever.search.region import compatible, modalities, regions
 NO_ABNORMALITY = "no abnormality described"
 #: A negative or normal sentence that goes on to name something else ("Normal spine, with incidentally noted intense
 #: focal uptake ..."): not purely negative.
+#: A negative or normal statement: without one, a text that states nothing abnormal asks (a follow-up such as "Could
+#: it be an empyema?") or recommends, and is no negative question.
+_NEGATIVE = re.compile(r"\b(?:no|not|normal|negative|without|clear|unremarkable|absent|none)\b", re.IGNORECASE)
 _BUT = re.compile(r",?\s+\b(?:with|but|except|however|although|apart from|other than)\b", re.IGNORECASE)
 
 
@@ -51,5 +54,5 @@ def read_question(text: str) -> Question:
         text=text,
         regions=regions(text),
         modalities=modalities(text),
-        purely_negative=not positive_items(text) and not _BUT.search(text),
+        purely_negative=not positive_items(text) and not _BUT.search(text) and _NEGATIVE.search(text) is not None,
     )

@@ -46,6 +46,7 @@ def test_a_purely_negative_question_gets_no_disease(pipeline) -> None:
     assert answer.diagnosis is None and answer.degraded_kind == "no_abnormality"
     assert "no abnormality described" in (answer.degraded_reason or "")
     assert not read_question("Normal spine, with intense focal uptake at the left orbit.").purely_negative
+    assert not read_question("Could it be an empyema?").purely_negative  # a follow-up asks, it negates nothing
 
 
 def test_what_the_question_rules_out_is_never_offered(pipeline) -> None:
