@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from report_fixtures import REPORTS
 
-from retriever.index import report_index
+from retriever.index import folder as index_folder
 from retriever.index.errors import IndexLoadError
 from retriever.index.manifest import Manifest
 from retriever.index.report_index import ReportIndex
@@ -69,7 +69,7 @@ def two_versions(minilm) -> tuple[ReportIndex, ReportIndex]:
 
 #: Where in a reader's load the update's swap happens: after the manifest is read (while the files are checked against
 #: it), and after the files were checked (while they are read).
-SWAP_POINTS = {"checking": (Manifest, "verify"), "reading": (report_index, "read_vector_index")}
+SWAP_POINTS = {"checking": (Manifest, "verify"), "reading": (index_folder, "read_vector_index")}
 
 
 @pytest.mark.parametrize("point", SWAP_POINTS)
