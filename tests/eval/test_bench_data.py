@@ -132,7 +132,7 @@ def test_conditions_take_bracketed_options_and_the_top_hit_baseline_asks_no_mode
     sqrt, default = parse_conditions("evidence:x[report,k=40,weighting=sqrt], evidence:x[report,k=40]")
     assert (sqrt.weighting, sqrt.name, default.weighting) == ("sqrt", "evidence:x[report,k=40,weighting=sqrt]", None)
     for bad in ("evidence:x[weighting=log]", "none[weighting=sqrt]"):
-        with pytest.raises(ValueError, match="bad condition option 'weighting="):
+        with pytest.raises(ValueError, match="weighting"):  # unknown, or on a condition without evidence
             parse_conditions(bad)
     from assistant.rag.answer_defaults import FIELD
     from eval.diagnosis.benchmark import default_condition
