@@ -28,8 +28,7 @@ WEAK_CANDIDATES = [round(0.05 * i, 2) for i in range(1, 7)]
 def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
     """(case id, source, correct, strength level, measure) of every case, answered by the product's pipeline for the
     evidence `condition` and graded as the benchmark grades (eval.diagnosis.grading, ICD criterion off)."""
-    from assistant.rag.pipeline import EVIDENCE_ONLY, RagPipeline
-    from eval.diagnosis.benchmark import RunConfig, _corpus, _retriever
+    from eval.diagnosis.benchmark import RunConfig, _corpus, _pipeline, _retriever
     from eval.diagnosis.cases import read_cases
     from eval.diagnosis.conditions import parse_conditions, retrieval_corpus
     from eval.diagnosis.grading import Grader
@@ -39,9 +38,8 @@ def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
     corpus = retrieval_corpus(_corpus([], SHARED_DATA)[0], {c.id for c in cases})
     cases = [c for c in cases if split is None or split_of(c.id) == split]
     chosen = parse_conditions(condition)[0]
-    weighting = {"evidence_weighting": chosen.weighting} if chosen.weighting else {}
-    retriever = _retriever(chosen, RunConfig(cases, [chosen], corpus), corpus)
-    pipeline = RagPipeline(None, retriever, rag_prompt=EVIDENCE_ONLY, **weighting)  # type: ignore[arg-type]
+    config = RunConfig(cases, [chosen], corpus)
+    pipeline = _pipeline(config, chosen, None, _retriever(chosen, config, corpus))  # the benchmark's own builder
     grader = Grader.default(icd=False)
     rows = []
     for case in cases:
