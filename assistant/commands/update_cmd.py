@@ -271,7 +271,10 @@ def _held_sources(target: Path) -> frozenset[str]:
 def _read_ids(path: Path) -> list[str]:
     """Report ids from a file: one per line, surrounding space, blank lines and # comments ignored; read as report
     files are (a byte order mark is not part of the first id; UTF-16, as Windows tools write lists, is read)."""
-    from retriever.reports.sources.files import read_text
+    from retriever.reports.sources.files import UnreadableFile, read_text
 
-    lines = read_text(path).text.splitlines()
+    try:
+        lines = read_text(path).text.splitlines()
+    except UnreadableFile as exc:
+        raise UnreadableFile(f"--remove {path}: {exc}") from exc
     return [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]

@@ -231,7 +231,7 @@ def test_update_on_the_cluster_equals_an_update_in_one_process(cluster, single, 
         )
         assert done.returncode == 0, done.stderr
         assert "added 40, replaced 20" in done.stderr
-    _assert_same_index(there, here, encoder)
+    _assert_same_index(there, here, encoder, updated=True)
 
 
 @pytest.mark.slow

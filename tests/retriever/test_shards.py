@@ -48,14 +48,17 @@ def _single_build(corpus: str, out: Path, encoder, chunk_size: int = 1024) -> No
     encode_and_write(out, encoder, chunk_size=chunk_size)
 
 
-def _assert_same_index(merged: Path, single: Path, encoder) -> None:
+def _assert_same_index(merged: Path, single: Path, encoder, updated: bool = False) -> None:
+    """`updated`: both were updated, each at its own time, which the history records (the store's bytes differ)."""
     m_manifest, m_vectors, _, m_store = open_parts(merged)
     s_manifest, s_vectors, _, s_store = open_parts(single)
     try:
         for key in ("fields", "reports", "corpus_sha256", "index_type", "encoder", "quantizer_fit"):
             assert getattr(m_manifest, key) == getattr(s_manifest, key), key
         assert list(m_store.iter_reports()) == list(s_store.iter_reports())  # same row ids, reports, metadata
-        for name in ("reports.sqlite", *(f for f in m_manifest.files if f.startswith("bm25_"))):
+        assert [(i, v) for i, _, v in m_store.all_history()] == [(i, v) for i, _, v in s_store.all_history()]
+        stores = () if updated else ("reports.sqlite",)
+        for name in (*stores, *(f for f in m_manifest.files if f.startswith("bm25_"))):
             assert m_manifest.files[name] == s_manifest.files[name], name  # byte-identical store and BM25
         for field_name, index in m_vectors.items():
             assert _ids(index) == _ids(s_vectors[field_name])
