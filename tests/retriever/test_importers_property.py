@@ -137,7 +137,10 @@ def text_files(draw: st.DrawFn) -> Generated:
     hidden=st.booleans(),
 )
 @example(  # found by CI: one study read twice, the first version kept in the history
-    files=[Generated(".csv", b"", 1), Generated(".jsonl", b'{"id": 0, "findings": 0}\n{"id": 0, "impression": "0"}', 2)],
+    files=[
+        Generated(".csv", b"", 1),
+        Generated(".jsonl", b'{"id": 0, "findings": 0}\n{"id": 0, "impression": "0"}', 2),
+    ],
     hidden=False,
 )
 def test_every_record_is_accounted_for_and_kept_rows_are_not_shifted(files: list[Generated], hidden: bool) -> None:
