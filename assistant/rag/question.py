@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from assistant.rag.grounding import ruled_out_in
+from assistant.rag.injection import plain
+from retriever.concepts import Concept, ruled_out_concepts
 from retriever.reports.impression import positive_items
 from retriever.search.region import compatible, modalities, regions
 
@@ -35,10 +36,12 @@ class Question:
     modalities: frozenset[str]
     #: No sentence of it states something abnormal ("No pneumothorax.", "Normal chest.").
     purely_negative: bool
+    #: The ids of the concepts its findings name only as ruled out ("No pleural effusion").
+    ruled_out: frozenset[str] = frozenset()
 
-    def rules_out(self, diagnosis: str) -> bool:
-        """Whether the question's own findings mention `diagnosis` only as ruled out ("No pleural effusion")."""
-        return bool(ruled_out_in(self.text, diagnosis))
+    def rules_out(self, concept: Concept) -> bool:
+        """Whether the question's own findings mention `concept` only as ruled out ("No pleural effusion")."""
+        return concept.id in self.ruled_out
 
     def admits(self, report_text: str, report_modality: str = "") -> bool:
         """Whether a report may vote for this question: its region and its modality, where both sides name one,
@@ -55,4 +58,5 @@ def read_question(text: str) -> Question:
         regions=regions(text),
         modalities=modalities(text),
         purely_negative=not positive_items(text) and not _BUT.search(text) and _NEGATIVE.search(text) is not None,
+        ruled_out=ruled_out_concepts(plain(text)),
     )

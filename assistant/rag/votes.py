@@ -1,5 +1,6 @@
 """Which retrieved reports vote in the evidence differential, and how much: the reports of the question's body region
-and modality, weighed by their search scores, counting only diagnoses the question does not rule out.
+and modality, weighed by their search scores, near-duplicates sharing one vote, counting only diagnoses the question
+does not rule out.
 
 Why one function: `ask`, the chat and the diagnosis benchmark must read the same evidence from the same hits
 (eval/diagnosis/benchmark.py checks a cached answer against it).
@@ -9,24 +10,36 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from assistant.rag.evidence import EvidenceDifferential, evidence_differential
+from assistant.rag.evidence import MAX_CANDIDATES, EvidenceDifferential, evidence_differential
+from assistant.rag.near_duplicates import near_duplicate_groups
 from assistant.rag.question import Question
 from assistant.rag.weighting import WEIGHTING, Weighting
 from retriever.search.hit import Hit
 
 
 def evidence_for(
-    question: Question, hits: Sequence[Hit], weighting: Weighting = WEIGHTING, *, set_aside: Collection[str] = ()
+    question: Question,
+    hits: Sequence[Hit],
+    weighting: Weighting = WEIGHTING,
+    *,
+    set_aside: Collection[str] = (),
+    limit: int = MAX_CANDIDATES,
+    share_near_duplicates: bool = True,
 ) -> EvidenceDifferential:
     """The evidence differential of `hits` (best-ranked first) for `question`. A report without an impression
     affirms nothing (its section labels and history, "MOTOR:", "PMH:", would count as diagnoses); a report reads
-    by its conclusion (impression and addendum). `set_aside`: reports that address a model (assistant.rag.injection)."""
+    by its conclusion (impression and addendum). `set_aside`: reports that address a model (assistant.rag.injection).
+    `share_near_duplicates` off: each near-duplicate votes in full (the comparison of evidence_ranking.py)."""
     voting = [h for h in hits if question.admits(h.report.labelled_text(), h.report.modality)]
     return evidence_differential(
         [(h.report.id, h.report.conclusion) for h in voting],
         set_aside=set_aside,
         weighting=weighting,
         scores=[h.score for h in voting],
+        groups=near_duplicate_groups([h.report.findings or h.report.full_text for h in voting])
+        if share_near_duplicates
+        else None,
         rules_out=question.rules_out,
         excluded=len(hits) - len(voting),
+        limit=limit,
     )

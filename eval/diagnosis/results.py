@@ -357,3 +357,20 @@ class StrengthCalibration(ResultsFile):
     levels: dict[str, dict[str, Any]]
     plot: str
     cases: list[dict[str, Any]]
+
+
+@dataclass
+class RankingResults(ResultsFile):
+    """eval.diagnosis.evidence_ranking: top-1 and recall@5 of the evidence under each ranking rule."""
+
+    KIND = "evidence ranking results"
+
+    cases: int
+    condition: str
+    split: str
+    command: str
+    product_rule: str
+    #: rule -> [cases right at top-1, cases with the right diagnosis among the first 5]
+    rules: dict[str, list[int]]
+    #: Cases where near-duplicate reports (assistant/rag/near_duplicates.py) affirm a candidate.
+    near_duplicate_cases: int

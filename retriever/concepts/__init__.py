@@ -5,7 +5,7 @@ The vocabulary is a hand-written radiology layer over an ICD-10-CM fallback (voc
 none of its concepts (exams, procedures, anatomy, adjectives, measurements, sign-offs) is no candidate.
 """
 
-from retriever.concepts.affirmed import affirmed_concepts, affirmed_in
+from retriever.concepts.affirmed import affirmed_concepts, affirmed_in, ruled_out_concepts
 from retriever.concepts.concept import KINDS, REGIONS, Concept
 from retriever.concepts.matcher import Mention, link, mentions
 from retriever.concepts.vocabulary import VocabularyError, default_vocabulary
@@ -21,4 +21,5 @@ __all__ = [
     "default_vocabulary",
     "link",
     "mentions",
+    "ruled_out_concepts",
 ]

@@ -57,3 +57,16 @@ def affirmed_concepts(impression: str) -> list[Concept]:
 @lru_cache(maxsize=16384)
 def _affirmed(impression: str) -> tuple[Concept, ...]:
     return tuple(unique([concept for item in conclusion_items(impression) for concept in affirmed_in(item)]))
+
+
+def ruled_out_concepts(text: str) -> frozenset[str]:
+    """The ids of the concepts `text` names only as negated or resolved ("No pleural effusion or pneumothorax."):
+    what a question's own findings rule out. A concept it also affirms elsewhere ("Left effusion. No right
+    effusion.") is not ruled out."""
+    negated, affirmed = set(), set()
+    for item in conclusion_items(text):
+        found = mentions(item)
+        ranges = negated_ranges(item, [(m.start, m.end) for m in found]) if found else []
+        for mention, is_negated in zip(found, ranges, strict=True):
+            (negated if is_negated else affirmed).add(mention.concept.id)
+    return frozenset(negated - affirmed)

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Kind = Literal["diagnosis", "finding"]
-KINDS: tuple[Kind, ...] = ("diagnosis", "finding")
+#: "appearance": a finding that names only a shape or a density, no disease or tissue process (opacity, lesion,
+#: mass, nodule, cyst): true but uninformative, so the evidence ranks it after the specific ones (issue 48,
+#: docs/decisions/2026-11-28-concept-candidates.md).
+Kind = Literal["diagnosis", "finding", "appearance"]
+KINDS: tuple[Kind, ...] = ("diagnosis", "finding", "appearance")
 #: Body regions a concept occurs in; a concept without regions occurs anywhere.
 REGIONS = ("chest", "abdomen", "pelvis", "neuro", "spine", "msk", "breast", "vascular", "head_neck")
 

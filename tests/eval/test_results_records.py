@@ -23,6 +23,7 @@ from eval.diagnosis.results import (
     DiagnosisResults,
     GraderValidation,
     ModelSurvey,
+    RankingResults,
     SelfContradicted,
     StrengthCalibration,
 )
@@ -39,6 +40,7 @@ from eval.training.results import EncoderRebuild, TrainingResults
 KINDS: dict[str, type[ResultsFile]] = {
     "diagnosis_build_agreement.json": BuildAgreement,
     "diagnosis_strength.json": StrengthCalibration,
+    "evidence_ranking*.json": RankingResults,
     "diagnosis*.json": DiagnosisResults,
     "grader_validation.json": GraderValidation,
     "self_contradicted.json": SelfContradicted,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from retriever.concepts import (
+    KINDS,
     REGIONS,
     Concept,
     VocabularyError,
@@ -153,7 +154,8 @@ def test_the_shipped_vocabulary_is_well_formed() -> None:
     vocabulary = default_vocabulary()
     concepts = list(vocabulary.concepts.values())
     assert sum(c.id.startswith("rad:") for c in concepts) >= 300
-    assert all(c.name == c.name.lower() and c.kind in ("diagnosis", "finding") for c in concepts)
+    assert all(c.name == c.name.lower() and c.kind in KINDS for c in concepts)
+    assert {c.name for c in concepts if c.kind == "appearance"} >= {"opacity", "lesion", "mass", "nodule"}
     assert all(set(c.regions) <= set(REGIONS) for c in concepts)
 
 
