@@ -149,12 +149,14 @@ def evidence_differential(
     set_aside: Collection[str] = (),
     scores: Sequence[float] | None = None,
     rules_out: Callable[[Concept], bool] | None = None,
+    fits: Callable[[Concept], bool] | None = None,
     excluded: int = 0,
     groups: Sequence[int] | None = None,
 ) -> EvidenceDifferential:
     """The differential of `reports`, (report id, conclusion) pairs best-ranked first, with their search `scores`
     (needed by a similarity weighting; without them every report scores alike). `rules_out(concept)`: the
-    question's own findings rule it out, so it is no candidate. `excluded`: retrieved reports that did not vote.
+    question's own findings rule it out, so it is no candidate (named in `ruled_out`). `fits(concept)`: it occurs in
+    the question's body region; one that does not is no candidate. `excluded`: retrieved reports that did not vote.
     `groups`: each report's near-duplicate group (near_duplicates.py; default: each its own): a group casts one vote
     (`_shared`), and a candidate says how many distinct texts affirm it. A report in
     `set_aside` (judged on all its fields by the caller: assistant.rag.injection.set_aside), or whose conclusion
@@ -170,6 +172,8 @@ def evidence_differential(
     votes: dict[Concept, _Votes] = {}
     for (report_id, conclusion), weight in zip(reports, weights, strict=True):
         for concept, certainty in affirmed_diagnoses(conclusion):
+            if fits is not None and not fits(concept):
+                continue
             votes.setdefault(concept, _Votes(concept)).reports[report_id] = weight * certainty
     candidates = [
         Candidate(

@@ -165,7 +165,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             return
         if self.mode is AnswerMode.EVIDENCE:
             if not choices:
-                yield self._degraded(base, "no_evidence", _NO_EVIDENCE.format(n=len(retrieved)), start)
+                yield self._degraded(base, "no_evidence", _no_evidence(len(retrieved), evidence.excluded), start)
                 return
             proposal: Proposal | Answer = (
                 chosen_output(Choice(choices[0], False), evidence, choices, by_model=False),
@@ -342,9 +342,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         )
 
 
-_NO_EVIDENCE = (
-    "none of the {n} most similar reports affirms a diagnosis (they read as normal, or only rule findings out)"
-)
+def _no_evidence(read: int, excluded: int) -> str:
+    """Why the evidence names no diagnosis: "no similar case in this archive" when most of the reports read are of
+    another body region or modality (a liver question over an archive of knees), else what the reports say."""
+    if excluded * 2 > read:
+        return (
+            f"no similar case in this archive: {excluded} of the {read} most similar reports are of another body "
+            f"region or modality, and the other {read - excluded} affirm no diagnosis of the question's region"
+        )
+    return f"none of the {read} most similar reports affirms a diagnosis (they read as normal, or rule findings out)"
 
 
 def _citations(parsed: ParsedOutput, retrieved: list[Hit], notes: list[str]) -> list[str]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from assistant.rag.injection import plain
 from retriever.concepts import Concept, ruled_out_concepts
 from retriever.reports.impression import positive_items
-from retriever.search.region import compatible, modalities, regions
+from retriever.search.region import compatible, concept_regions, modalities, regions
 
 #: What an answer says when the question describes nothing abnormal.
 NO_ABNORMALITY = "no abnormality described"
@@ -42,6 +42,11 @@ class Question:
     def rules_out(self, concept: Concept) -> bool:
         """Whether the question's own findings mention `concept` only as ruled out ("No pleural effusion")."""
         return concept.id in self.ruled_out
+
+    def fits(self, concept: Concept) -> bool:
+        """Whether `concept` occurs in the question's body region (either side unknown, or they share one): a knee
+        question is never answered with a brain tumour, however the reports that affirm it got in."""
+        return compatible(self.regions, concept_regions(concept.regions))
 
     def admits(self, report_text: str, report_modality: str = "") -> bool:
         """Whether a report may vote for this question: its region and its modality, where both sides name one,

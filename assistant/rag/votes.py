@@ -1,6 +1,6 @@
 """Which retrieved reports vote in the evidence differential, and how much: the reports of the question's body region
-and modality, weighed by their search scores, near-duplicates sharing one vote, counting only diagnoses the question
-does not rule out.
+and modality, weighed by their search scores, near-duplicates sharing one vote, counting only diagnoses of the
+question's region that the question does not rule out.
 
 Why one function: `ask`, the chat and the diagnosis benchmark must read the same evidence from the same hits
 (eval/diagnosis/benchmark.py checks a cached answer against it).
@@ -40,6 +40,7 @@ def evidence_for(
         if share_near_duplicates
         else None,
         rules_out=question.rules_out,
+        fits=question.fits,
         excluded=len(hits) - len(voting),
         limit=limit,
     )

@@ -374,3 +374,17 @@ class RankingResults(ResultsFile):
     rules: dict[str, list[int]]
     #: Cases where near-duplicate reports (assistant/rag/near_duplicates.py) affirm a candidate.
     near_duplicate_cases: int
+
+
+@dataclass
+class DifferentialQuality(ResultsFile):
+    """eval.diagnosis.differential_items: hand labels of a sample of the default answer's first five items."""
+
+    KIND = "differential quality results"
+
+    condition: str
+    items_listed: int
+    cases_listing_a_concept_twice: int
+    labelled: int
+    not_diagnoses: list[str]
+    command: str

@@ -34,7 +34,8 @@ REGION_WORDS: Mapping[str, str] = {
     r"upper lobe|lower lobe|middle lobe|ground[- ]glass|pneumonia",
     "abdomen": r"abdomen|abdominal|liver|hepat\w*|gallbladder|biliary|bile ducts?|cholecyst\w*|pancrea\w*|spleen|"
     r"splen\w*|kidneys?|renal|adrenals?|bowel|colon|colonic|appendi\w*|stomach|gastric|duoden\w*|jejun\w*|"
-    r"ile(?:um|al)|mesenter\w*|peritone\w*|retroperitone\w*|ascites|portal vein|cecum|cecal|sigmoid|esophag\w*",
+    r"ile(?:um|al)|mesenter\w*|peritone\w*|retroperitone\w*|ascites|portal vein|cecum|cecal|sigmoid|esophag\w*|"
+    r"falciform|ligamentum teres|porta hepatis|omentum|omental",
     "pelvis": r"pelvis|pelvic|bladder|uter\w*|endometri\w*|ovar\w*|adnex\w*|prostat\w*|scrot\w*|testic\w*|testis|"
     r"testes|epididym\w*|rectum|rectal|cervix|vagina\w*|seminal|iliac|acetabul\w*|pubic|gestation\w*|fetal|"
     r"fetus|placent\w*|intrauterine",
@@ -94,3 +95,24 @@ def modalities(text: str, field: str = "") -> frozenset[str]:
 def compatible(query: frozenset[str], report: frozenset[str]) -> bool:
     """Whether a report may vote for a query: either side unknown, or they share a region (or modality)."""
     return not query or not report or bool(query & report)
+
+
+#: The body regions of the diagnosis vocabulary (retriever.concepts.REGIONS) as regions of this module; a vocabulary
+#: region not listed ("vascular") occurs anywhere.
+CONCEPT_REGIONS: Mapping[str, frozenset[str]] = {
+    "chest": frozenset({"chest"}),
+    "abdomen": frozenset({"abdomen"}),
+    "pelvis": frozenset({"pelvis"}),
+    "neuro": frozenset({"head", "spine"}),
+    "spine": frozenset({"spine"}),
+    "msk": frozenset({"extremity", "spine", "pelvis"}),
+    "breast": frozenset({"breast"}),
+    "head_neck": frozenset({"head", "neck"}),
+}
+
+
+def concept_regions(concept_regions: tuple[str, ...]) -> frozenset[str]:
+    """Where a concept of the vocabulary occurs, as regions of this module (empty: anywhere)."""
+    if not concept_regions or any(r not in CONCEPT_REGIONS for r in concept_regions):
+        return frozenset()
+    return frozenset().union(*(CONCEPT_REGIONS[r] for r in concept_regions))

@@ -21,6 +21,7 @@ from eval.concepts.results import LinkerResults
 from eval.diagnosis.results import (
     BuildAgreement,
     DiagnosisResults,
+    DifferentialQuality,
     GraderValidation,
     ModelSurvey,
     RankingResults,
@@ -41,6 +42,7 @@ KINDS: dict[str, type[ResultsFile]] = {
     "diagnosis_build_agreement.json": BuildAgreement,
     "diagnosis_strength.json": StrengthCalibration,
     "evidence_ranking*.json": RankingResults,
+    "differential_quality.json": DifferentialQuality,
     "diagnosis*.json": DiagnosisResults,
     "grader_validation.json": GraderValidation,
     "self_contradicted.json": SelfContradicted,

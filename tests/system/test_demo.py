@@ -13,8 +13,22 @@ QUERY = re.search(r"^DEMO_QUERY \?= (.+)$", (REPO / "Makefile").read_text(encodi
 ANSWER = "pneumonia"
 
 
+#: The README's `assistant ask` examples -> the diagnoses a radiologist accepts for them, or None where the demo
+#: archive holds no similar case and the answer must say so (issue 48).
+README_ANSWERS: dict[str, set[str] | None] = {
+    "Sizable complex knee joint effusion after a twisting injury": {
+        "ligament injury",
+        "anterior cruciate ligament tear",
+        "hemarthrosis",
+        "joint effusion",
+    },
+    "gallbladder wall thickening with pericholecystic fluid and shadowing stones": {"cholecystitis", "cholelithiasis"},
+    "ill-defined hypoattenuation along the falciform ligament": None,
+}
+
+
 @pytest.fixture(scope="module")
-def demo_index(tmp_path_factory: pytest.TempPathFactory):
+def demo_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from retriever.encoders.encoder import load_encoder
     from retriever.index.report_index import ReportIndex
     from retriever.reports.ingest import Exclusions, ingest
@@ -22,7 +36,38 @@ def demo_index(tmp_path_factory: pytest.TempPathFactory):
     reports = ingest(["demo"], Exclusions(require_findings=False, require_impression=False)).reports
     folder = tmp_path_factory.mktemp("demo") / "index"
     ReportIndex.build(reports, load_encoder("radsearch", backend="onnx-int8")).save(folder)
-    return ReportIndex.load(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def demo_index(demo_folder: Path):
+    from retriever.index.report_index import ReportIndex
+
+    return ReportIndex.load(demo_folder)
+
+
+def test_the_readmes_examples_are_answered(demo_folder: Path) -> None:
+    """Each `assistant ask` example of the README, asked as a user would on the demo index: a diagnosis a radiologist
+    accepts for it, or "no similar case in this archive" (the knee and liver questions once got "tendon")."""
+    import json
+    import subprocess
+    import sys
+
+    asked = re.findall(r'^assistant ask "([^".][^"]*)"', (REPO / "README.md").read_text(encoding="utf-8"), re.MULTILINE)
+    assert set(asked) == set(README_ANSWERS), "a README example without an expected answer here"
+    for question, accepted in README_ANSWERS.items():
+        done = subprocess.run(
+            [sys.executable, "-m", "assistant.cli", "ask", question, "--index", str(demo_folder), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        answer = json.loads(done.stdout)
+        if accepted is None:
+            assert answer["diagnosis"] is None, (question, answer["diagnosis"])
+            assert answer["degraded_reason"].startswith("no similar case in this archive"), question
+        else:
+            assert (answer["diagnosis"] or "").lower() in accepted, (question, answer["diagnosis"])
 
 
 def test_the_demo_question_finds_a_report_that_affirms_the_answer(demo_index) -> None:
