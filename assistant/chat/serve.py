@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from assistant.chat.no_uploads import NoUploads
 from assistant.chat.sign_in_limit import FailedSignIns, SignInRateLimit
 from assistant.chat.sign_in_page import SignInPage
 from assistant.chat.stream_limit import StreamLimit
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
     from assistant.chat.service import ChatConfig, ChatService
 
-#: Gradio's /upload answers any signed-in user; the chat takes no files, so only small ones pass (issue 39).
+#: Gradio's limit on each uploaded file (issue 39): a second guard, as the chat refuses every upload (no_uploads.py).
 MAX_UPLOAD = "1mb"
 
 
@@ -66,6 +67,7 @@ def launch_app(
         css=CSS,
         app_kwargs={
             "middleware": [
+                Middleware(NoUploads),
                 Middleware(SignInPage),
                 Middleware(SignInRateLimit, failures=FailedSignIns(config.sign_in), accounts=_users(auth)),
                 Middleware(StreamLimit, per_client=config.streams_per_client),
