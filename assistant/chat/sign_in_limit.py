@@ -107,7 +107,11 @@ class SignInRateLimit:
             return
         body = await _read_form(receive)
         if body is None:
-            too_long = JSONResponse({"detail": "A sign-in form is at most 16 KB."}, status_code=413)
+            too_long = JSONResponse(
+                {"detail": f"A sign-in form is at most {MAX_FORM_BYTES // 1024} KB."},
+                status_code=413,
+                headers={"Connection": "close"},  # the rest of the body is left unread
+            )
             await too_long(scope, receive, send)
             return
         user = await _user_name(scope, body)
