@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from assistant.chat.no_uploads import NoUploads
 from assistant.chat.sign_in_limit import FailedSignIns, SignInRateLimit
 from assistant.chat.sign_in_page import SignInPage
 from assistant.chat.stream_limit import StreamLimit
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
     from assistant.chat.service import ChatConfig, ChatService
 
-#: Gradio's /upload answers any signed-in user; the chat takes no files, so only small ones pass (issue 39).
+#: Gradio's limit on each uploaded file (issue 39): a second guard, as the chat refuses every upload (no_uploads.py).
 MAX_UPLOAD = "1mb"
 
 
@@ -34,9 +35,10 @@ def launch_app(
     """Serve with a bounded queue: `config.concurrency` requests run at once (the embedded model answers one
     at a time anyway; searches and HTTP backends run in parallel), the rest wait and see their position.
     No share link, analytics, run history, monitoring endpoint or MCP server: report text stays on the host.
-    Sign-in is rate limited per address (sign_in_limit.py), and so are the streams an address keeps open
-    (stream_limit.py): the connecting socket's, unless it is one of the trusted proxies of the settings. uvicorn
-    (which Gradio runs) believes X-Forwarded-For from loopback by default and reads whom to believe from
+    Sign-in is rate limited per address and per account (sign_in_limit.py), and the streams an address keeps open
+    (stream_limit.py): an address is the connecting socket's, unless that is one of the trusted proxies of the
+    settings, whose X-Forwarded-For then names it (its rightmost entry that is not a trusted proxy). uvicorn (which
+    Gradio runs) believes X-Forwarded-For from loopback by default and reads whom to believe from
     FORWARDED_ALLOW_IPS when the server is made, so it is set here first ("" believes no one)."""
     from starlette.middleware import Middleware
 
@@ -65,12 +67,19 @@ def launch_app(
         css=CSS,
         app_kwargs={
             "middleware": [
+                Middleware(NoUploads),
                 Middleware(SignInPage),
-                Middleware(SignInRateLimit, failures=FailedSignIns(config.sign_in)),
+                Middleware(SignInRateLimit, failures=FailedSignIns(config.sign_in), accounts=_users(auth)),
                 Middleware(StreamLimit, per_client=config.streams_per_client),
             ]
         },
     )
+
+
+def _users(auth: tuple[str, str] | list[tuple[str, str]] | None) -> list[str]:
+    """The account names of `auth` (one account or a list), whose sign-ins are limited per account too."""
+    accounts = [auth] if isinstance(auth, tuple) else auth or []
+    return [user for user, _password in accounts]
 
 
 def startup_lines(service: ChatService, host: str, port: int, accounts: list[tuple[str, str]] | None) -> list[str]:

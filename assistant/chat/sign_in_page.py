@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-#: The header the rate limit puts on a refused password: attempts left before the address is locked out.
+#: The header the rate limit puts on a refused password: attempts left before the address or account is locked out.
 ATTEMPTS_LEFT = "X-Sign-In-Attempts-Left"
 STATUS_ID = "rs-sign-in-status"
 
@@ -37,7 +37,7 @@ SCRIPT = f"""<script>
     clearInterval(timer);
     let left = seconds;
     const say = () => place(left > 0
-      ? `Too many failed sign-ins from this address: locked out. Try again in ${{left}} s.`
+      ? `Too many failed sign-ins: locked out. Try again in ${{left}} s.`
       : 'You can sign in again now.');
     say();
     timer = setInterval(() => {{ left -= 1; say(); if (left <= 0) {{ clearInterval(timer); }} }}, 1000);
