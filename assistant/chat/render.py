@@ -177,18 +177,21 @@ def _flat(tree: object, prefix: str = "") -> list[tuple[str, object]]:
     return [pair for key, value in tree.items() for pair in _flat(value, f"{prefix}.{key}" if prefix else key)]
 
 
+#: What the chat shows while the model writes: its diagnosis only once checked (issue 48: the chat streamed "Most
+#: likely diagnosis: other", or a diagnosis the findings rule out, before swapping in the checked answer).
+DRAFTING = "_The model is answering; its diagnosis is shown once it is checked against the findings and the reports…_"
+
+
 def partial_answer_markdown(text: str) -> str:
-    """What the model has written so far, readable: the fields parsed from the incomplete JSON, or a
-    placeholder until the diagnosis starts."""
+    """What the model has written so far, without its diagnosis (which grounding may still replace): a placeholder
+    until the answer starts, then the draft's differential as it grows."""
     try:
         parsed = parse_output(text)
     except UnparseableOutput:
         return "_Thinking…_"
-    lines = [f"**Most likely diagnosis:** {md_escape(parsed.diagnosis)}"]
+    lines = [DRAFTING]
     if parsed.differential:
-        lines += ["", "**Differential:**", *(f"- {md_escape(d)}" for d in parsed.differential)]
-    if parsed.rationale and parsed.mode != "plain_text":
-        lines += ["", f"**Rationale:** {md_escape(parsed.rationale)}"]
+        lines += ["", "**Differential (draft):**", *(f"- {md_escape(d)}" for d in parsed.differential)]
     return "\n".join(lines) + " ▍"
 
 

@@ -208,7 +208,10 @@ def test_markdown_messages_escape_model_and_report_text() -> None:
     assert "<img" not in escaped and "\\*\\*bold\\*\\*" in escaped and "\\[link\\]" in escaped
     assert "\\# head" in escaped and "\n\\- item" in escaped
     partial = render.partial_answer_markdown('{"diagnosis": "Pleural eff')
-    assert partial.startswith("**Most likely diagnosis:** Pleural eff") and partial.endswith("▍")
+    assert partial.startswith(render.DRAFTING) and partial.endswith("▍")
+    assert "Pleural" not in partial  # issue 48: no diagnosis before it is checked ("other", or one ruled out)
+    partial = render.partial_answer_markdown('{"diagnosis": "other", "differential": ["Empyema", "Hemothor')
+    assert "other" not in partial.replace(render.DRAFTING, "") and "- Empyema" in partial
     assert render.partial_answer_markdown('{"diag') == "_Thinking…_"
 
 
