@@ -20,6 +20,7 @@ def test_start_up_lines_say_what_is_on_and_nothing_about_share_links(tmp_path: P
     port = free_port()
     env = {
         **os.environ,
+        "RADSEARCH_HOME": str(tmp_path / "home"),  # no index built there (the data home may hold the demo's)
         "RADSEARCH_INDEX": str(tmp_path / "no-index"),
         "RADSEARCH_FEEDBACK": str(tmp_path / "feedback.sqlite"),
         "RADSEARCH_LLM_BACKEND": "openai",
