@@ -191,7 +191,15 @@ class LlamaCppBackend:
         """
         deadline = Deadline.after(self.timeout_s, started_at)
         loaded = self._loaded()
-        kwargs = self._completion_arguments(messages, json_schema, max_tokens, temperature, seed)
+        kwargs: dict[str, Any] = {
+            "messages": [dict(m) for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": seed,
+            "stream": True,
+        }
+        if json_schema is not None and self.constrained:
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
         if not loaded.lock.acquire(timeout=deadline.remaining()):
             raise BackendTimeout(
                 f"the embedded model was busy with other requests for all of the {self.timeout_s:g} s allowed"
@@ -216,27 +224,6 @@ class LlamaCppBackend:
             loaded.interrupt_prompt_at(None)
             loaded.cancel = None
             loaded.lock.release()
-
-    def _completion_arguments(
-        self,
-        messages: Sequence[Message],
-        json_schema: JsonSchema | None,
-        max_tokens: int,
-        temperature: float,
-        seed: int,
-    ) -> dict[str, Any]:
-        """llama-cpp-python's `create_chat_completion` arguments: always streamed (see `_generate`), the JSON schema
-        as a grammar only when the backend is `constrained`."""
-        kwargs: dict[str, Any] = {
-            "messages": [dict(m) for m in messages],
-            "max_tokens": max_tokens,
-            "temperature": temperature,
-            "seed": seed,
-            "stream": True,
-        }
-        if json_schema is not None and self.constrained:
-            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
-        return kwargs
 
     def _pieces(
         self, loaded: _Loaded, chunks: Generator[Any, None, None], deadline: Deadline, cancel: threading.Event | None

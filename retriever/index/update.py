@@ -108,10 +108,11 @@ def update_index(
                 return summary
             model = _encoder(manifest.encoder, encoder, device) if upserts or gone else None
             for field_name in manifest.fields:
-                added = _update_field(
-                    manifest, vectors, field_name, upserts, gone, model, batch_size, progress, retrain
-                )
+                if not retrain:  # a retrained field gets a new baseline (_retrain)
+                    _record_baseline(manifest, vectors[field_name], field_name)
+                added = _update_vectors(vectors, field_name, upserts, gone, model, batch_size, progress)
                 if retrain:
+                    _retrain(manifest, vectors, field_name, progress)
                     summary.retrained.append(field_name)
                 elif notice := _drift(manifest, vectors[field_name], field_name, added, folder):
                     summary.notices.append(notice)
@@ -129,28 +130,6 @@ def update_index(
     if notice := _exact_limit_notice(manifest, folder):
         summary.notices.append(notice)
     return summary
-
-
-def _update_field(
-    manifest: Manifest,
-    vectors: dict[str, faiss.Index],
-    field_name: str,
-    upserts: list[tuple[int, Report]],
-    gone: list[int],
-    model: Encoder | None,
-    batch_size: int,
-    progress: bool,
-    retrain: bool,
-) -> np.ndarray | None:
-    """One field's vectors updated (the new texts' vectors returned, for the drift check) and, with `retrain`,
-    trained anew. The drift baseline of an IVF-PQ index built without one is recorded from the vectors it held
-    before the update; a retrained field gets a new one (`_retrain`)."""
-    if not retrain:
-        _record_baseline(manifest, vectors[field_name], field_name)
-    added = _update_vectors(vectors, field_name, upserts, gone, model, batch_size, progress)
-    if retrain:
-        _retrain(manifest, vectors, field_name, progress)
-    return added
 
 
 def _updated_store_parts(

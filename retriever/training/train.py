@@ -88,12 +88,19 @@ def train_encoder(
     resume_from = prepare_checkpoints(checkpoints, run_key, resume=resume, overwrite=overwrite)
 
     encoder = load_encoder(config.base, max_seq_length=config.max_seq_length)
+    model = encoder.model
     evaluator = dev_evaluator(dev_pairs)
-    run = _fit(encoder.model, sets, evaluator, config, batch_size, checkpoints, resume_from, progress)
+    before = _dev_scores(evaluator, model)
+    timer = EpochTimer()
+    trainer = _trainer(model, sets, evaluator, config, batch_size, checkpoints, timer, progress)
+    trainer.train(resume_from_checkpoint=resume_from)
+    model.max_seq_length = max(config.max_seq_length, config.inference_max_seq_length)
+    after = _dev_scores(evaluator, model)
+    run = _Run(trainer, timer, resume_from is not None, before, after, _loss_classes(trainer.loss, sets))
     data = _data_counts(groups, all_pairs, train_pairs, dev_pairs, sets, skipped or Counter())
     card = _card(out_name, config, split, batch_size, encoder, data, run)
     files = {CARD_FILE: json.dumps(card, indent=2) + "\n", "README.md": render_model_card(card)}
-    save_model(encoder.model, target, files, overwrite=overwrite)
+    save_model(model, target, files, overwrite=overwrite)
     shutil.rmtree(checkpoints, ignore_errors=True)
     return TrainResult(path=target, card=card)
 
@@ -143,27 +150,6 @@ class _Run:
     before: dict[str, float]
     after: dict[str, float]
     loss_per_set: dict[str, str]
-
-
-def _fit(
-    model: Any,
-    sets: dict[str, dict[str, list[str]]],
-    evaluator: Any,
-    config: TrainConfig,
-    batch_size: int,
-    checkpoints: Path,
-    resume_from: str | None,
-    progress: bool,
-) -> _Run:
-    """Train `model` on `sets` (resuming from `resume_from`), scored on the dev split before and after; it then
-    reads texts as long as search needs (`TrainConfig.inference_max_seq_length`)."""
-    before = _dev_scores(evaluator, model)
-    timer = EpochTimer()
-    trainer = _trainer(model, sets, evaluator, config, batch_size, checkpoints, timer, progress)
-    trainer.train(resume_from_checkpoint=resume_from)
-    model.max_seq_length = max(config.max_seq_length, config.inference_max_seq_length)
-    after = _dev_scores(evaluator, model)
-    return _Run(trainer, timer, resume_from is not None, before, after, _loss_classes(trainer.loss, sets))
 
 
 def _data_counts(
