@@ -22,22 +22,16 @@ def _xdg_home(env: Mapping[str, str]) -> Path:
     return base / "radsearch"
 
 
-def blocking_file(path: Path) -> Path | None:
-    """The file that `path` or one of its ancestors is, where a folder has to be (nothing can be created under a
-    file); None when every existing part of the path is a folder."""
-    for part in (path, *path.parents):
-        if part.exists():
-            return None if part.is_dir() else part
-    return None
-
-
 def unusable_folder(path: Path) -> str | None:
-    """Why no folder can be made at `path` (`path` or an ancestor is a file, or a symlink that leads nowhere), or
-    None (a folder that cannot be entered is reported by whatever then fails to enter it)."""
+    """Why no folder can be made at `path`: `path` or an ancestor is a file, or a symbolic link that leads nowhere
+    (nothing can be created under either; a build that found out only when it made its folder ended in a traceback,
+    issue 51). None when there is no such part (a folder that cannot be entered is reported by whatever then fails
+    to enter it). The data folders (`DataPaths.from_env`) and every output path (retriever/index/output_paths.py)
+    are checked with it."""
     for part in (path, *path.parents):
         try:
             if part.is_symlink() and not part.exists():
-                return f"{part} is a symlink to {os.readlink(part)}, which does not exist"
+                return f"{part} is a symbolic link to {os.readlink(part)}, which does not exist"
             if part.exists():
                 return None if part.is_dir() else f"{part} is a file, not a folder"
         except OSError:

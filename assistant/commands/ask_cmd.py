@@ -22,10 +22,12 @@ from assistant.commands.shared import (
     EXIT_BAD_INPUT,
     FIELD_HELP,
     BackendOption,
+    IndexOption,
     ModelOption,
     ModeOption,
     PresetOption,
     RerankerOption,
+    SearchEncoderOption,
     SinceOption,
     UntilOption,
 )
@@ -57,61 +59,68 @@ OPTION_NAMES = (
 )
 
 
+QueryArgument = Annotated[str, typer.Argument(help="Finding text, e.g. 'blunting of the right costophrenic angle'.")]
+NoRetrievalOption = Annotated[bool, typer.Option("--no-retrieval", help="Ask the LLM alone (--mode no-retrieval).")]
+KOption = Annotated[
+    int,
+    typer.Option(
+        "-k",
+        "--k",
+        min=1,
+        max=answer_defaults.MAX_K,
+        help=f"Reports retrieved (default: the preset's, {answer_defaults.K}); the evidence differential reads them "
+        f"all, the first {answer_defaults.SHOWN_REPORTS} are listed.",
+    ),
+]
+PromptOption = Annotated[
+    str | None,
+    typer.Option(
+        help="The prompts/ template the mode asks the model with (choice: diagnosis_evidence; free-text: "
+        "diagnosis_rag or diagnosis_candidates). Without --mode, a template implies its mode. `evidence` is the "
+        "old name of --mode evidence (warns)."
+    ),
+]
+FieldOption = Annotated[str | None, typer.Option(help=FIELD_HELP + " Default: the preset's.")]
+MethodOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted "
+        f"(default: the preset's, {DEFAULT_METHOD})."
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the Answer as JSON.")]
+MarkdownOption = Annotated[
+    bool,
+    typer.Option("--markdown", help="Print the answer as a Markdown document with its reports and configuration."),
+]
+ServerOption = Annotated[
+    bool,
+    typer.Option(
+        help="Hand the question to a running `assistant serve` (same settings), which has the index and the "
+        "model loaded already; --no-server answers in this process."
+    ),
+]
+
+
 def ask(
-    query: Annotated[str, typer.Argument(help="Finding text, e.g. 'blunting of the right costophrenic angle'.")],
+    query: QueryArgument,
     mode: ModeOption = None,
     preset: PresetOption = None,
-    no_retrieval: Annotated[
-        bool, typer.Option("--no-retrieval", help="Ask the LLM alone (--mode no-retrieval).")
-    ] = False,
-    encoder: Annotated[
-        str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
-    ] = None,
-    k: Annotated[
-        int,
-        typer.Option(
-            "-k",
-            "--k",
-            min=1,
-            max=answer_defaults.MAX_K,
-            help=f"Reports retrieved (default: the preset's, {answer_defaults.K}); the evidence differential reads them "
-            f"all, the first {answer_defaults.SHOWN_REPORTS} are listed.",
-        ),
-    ] = None,
-    prompt: Annotated[
-        str | None,
-        typer.Option(
-            help="The prompts/ template the mode asks the model with (choice: diagnosis_evidence; free-text: "
-            "diagnosis_rag or diagnosis_candidates). Without --mode, a template implies its mode. `evidence` is the "
-            "old name of --mode evidence (warns)."
-        ),
-    ] = None,
-    field: Annotated[str | None, typer.Option(help=FIELD_HELP + " Default: the preset's.")] = None,
-    method: Annotated[
-        str | None,
-        typer.Option(
-            help="Retrieval: dense (the index's encoder), bm25, hybrid (rank fusion of both) or hybrid-weighted "
-            f"(default: the preset's, {DEFAULT_METHOD})."
-        ),
-    ] = None,
-    index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
+    no_retrieval: NoRetrievalOption = False,
+    encoder: SearchEncoderOption = None,
+    k: KOption = None,
+    prompt: PromptOption = None,
+    field: FieldOption = None,
+    method: MethodOption = None,
+    index: IndexOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
     backend: BackendOption = None,
     model: ModelOption = None,
     reranker: RerankerOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the Answer as JSON.")] = False,
-    as_markdown: Annotated[
-        bool,
-        typer.Option("--markdown", help="Print the answer as a Markdown document with its reports and configuration."),
-    ] = False,
-    server: Annotated[
-        bool,
-        typer.Option(
-            help="Hand the question to a running `assistant serve` (same settings), which has the index and the "
-            "model loaded already; --no-server answers in this process."
-        ),
-    ] = True,
+    as_json: JsonOption = False,
+    as_markdown: MarkdownOption = False,
+    server: ServerOption = True,
 ) -> None:
     """Answer a finding with the most likely diagnosis, grounded in retrieved reports."""
     arguments = dict(locals())  # the parameters as parsed, first: the warm server builds its call from them too

@@ -12,75 +12,72 @@ import os
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assistant.commands.shared import EXIT_BAD_INPUT, BackendOption, ModelOption, RerankerOption
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from assistant.settings import Settings
+    from retriever.search.rerank import SecondStage
+
+
+HostOption = Annotated[
+    str,
+    typer.Option(
+        help="Address to listen on. 127.0.0.1 = this machine only; 0.0.0.0 = every network interface (only behind a firewall or reverse proxy)."
+    ),
+]
+PortOption = Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")]
+AuthOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="Require sign-in: USER:PASSWORD, repeatable for one account per resident (their feedback names them); or set RADSEARCH_CHAT_AUTH, which keeps the password out of the process list."
+    ),
+]
+IndexesOption = Annotated[
+    list[Path] | None,
+    typer.Option(help="Index folder to offer (repeatable); the default and installed indexes are offered too."),
+]
+ConcurrencyOption = Annotated[
+    int,
+    typer.Option(min=1, max=64, help="Requests processed at once; more wait in the queue and see their position."),
+]
+RootPathOption = Annotated[
+    str | None,
+    typer.Option(help="URL prefix when served behind a reverse proxy under a sub-path, e.g. /radsearch."),
+]
+#: The addresses only this machine can reach: the chat warns when it listens elsewhere without sign-in.
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
 
 def chat(
-    host: Annotated[
-        str,
-        typer.Option(
-            help="Address to listen on. 127.0.0.1 = this machine only; 0.0.0.0 = every network interface (only behind a firewall or reverse proxy)."
-        ),
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 7860,
-    auth: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="Require sign-in: USER:PASSWORD, repeatable for one account per resident (their feedback names them); or set RADSEARCH_CHAT_AUTH, which keeps the password out of the process list."
-        ),
-    ] = None,
-    index: Annotated[
-        list[Path] | None,
-        typer.Option(help="Index folder to offer (repeatable); the default and installed indexes are offered too."),
-    ] = None,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 7860,
+    auth: AuthOption = None,
+    index: IndexesOption = None,
     backend: BackendOption = None,
     model: ModelOption = None,
     reranker: RerankerOption = None,
-    concurrency: Annotated[
-        int,
-        typer.Option(min=1, max=64, help="Requests processed at once; more wait in the queue and see their position."),
-    ] = 4,
-    root_path: Annotated[
-        str | None,
-        typer.Option(help="URL prefix when served behind a reverse proxy under a sub-path, e.g. /radsearch."),
-    ] = None,
+    concurrency: ConcurrencyOption = 4,
+    root_path: RootPathOption = None,
 ) -> None:
     """Start the chat: type a finding, get a streamed diagnosis with the similar reports beside it."""
     from rich.console import Console
-    from rich.text import Text
 
     from assistant.chat.page import build_app
     from assistant.chat.serve import launch_app, startup_lines
     from assistant.chat.service import ChatConfig, ChatService
-    from assistant.commands.output import literal, print_error
-    from assistant.commands.shared import read_settings
+    from assistant.commands.output import literal
     from assistant.feedback.store import FeedbackStore
-    from assistant.settings import reranker_setting
-    from models.resolve import ModelNotAvailable
 
     err = Console(stderr=True)
-    settings = read_settings(err)
-    try:
-        credentials = [c for value in (auth or [settings.chat.auth]) if (c := parse_auth(value)) is not None] or None
-        settings = replace(settings, llm=settings.llm.with_flags(backend=backend, model=model))
-        if reranker is not None:
-            settings = replace(settings, search=replace(settings.search, reranker=reranker_setting(reranker)))
-        service_reranker = settings.search.load_reranker()
-    except (ValueError, ModelNotAvailable) as exc:
-        print_error(err, exc)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
-    if host not in ("127.0.0.1", "localhost", "::1") and not credentials:
-        err.print(
-            Text.assemble(
-                ("warning: ", "yellow"),
-                f"listening on {host} without --auth: anyone who can reach this port can use the assistant and "
-                "read the indexed reports.",
-            )
-        )
+    settings, credentials, service_reranker = _chat_settings(err, auth, backend, model, reranker)
+    if host not in LOOPBACK and not credentials:
+        _warn_open(err, host)
     feedback = FeedbackStore.at(settings.paths, os.environ).path
     config = ChatConfig(settings=settings, indexes=tuple(index or ()), concurrency=concurrency, feedback=feedback)
     service = ChatService(config, reranker=service_reranker)
@@ -89,6 +86,42 @@ def chat(
     for line in startup_lines(service, host, port, credentials):
         err.print(literal(line), soft_wrap=True)
     launch_app(app, config, host=host, port=port, auth=credentials, root_path=root_path)
+
+
+def _chat_settings(
+    err: Console, auth: list[str] | None, backend: str | None, model: str | None, reranker: str | None
+) -> tuple[Settings, list[tuple[str, str]] | None, SecondStage | None]:
+    """The settings with the model and re-ranker flags applied, the sign-in accounts (`--auth`, else
+    RADSEARCH_CHAT_AUTH) and the re-ranker loaded once for every request; a bad value is an error message and
+    exit 2, before the page is built."""
+    from assistant.commands.output import print_error
+    from assistant.commands.shared import read_settings
+    from assistant.settings import reranker_setting
+    from models.resolve import ModelNotAvailable
+
+    settings = read_settings(err)
+    try:
+        credentials = [c for value in (auth or [settings.chat.auth]) if (c := parse_auth(value)) is not None] or None
+        settings = replace(settings, llm=settings.llm.with_flags(backend=backend, model=model))
+        if reranker is not None:
+            settings = replace(settings, search=replace(settings.search, reranker=reranker_setting(reranker)))
+        return settings, credentials, settings.search.load_reranker()
+    except (ValueError, ModelNotAvailable) as exc:
+        print_error(err, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+
+
+def _warn_open(err: Console, host: str) -> None:
+    """Say that a chat listening on `host` (not this machine only) without sign-in lets anyone in."""
+    from rich.text import Text
+
+    err.print(
+        Text.assemble(
+            ("warning: ", "yellow"),
+            f"listening on {host} without --auth: anyone who can reach this port can use the assistant and "
+            "read the indexed reports.",
+        )
+    )
 
 
 def parse_auth(value: str | None) -> tuple[str, str] | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -46,40 +47,59 @@ if TYPE_CHECKING:
     from retriever.reports.sources import ColumnMap
 
 
+EncoderOption = Annotated[
+    str,
+    typer.Option(help="Registry name (radsearch, the shipped default; minilm, mpnet), trained model, path or hub id."),
+]
+OutOption = Annotated[Path | None, typer.Option(help="Index folder to write (default: the default index).")]
+ReplaceOption = Annotated[
+    bool, typer.Option(help="Replace --out even if it holds something other than an index (never an input).")
+]
+ShardOption = Annotated[
+    str | None,
+    typer.Option(help="Encode only shard I of N (e.g. 0/4) into the shard folder --out, for --merge-shards."),
+]
+MergeShardsOption = Annotated[
+    bool, typer.Option(help="The arguments are shard folders (--shard I/N): merge them into the index --out.")
+]
+SourceOption = Annotated[
+    str,
+    typer.Option(
+        help="The site these reports come from, set once for the index: a table's study is SITE:ACCESSION "
+        "whatever its file is called, so `assistant update` with the next day's export updates the same studies "
+        "(a site or institution column names its rows' site instead).",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class _BuildOptions:
+    """What a whole build and a shard's encoding both take from the options: the corpus, the encoder, where
+    rejected records go (a named path), the batch size, whether --out may be replaced, the exclusions."""
+
+    corpus: list[str]
+    encoder: str
+    rejects: Path | None
+    batch_size: int
+    overwrite: bool
+    rules: Exclusions
+
+
 def index(
     corpus: CorpusArgument,
-    encoder: Annotated[
-        str,
-        typer.Option(
-            help="Registry name (radsearch, the shipped default; minilm, mpnet), trained model, path or hub id."
-        ),
-    ] = PRESET.encoder,
-    out: Annotated[Path | None, typer.Option(help="Index folder to write (default: the default index).")] = None,
+    encoder: EncoderOption = PRESET.encoder,
+    out: OutOption = None,
     column_map: ColumnMapOption = None,
     keep_incomplete: KeepIncompleteOption = False,
     keep_duplicate_findings: KeepDuplicateFindingsOption = True,
     rejects: RejectsOption = None,
     batch_size: BatchSizeOption = 32,
     max_rejected: MaxRejectedOption = 0.9,
-    overwrite: Annotated[
-        bool, typer.Option(help="Replace --out even if it holds something other than an index (never an input).")
-    ] = False,
-    shard: Annotated[
-        str | None,
-        typer.Option(help="Encode only shard I of N (e.g. 0/4) into the shard folder --out, for --merge-shards."),
-    ] = None,
-    merge_shards: Annotated[
-        bool, typer.Option(help="The arguments are shard folders (--shard I/N): merge them into the index --out.")
-    ] = False,
+    overwrite: ReplaceOption = False,
+    shard: ShardOption = None,
+    merge_shards: MergeShardsOption = False,
     ray: RayOption = None,
-    source: Annotated[
-        str,
-        typer.Option(
-            help="The site these reports come from, set once for the index: a table's study is SITE:ACCESSION "
-            "whatever its file is called, so `assistant update` with the next day's export updates the same studies "
-            "(a site or institution column names its rows' site instead).",
-        ),
-    ] = DEFAULT_SITE,
+    source: SourceOption = DEFAULT_SITE,
 ) -> None:
     """Build an index over report files: counts in / indexed / rejected by reason are printed and add up."""
     from rich.console import Console
@@ -87,9 +107,8 @@ def index(
     from assistant.commands.ingest_summary import exclusions
     from assistant.commands.output import print_error
     from assistant.commands.shared import checked_corpus, read_settings
-    from retriever.index.output_paths import UnsafeOutput, check_outputs, named_path
+    from retriever.index.output_paths import named_path
     from retriever.index.swap import IndexBusy, one_writer
-    from retriever.reports.sources import DEMO_NAMES
 
     console = Console(stderr=True)
     settings = read_settings(console)
@@ -98,52 +117,36 @@ def index(
     if ray is not None and (shard is not None or merge_shards):
         print_error(console, "--ray encodes the whole corpus on the cluster: give it without --shard or --merge-shards")
         raise typer.Exit(EXIT_BAD_INPUT)
+    rules = exclusions(keep_incomplete, keep_duplicate_findings)
+    options = _BuildOptions(corpus, encoder, rejects, batch_size, overwrite, rules)
     if shard is not None or merge_shards:
-        _sharded(
-            console,
-            settings,
-            corpus,
-            column_map,
-            out,
-            shard,
-            merge_shards,
-            encoder,
-            rejects,
-            batch_size,
-            overwrite,
-            exclusions(keep_incomplete, keep_duplicate_findings),
-            _checked_site(console, source),
-        )
+        _sharded(console, settings, options, column_map, out, shard, merge_shards, _checked_site(console, source))
         return
     mapping = checked_corpus(console, corpus, column_map)
     site = _checked_site(console, source)
-    inputs = [Path(spec) for spec in corpus if spec not in DEMO_NAMES] + settings.search.input_files()
-    try:  # before reading a single report: a wrong --out or --rejects costs nothing
-        check_outputs(inputs, target, rejects, overwrite=overwrite)
-    except UnsafeOutput as exc:
-        print_error(console, exc)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    _check_outputs(console, settings, options, target)  # before reading a single report: a wrong one costs nothing
     try:
         with _on_cluster(console, ray, encoder, settings) as remote, one_writer(target):
-            manifest = _build(
-                console,
-                settings,
-                corpus,
-                mapping,
-                target,
-                encoder,
-                rejects,
-                batch_size,
-                overwrite,
-                exclusions(keep_incomplete, keep_duplicate_findings),
-                max_rejected,
-                remote,
-                site,
-            )
+            manifest = _build(console, settings, options, mapping, target, max_rejected, remote, site)
     except IndexBusy as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     _print_indexed(console, manifest, target)
+
+
+def _check_outputs(console: Console, settings: Settings, options: _BuildOptions, target: Path) -> None:
+    """Exit 2, the reason printed, when writing the index folder `target` or the rejects file could destroy data
+    (an input, a folder that is not an index: retriever/index/output_paths.py) or cannot be done."""
+    from assistant.commands.output import print_error
+    from retriever.index.output_paths import UnsafeOutput, check_outputs
+    from retriever.reports.sources import DEMO_NAMES
+
+    inputs = [Path(spec) for spec in options.corpus if spec not in DEMO_NAMES] + settings.search.input_files()
+    try:
+        check_outputs(inputs, target, options.rejects, overwrite=options.overwrite)
+    except UnsafeOutput as exc:
+        print_error(console, exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
 
 
 def _on_cluster(
@@ -160,16 +163,11 @@ def _on_cluster(
 def _sharded(
     console: Console,
     settings: Settings,
-    corpus: list[str],
+    options: _BuildOptions,
     column_map: str | None,
     out: Path | None,
     shard: str | None,
     merge_shards: bool,
-    encoder: str,
-    rejects: Path | None,
-    batch_size: int,
-    overwrite: bool,
-    rules: Exclusions,
     site: str,
 ) -> None:
     """--shard and --merge-shards (assistant/commands/shard_cmd.py); both need an explicit --out."""
@@ -184,10 +182,22 @@ def _sharded(
             "folders into the index --out: give one of them, and --out",
         )
         raise typer.Exit(EXIT_BAD_INPUT)
+    corpus, rejects, overwrite = options.corpus, options.rejects, options.overwrite
     if shard is not None:
         mapping = checked_corpus(console, corpus, column_map)
         shard_cmd.encode_shard(
-            console, settings, corpus, mapping, shard, out, encoder, rejects, batch_size, overwrite, rules, site
+            console,
+            settings,
+            corpus,
+            mapping,
+            shard,
+            out,
+            options.encoder,
+            rejects,
+            options.batch_size,
+            overwrite,
+            options.rules,
+            site,
         )
         return
     _print_indexed(console, shard_cmd.merge(console, corpus, out, rejects, overwrite), out)
@@ -206,17 +216,12 @@ def _print_indexed(console: Console, manifest: Manifest, target: Path) -> None:
 def _build(
     console: Console,
     settings: Settings,
-    corpus: list[str],
+    options: _BuildOptions,
     mapping: ColumnMap,
     target: Path,
-    encoder: str,
-    rejects: Path | None,
-    batch_size: int,
-    overwrite: bool,
-    rules: Exclusions,
-    max_rejected: float = 1.0,
-    remote: Encoder | None = None,
-    site: str = "",
+    max_rejected: float,
+    remote: Encoder | None,
+    site: str,
 ) -> Manifest:
     """Read, print the counts, encode and write (retriever/index/streaming_build.py: bounded memory, a killed build resumes
     where it stopped) with `remote` (the --ray cluster's encoder) or `encoder` loaded here; the written manifest, or
@@ -232,12 +237,12 @@ def _build(
         console.print(literal(f"resuming the build left in {work_folder(target)} (encoded chunks are reused)"))
     try:
         with console.status("reading reports"):
-            result = read_reports(corpus, target, rules, mapping, site or None)
+            result = read_reports(options.corpus, target, options.rules, mapping, site or None)
     except (OSError, sqlite3.Error) as exc:  # the reports are read into a store in the build folder
         _write_failed(console, target, exc)
     print_ingestion(console, result)
-    if rejects:
-        write_rejects(console, rejects, result.rejections)
+    if options.rejects:
+        write_rejects(console, options.rejects, result.rejections)
     try:
         refuse_if_mostly_rejected(console, result, max_rejected)
     except typer.Exit:
@@ -247,14 +252,14 @@ def _build(
         discard(work_folder(target))
         print_error(console, "nothing to index: every record was rejected (see the reasons above)")
         raise typer.Exit(1)
-    model = remote or load_index_encoder(console, settings, encoder)
+    model = remote or load_index_encoder(console, settings, options.encoder)
     try:
         return encode_and_write(
             target,
             model,
-            batch_size=batch_size,
+            batch_size=options.batch_size,
             progress=True,
-            overwrite=overwrite,
+            overwrite=options.overwrite,
             column_map=mapping.columns,
             site=site,
         )

@@ -20,68 +20,86 @@ import json
 import shutil
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from assistant.commands.output import contradiction_marks
-from assistant.commands.shared import EXIT_BAD_INPUT, FIELD_HELP, RerankerOption, SinceOption, UntilOption
+from assistant.commands.shared import (
+    EXIT_BAD_INPUT,
+    FIELD_HELP,
+    IndexOption,
+    RerankerOption,
+    SearchEncoderOption,
+    SinceOption,
+    UntilOption,
+)
 from retriever.search.hit import Hit
 from retriever.search.methods import DEFAULT_METHOD
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from assistant.settings import Settings
+    from retriever.index.report_index import ReportIndex
+    from retriever.search.abbreviations import QueryExpander
+    from retriever.search.rerank import SecondStage
+
+
+QueryArgument = Annotated[str, typer.Argument(help="Finding text to search for.")]
+KOption = Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="Number of reports.")]
+MethodOption = Annotated[
+    str,
+    typer.Option(help="dense (the index's encoder), bm25, hybrid (reciprocal rank fusion of both) or hybrid-weighted."),
+]
+ModalityOption = Annotated[str | None, typer.Option(help="Only reports of this modality (XR, CT, MR, US, ...).")]
+SourceOption = Annotated[str | None, typer.Option(help="Only reports from this source (openi, ctrate, ...).")]
+LabelOption = Annotated[str | None, typer.Option(help="Only reports carrying this label.")]
+StatusOption = Annotated[
+    str | None, typer.Option(help="Only reports of this status (final, preliminary, corrected, ...).")
+]
+ExamOption = Annotated[
+    str | None, typer.Option(help="Only studies whose description contains this (e.g. 'CHEST 2 VIEWS').")
+]
+SortOption = Annotated[str, typer.Option(help="relevance (the ranking) or date (the same hits, newest study first).")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+ExpandOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--expand/--no-expand",
+        help="Expand shorthand in the query (PTX -> pneumothorax; default: on unless "
+        "RADSEARCH_ABBREVIATION_EXPANSION=off; own table: RADSEARCH_ABBREVIATIONS=table.csv).",
+    ),
+]
+
 
 def search(
-    query: Annotated[str, typer.Argument(help="Finding text to search for.")],
-    index: Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")] = None,
+    query: QueryArgument,
+    index: IndexOption = None,
     field: Annotated[str, typer.Option(help=FIELD_HELP)] = "impression",
-    k: Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="Number of reports.")] = 5,
-    method: Annotated[
-        str,
-        typer.Option(
-            help="dense (the index's encoder), bm25, hybrid (reciprocal rank fusion of both) or hybrid-weighted."
-        ),
-    ] = DEFAULT_METHOD,
-    encoder: Annotated[
-        str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
-    ] = None,
-    modality: Annotated[str | None, typer.Option(help="Only reports of this modality (XR, CT, MR, US, ...).")] = None,
-    source: Annotated[str | None, typer.Option(help="Only reports from this source (openi, ctrate, ...).")] = None,
-    label: Annotated[str | None, typer.Option(help="Only reports carrying this label.")] = None,
+    k: KOption = 5,
+    method: MethodOption = DEFAULT_METHOD,
+    encoder: SearchEncoderOption = None,
+    modality: ModalityOption = None,
+    source: SourceOption = None,
+    label: LabelOption = None,
     since: SinceOption = None,
     until: UntilOption = None,
-    status: Annotated[
-        str | None, typer.Option(help="Only reports of this status (final, preliminary, corrected, ...).")
-    ] = None,
-    exam: Annotated[
-        str | None, typer.Option(help="Only studies whose description contains this (e.g. 'CHEST 2 VIEWS').")
-    ] = None,
-    sort: Annotated[
-        str, typer.Option(help="relevance (the ranking) or date (the same hits, newest study first).")
-    ] = "relevance",
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
-    expand: Annotated[
-        bool | None,
-        typer.Option(
-            "--expand/--no-expand",
-            help="Expand shorthand in the query (PTX -> pneumothorax; default: on unless "
-            "RADSEARCH_ABBREVIATION_EXPANSION=off; own table: RADSEARCH_ABBREVIATIONS=table.csv).",
-        ),
-    ] = None,
+    status: StatusOption = None,
+    exam: ExamOption = None,
+    sort: SortOption = "relevance",
+    as_json: JsonOption = False,
+    expand: ExpandOption = None,
     reranker: RerankerOption = None,
 ) -> None:
     """Search an index and print the top-k reports with their scores."""
     from rich.console import Console
-    from rich.table import Table
 
-    from assistant.commands.output import literal, marked, print_error, print_note
+    from assistant.commands.output import print_error, print_note
     from assistant.commands.shared import read_settings
-    from assistant.excerpt import matching_excerpt, searched_text
-    from assistant.readable import modality_word, strengths
-    from assistant.text import shorten
     from models.resolve import ModelNotAvailable
     from retriever.index.errors import IndexLoadError
-    from retriever.index.output_paths import named_path
-    from retriever.index.report_index import ReportIndex, SearchFilters
+    from retriever.index.report_index import SearchFilters
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
@@ -91,10 +109,7 @@ def search(
         if expand is not None:  # the flag wins over RADSEARCH_ABBREVIATION_EXPANSION
             expander = replace(settings.search, expand_abbreviations=expand).expander()
         searched_as = expander.expand(clean_query(query))
-        folder = named_path(index or settings.paths.default_index)
-        idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
-        idx.query_expander = expander
-        idx.reranker = settings.search.load_reranker(reranker, idx.manifest.encoder.name)
+        folder, idx = _loaded_index(settings, index, encoder, reranker, expander)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
         filters = SearchFilters(modality, source, label, since, until, status=status, exam=exam)
         hits = by_date(idx.search(query, field=field, k=k, filters=filters, method=method), sort)
@@ -106,77 +121,137 @@ def search(
         if note:
             print_note(err, note)
     if as_json:
-        payload = {
-            "query": shorten(query, 1001),
-            "searched_as": shorten(searched_as, 2001),
-            "field": field,
-            "method": method,
-            "encoder": idx.manifest.encoder.name,
-            "reranker": stage.name if stage else None,
-            "reranker_weight": stage.weight if stage else None,
-            "truncated": bool(notice),
-            "hits": [
-                {
-                    "rank": h.rank,
-                    "score": h.score,
-                    "contradicts": h.contradicts,
-                    "partly_contradicts": h.partly_contradicts,
-                    "matching_sentence": asdict(
-                        matching_excerpt(
-                            searched_text(h.field, h.report.findings, h.report.impression, h.report.full_text), query
-                        )
-                    ),
-                    **asdict(h.report),
-                    "date": h.report.meta.get("date", ""),
-                    "identical": [asdict(other) for other in h.identical],
-                }
-                for h in hits
-            ],
-        }
+        payload = _payload(query, searched_as, field, method, idx.manifest.encoder.name, stage, bool(notice), hits)
         print(json.dumps(payload, ensure_ascii=False, indent=2))
         return
     if not hits:
         err.print("no matching reports (try another field, fewer filters, or method dense)")
         return
-    marks, notes = contradiction_marks([(h.contradicts, h.partly_contradicts) for h in hits])
-    columns = [
-        ("#", ""),
-        ("match", ""),
-        ("score", "dim"),
-        ("report", "cyan"),
-        ("source, modality", ""),
-        ("study date, status", ""),
-        ("matching sentence", ""),
-        ("impression", "bold"),
-    ]
-    if marks:  # the column only when there is something to mark
-        columns.insert(3, ("contradicts", "bold red"))
     stages = f"{method}, {idx.manifest.encoder.name}" + (f", re-ranked by {stage.name}" if stage else "")
-    table = Table(title=literal(f"{field} matches ({stages})"), show_lines=True)
+    _print_table(hits, query, f"{field} matches ({stages})", err, f" --index {folder}" if index else "")
+
+
+def _loaded_index(
+    settings: Settings, index: Path | None, encoder: str | None, reranker: str | None, expander: QueryExpander
+) -> tuple[Path, ReportIndex]:
+    """The index folder `--index` names (else the default index) and its index loaded, searching with `expander`
+    and the re-ranker `--reranker` (else the settings') names for its encoder."""
+    from retriever.index.output_paths import named_path
+    from retriever.index.report_index import ReportIndex
+
+    folder = named_path(index or settings.paths.default_index)
+    idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
+    idx.query_expander = expander
+    idx.reranker = settings.search.load_reranker(reranker, idx.manifest.encoder.name)
+    return folder, idx
+
+
+def _payload(
+    query: str,
+    searched_as: str,
+    field: str,
+    method: str,
+    encoder: str,
+    stage: SecondStage | None,
+    truncated: bool,
+    hits: list[Hit],
+) -> dict[str, Any]:
+    """`search --json`'s object: what was searched and how, and every hit with its report and matching sentence."""
+    from assistant.excerpt import matching_excerpt, searched_text
+    from assistant.text import shorten
+
+    return {
+        "query": shorten(query, 1001),
+        "searched_as": shorten(searched_as, 2001),
+        "field": field,
+        "method": method,
+        "encoder": encoder,
+        "reranker": stage.name if stage else None,
+        "reranker_weight": stage.weight if stage else None,
+        "truncated": truncated,
+        "hits": [
+            {
+                "rank": h.rank,
+                "score": h.score,
+                "contradicts": h.contradicts,
+                "partly_contradicts": h.partly_contradicts,
+                "matching_sentence": asdict(
+                    matching_excerpt(
+                        searched_text(h.field, h.report.findings, h.report.impression, h.report.full_text), query
+                    )
+                ),
+                **asdict(h.report),
+                "date": h.report.meta.get("date", ""),
+                "identical": [asdict(other) for other in h.identical],
+            }
+            for h in hits
+        ],
+    }
+
+
+#: The table's columns and their styles; "contradicts" goes in at CONTRADICTS when a hit is marked.
+COLUMNS = [
+    ("#", ""),
+    ("match", ""),
+    ("score", "dim"),
+    ("report", "cyan"),
+    ("source, modality", ""),
+    ("study date, status", ""),
+    ("matching sentence", ""),
+    ("impression", "bold"),
+]
+CONTRADICTS = 3
+
+
+def _print_table(hits: list[Hit], query: str, title: str, err: Console, index_flag: str) -> None:
+    """The hits as a table on stdout, each with its strength word and the sentence that matched; then the command
+    that shows a whole report (on stderr, with `index_flag`) and the notes on the contradiction marks."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from assistant.commands.output import literal, print_note
+    from assistant.readable import strengths
+
+    marks, notes = contradiction_marks([(h.contradicts, h.partly_contradicts) for h in hits])
+    columns = list(COLUMNS)
+    if marks:  # the column only when there is something to mark
+        columns.insert(CONTRADICTS, ("contradicts", "bold red"))
+    table = Table(title=literal(title), show_lines=True)
     for column, style in columns:
         table.add_column(column, style=style, overflow="fold")
     # Not a terminal (piped, `make demo` logs): rich would assume 80 columns and fold every cell.
     out = Console(width=shutil.get_terminal_size(fallback=(150, 40)).columns)
     for n, (h, strength) in enumerate(zip(hits, strengths([h.score for h in hits]), strict=True)):
-        r = h.report
-        excerpt = matching_excerpt(searched_text(h.field, r.findings, r.impression, r.full_text), query)
-        cells = [
-            str(h.rank),
-            strength.removesuffix(" match"),
-            f"{h.score:.3f}",
-            literal(r.id + identical_note(h)),
-            literal(f"{r.source}, {modality_word(r.modality) or '-'}"),
-            literal(f"{r.meta.get('date') or '-'}, {r.status or '-'}"),
-            marked(excerpt, out),
-            literal(shorten(r.impression, 200)),
-        ]
+        cells = _row(h, strength, query, out)
         if marks:
-            cells.insert(3, marks[n])
+            cells.insert(CONTRADICTS, marks[n])
         table.add_row(*cells)
     out.print(table)
-    err.print(literal("whole report: assistant show ID" + (f" --index {folder}" if index else "")), style="dim")
+    err.print(literal("whole report: assistant show ID" + index_flag), style="dim")
     for note in notes:
         print_note(out, note)
+
+
+def _row(h: Hit, strength: str, query: str, out: Console) -> list[Any]:
+    """A hit's cells: rank, strength, score, id (and its identical reports), where from, when, the matching
+    sentence with the query's words marked, the impression."""
+    from assistant.commands.output import literal, marked
+    from assistant.excerpt import matching_excerpt, searched_text
+    from assistant.readable import modality_word
+    from assistant.text import shorten
+
+    r = h.report
+    excerpt = matching_excerpt(searched_text(h.field, r.findings, r.impression, r.full_text), query)
+    return [
+        str(h.rank),
+        strength.removesuffix(" match"),
+        f"{h.score:.3f}",
+        literal(r.id + identical_note(h)),
+        literal(f"{r.source}, {modality_word(r.modality) or '-'}"),
+        literal(f"{r.meta.get('date') or '-'}, {r.status or '-'}"),
+        marked(excerpt, out),
+        literal(shorten(r.impression, 200)),
+    ]
 
 
 def by_date(hits: list[Hit], sort: str) -> list[Hit]:

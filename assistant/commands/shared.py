@@ -78,6 +78,11 @@ PresetOption = Annotated[
         "the free-text prompt); default: RADSEARCH_PRESET, else default.",
     ),
 ]
+#: The index and encoder options of `assistant search` and `assistant ask`.
+IndexOption = Annotated[Path | None, typer.Option(help="Index folder (default: the demo/default index).")]
+SearchEncoderOption = Annotated[
+    str | None, typer.Option(help="Encoder to search with; must be the one that built the index.")
+]
 #: The study-date filter of `assistant search` and `assistant ask` (retriever.index.report_index.SearchFilters).
 SinceOption = Annotated[
     str | None, typer.Option(help="Only reports of studies on or after this date (YYYY-MM-DD, also 20261123).")

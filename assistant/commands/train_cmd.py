@@ -16,78 +16,102 @@ from assistant.commands.shared import (
 from retriever.training.config import DEFAULT_CONFIG as DEFAULTS
 from retriever.training.config import TrainConfig
 
+OutOption = Annotated[str, typer.Option(help="Name of the trained model (saved in the models directory).")]
+BaseOption = Annotated[str, typer.Option(help="Encoder to start from: minilm, mpnet, a folder or a hub id.")]
+EpochsOption = Annotated[int, typer.Option(min=1, help="Passes over the training pairs.")]
+BatchSizeOption = Annotated[int, typer.Option(min=2, help="Pairs per batch (= in-batch negatives + 1).")]
+LrOption = Annotated[float, typer.Option(min=0.0, help="Peak learning rate (paper: 2e-5).")]
+MaxSeqLengthOption = Annotated[int, typer.Option(min=16, max=512, help="Tokens kept per text.")]
+SeedOption = Annotated[int, typer.Option(help="Random seed (batches, initialization of anything new).")]
+MaskNearDuplicatesOption = Annotated[
+    bool, typer.Option(help="Ignore in-batch impressions nearly identical to the positive.")
+]
+DuplicateThresholdOption = Annotated[
+    float, typer.Option(help="Cosine above which an impression counts as a near-duplicate.")
+]
+CachedOption = Annotated[bool, typer.Option(help="CachedMNRL: large batches in small memory (set --batch-size high).")]
+MiniBatchSizeOption = Annotated[int, typer.Option(min=1, help="Texts embedded at once with --cached.")]
+SymmetricOption = Annotated[bool, typer.Option(help="Also train impression -> findings (symmetric loss).")]
+Bm25NegativesOption = Annotated[bool, typer.Option(help="Add a BM25-mined hard negative impression per findings text.")]
+NegationNegativesOption = Annotated[
+    bool,
+    typer.Option(
+        help="Add the impression with its finding negated (or affirmed) as a hard negative, "
+        "and query-term -> affirmed/negated sentence triplets."
+    ),
+]
+NegationMarginOption = Annotated[
+    float,
+    typer.Option(
+        min=0.0,
+        max=2.0,
+        help="With --negation-negatives: also require cos(term, affirmed "
+        "sentence) - cos(term, negated sentence) >= this margin (0: ranking loss only).",
+    ),
+]
+DetailNegativesOption = Annotated[
+    bool,
+    typer.Option(
+        help="Add the impression with one side (left/right), severity word or measurement changed as a hard negative."
+    ),
+]
+LabelNegativesOption = Annotated[
+    bool,
+    typer.Option(
+        help="Add real-sentence triplets keyed by the finding a resident types "
+        "('lymphadenopathy' -> a sentence reporting lymph nodes, not one ruling them out), from "
+        "the reports of sources with a label list (Open-i, CT-RATE); trained with --negation-margin."
+    ),
+]
+#: `train`'s options that are TrainConfig fields of the same name (the config's other fields keep their defaults).
+CONFIG_OPTIONS = (
+    "base",
+    "epochs",
+    "batch_size",
+    "lr",
+    "max_seq_length",
+    "seed",
+    "mask_near_duplicates",
+    "duplicate_threshold",
+    "cached",
+    "mini_batch_size",
+    "symmetric",
+    "bm25_negatives",
+    "negation_negatives",
+    "negation_margin",
+    "detail_negatives",
+    "label_negatives",
+    "checkpoint_steps",
+)
+
 
 def train(
     corpus: CorpusArgument,
-    out: Annotated[str, typer.Option(help="Name of the trained model (saved in the models directory).")],
-    base: Annotated[
-        str, typer.Option(help="Encoder to start from: minilm, mpnet, a folder or a hub id.")
-    ] = DEFAULTS.base,
-    epochs: Annotated[int, typer.Option(min=1, help="Passes over the training pairs.")] = DEFAULTS.epochs,
-    batch_size: Annotated[
-        int, typer.Option(min=2, help="Pairs per batch (= in-batch negatives + 1).")
-    ] = DEFAULTS.batch_size,
-    lr: Annotated[float, typer.Option(min=0.0, help="Peak learning rate (paper: 2e-5).")] = DEFAULTS.lr,
-    max_seq_length: Annotated[
-        int, typer.Option(min=16, max=512, help="Tokens kept per text.")
-    ] = DEFAULTS.max_seq_length,
-    seed: Annotated[int, typer.Option(help="Random seed (batches, initialization of anything new).")] = DEFAULTS.seed,
+    out: OutOption,
+    base: BaseOption = DEFAULTS.base,
+    epochs: EpochsOption = DEFAULTS.epochs,
+    batch_size: BatchSizeOption = DEFAULTS.batch_size,
+    lr: LrOption = DEFAULTS.lr,
+    max_seq_length: MaxSeqLengthOption = DEFAULTS.max_seq_length,
+    seed: SeedOption = DEFAULTS.seed,
     resume: ResumeOption = False,
     overwrite: OverwriteOption = False,
-    mask_near_duplicates: Annotated[
-        bool, typer.Option(help="Ignore in-batch impressions nearly identical to the positive.")
-    ] = DEFAULTS.mask_near_duplicates,
-    duplicate_threshold: Annotated[
-        float, typer.Option(help="Cosine above which an impression counts as a near-duplicate.")
-    ] = DEFAULTS.duplicate_threshold,
-    cached: Annotated[
-        bool, typer.Option(help="CachedMNRL: large batches in small memory (set --batch-size high).")
-    ] = DEFAULTS.cached,
-    mini_batch_size: Annotated[
-        int, typer.Option(min=1, help="Texts embedded at once with --cached.")
-    ] = DEFAULTS.mini_batch_size,
-    symmetric: Annotated[
-        bool, typer.Option(help="Also train impression -> findings (symmetric loss).")
-    ] = DEFAULTS.symmetric,
-    bm25_negatives: Annotated[
-        bool, typer.Option(help="Add a BM25-mined hard negative impression per findings text.")
-    ] = DEFAULTS.bm25_negatives,
-    negation_negatives: Annotated[
-        bool,
-        typer.Option(
-            help="Add the impression with its finding negated (or affirmed) as a hard negative, "
-            "and query-term -> affirmed/negated sentence triplets."
-        ),
-    ] = DEFAULTS.negation_negatives,
-    negation_margin: Annotated[
-        float,
-        typer.Option(
-            min=0.0,
-            max=2.0,
-            help="With --negation-negatives: also require cos(term, affirmed "
-            "sentence) - cos(term, negated sentence) >= this margin (0: ranking loss only).",
-        ),
-    ] = DEFAULTS.negation_margin,
-    detail_negatives: Annotated[
-        bool,
-        typer.Option(
-            help="Add the impression with one side (left/right), severity word or measurement "
-            "changed as a hard negative."
-        ),
-    ] = DEFAULTS.detail_negatives,
-    label_negatives: Annotated[
-        bool,
-        typer.Option(
-            help="Add real-sentence triplets keyed by the finding a resident types "
-            "('lymphadenopathy' -> a sentence reporting lymph nodes, not one ruling them out), from "
-            "the reports of sources with a label list (Open-i, CT-RATE); trained with --negation-margin."
-        ),
-    ] = DEFAULTS.label_negatives,
+    mask_near_duplicates: MaskNearDuplicatesOption = DEFAULTS.mask_near_duplicates,
+    duplicate_threshold: DuplicateThresholdOption = DEFAULTS.duplicate_threshold,
+    cached: CachedOption = DEFAULTS.cached,
+    mini_batch_size: MiniBatchSizeOption = DEFAULTS.mini_batch_size,
+    symmetric: SymmetricOption = DEFAULTS.symmetric,
+    bm25_negatives: Bm25NegativesOption = DEFAULTS.bm25_negatives,
+    negation_negatives: NegationNegativesOption = DEFAULTS.negation_negatives,
+    negation_margin: NegationMarginOption = DEFAULTS.negation_margin,
+    detail_negatives: DetailNegativesOption = DEFAULTS.detail_negatives,
+    label_negatives: LabelNegativesOption = DEFAULTS.label_negatives,
     checkpoint_steps: CheckpointStepsOption = DEFAULTS.checkpoint_steps,
     column_map: ColumnMapOption = None,
 ) -> None:
     """Fine-tune an encoder on findings -> impression pairs; 80 % of reports train, 10 % score each epoch (dev),
     10 % are held out for benchmarks. Use the result with `assistant index CORPUS --encoder NAME`."""
+    arguments = dict(locals())  # the options as parsed: the config is made of those named in CONFIG_OPTIONS
     from rich.console import Console
 
     from assistant.commands.output import literal, print_error
@@ -98,25 +122,7 @@ def train(
 
     console = Console(stderr=True)
     settings, result = training_reports(console, corpus, column_map)
-    config = TrainConfig(
-        base=base,
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        max_seq_length=max_seq_length,
-        seed=seed,
-        mask_near_duplicates=mask_near_duplicates,
-        duplicate_threshold=duplicate_threshold,
-        cached=cached,
-        mini_batch_size=mini_batch_size,
-        symmetric=symmetric,
-        bm25_negatives=bm25_negatives,
-        negation_negatives=negation_negatives,
-        negation_margin=negation_margin,
-        detail_negatives=detail_negatives,
-        label_negatives=label_negatives,
-        checkpoint_steps=checkpoint_steps,
-    )
+    config = TrainConfig(**{name: arguments[name] for name in CONFIG_OPTIONS})
     try:
         trained = train_encoder(
             result.reports,

@@ -19,7 +19,8 @@ the folder running), 3 the --ray cluster cannot encode (Ray not installed, unrea
 from __future__ import annotations
 
 import sqlite3
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -28,7 +29,10 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from assistant.settings import Settings
     from retriever.encoders.encoder import Encoder
+    from retriever.index.update import UpdateSummary
+    from retriever.reports.ingest import Exclusions, IngestResult
     from retriever.reports.sources import ColumnMap
 
 from assistant.commands.ray_option import RayOption
@@ -42,76 +46,105 @@ from assistant.commands.shared import (
     RejectsOption,
 )
 
+NOTHING_TO_DO = "nothing to do: give report files to add or replace, --remove IDS_FILE, --retrain or --retokenize"
+CorpusArgument = Annotated[
+    list[str] | None, typer.Argument(help="Report files or folders (CSV, JSONL, .txt) to add or replace.")
+]
+IndexOption = Annotated[Path | None, typer.Option(help="Index folder to update (default: the default index).")]
+RemoveOption = Annotated[
+    Path | None, typer.Option(help="File of report ids to remove, one per line (# comments allowed).")
+]
+EncoderOption = Annotated[
+    str | None, typer.Option(help="Encoder to check against the index's (default: the one that built it).")
+]
+RetrainOption = Annotated[
+    bool,
+    typer.Option(
+        "--retrain",
+        help="Train each field's vector index anew on the vectors it holds (after a drift notice, or when an "
+        "exact index grew past the IVF-PQ threshold); nothing is encoded again.",
+    ),
+]
+RetokenizeOption = Annotated[
+    bool,
+    typer.Option(
+        "--retokenize",
+        help="Tokenize the BM25 side anew under this program's negation rules (search says when an index needs "
+        "it; any update of such an index does it too); nothing is encoded again.",
+    ),
+]
+
 
 def update(
-    corpus: Annotated[
-        list[str] | None, typer.Argument(help="Report files or folders (CSV, JSONL, .txt) to add or replace.")
-    ] = None,
-    index: Annotated[Path | None, typer.Option(help="Index folder to update (default: the default index).")] = None,
-    remove: Annotated[
-        Path | None, typer.Option(help="File of report ids to remove, one per line (# comments allowed).")
-    ] = None,
-    encoder: Annotated[
-        str | None, typer.Option(help="Encoder to check against the index's (default: the one that built it).")
-    ] = None,
+    corpus: CorpusArgument = None,
+    index: IndexOption = None,
+    remove: RemoveOption = None,
+    encoder: EncoderOption = None,
     column_map: ColumnMapOption = None,
     max_rejected: MaxRejectedOption = 0.9,
     keep_incomplete: KeepIncompleteOption = False,
     keep_duplicate_findings: KeepDuplicateFindingsOption = True,
     rejects: RejectsOption = None,
     batch_size: BatchSizeOption = 32,
-    retrain: Annotated[
-        bool,
-        typer.Option(
-            "--retrain",
-            help="Train each field's vector index anew on the vectors it holds (after a drift notice, or when an "
-            "exact index grew past the IVF-PQ threshold); nothing is encoded again.",
-        ),
-    ] = False,
-    retokenize: Annotated[
-        bool,
-        typer.Option(
-            "--retokenize",
-            help="Tokenize the BM25 side anew under this program's negation rules (search says when an index needs "
-            "it; any update of such an index does it too); nothing is encoded again.",
-        ),
-    ] = False,
+    retrain: RetrainOption = False,
+    retokenize: RetokenizeOption = False,
     ray: RayOption = None,
 ) -> None:
     """Add, replace or remove reports in an existing index; counts of each are printed."""
     from rich.console import Console
 
-    from assistant.commands.ingest_summary import (
-        exclusions,
-        mostly_rejected,
-        print_ingestion,
-        refuse_if_mostly_rejected,
-        write_rejects,
-    )
-    from assistant.commands.output import literal, print_error
+    from assistant.commands.ingest_summary import exclusions
+    from assistant.commands.output import print_error
     from assistant.commands.shared import checked_corpus, read_settings
-    from models.resolve import ModelNotAvailable
-    from retriever.index.errors import IndexLoadError
-    from retriever.index.output_paths import UnsafeOutput, check_outputs, named_path
-    from retriever.index.swap import IndexBusy
+    from retriever.index.output_paths import named_path
     from retriever.index.update import update_index
-    from retriever.reports.ingest import IngestResult, ingest
-    from retriever.reports.sources import DEMO_NAMES
-    from retriever.reports.sources.files import UnreadableFile
+    from retriever.reports.ingest import IngestResult
 
     console = Console(stderr=True)
     settings = read_settings(console)
     corpus = corpus or []
     if not corpus and remove is None and not retrain and not retokenize:
-        print_error(
-            console, "nothing to do: give report files to add or replace, --remove IDS_FILE, --retrain or --retokenize"
-        )
+        print_error(console, NOTHING_TO_DO)
         raise typer.Exit(EXIT_BAD_INPUT)
     mapping = checked_corpus(console, corpus, column_map)
     target = named_path(index or settings.paths.default_index)
     rejects = named_path(rejects) if rejects else None
     if column_map is None:  # the next day's export is read as the index's own was
         mapping = _built_with(target, mapping)
+    removals = _removals(console, settings, corpus, remove, target, rejects)
+    rules = exclusions(keep_incomplete, keep_duplicate_findings)
+    result = _read_corpus(console, corpus, rules, mapping, target, max_rejected, rejects) if corpus else IngestResult()
+    with (
+        _failures_reported(console, target),  # entered first: it reports the cluster's failures too
+        _on_cluster(console, ray if result.reports else None, target, encoder) as remote,
+    ):
+        summary = update_index(
+            target,
+            result.reports,
+            removals,
+            remote or encoder,
+            exclusions=rules,
+            batch_size=batch_size,
+            progress=True,
+            device=settings.encoder.device,
+            retrain=retrain,
+            retokenize=retokenize,
+            history=result.history,
+        )
+    _print_summary(console, target, summary, result, rejects, read=bool(corpus))
+
+
+def _removals(
+    console: Console, settings: Settings, corpus: list[str], remove: Path | None, target: Path, rejects: Path | None
+) -> list[str]:
+    """The report ids the lines of `--remove` name (`_named_ids`), read once the outputs are known to be safe
+    (--rejects writes over no input, the ids file being one too: retriever/index/output_paths.py); exit 2 with the
+    reason otherwise."""
+    from assistant.commands.output import print_error
+    from retriever.index.output_paths import UnsafeOutput, check_outputs
+    from retriever.reports.sources import DEMO_NAMES
+    from retriever.reports.sources.files import UnreadableFile
+
     try:
         removals = _read_ids(remove) if remove else []
         inputs = [Path(s) for s in corpus if s not in DEMO_NAMES] + ([remove] if remove else [])
@@ -120,33 +153,51 @@ def update(
     except (OSError, UnicodeDecodeError, UnreadableFile, UnsafeOutput) as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    rules = exclusions(keep_incomplete, keep_duplicate_findings)
-    result = IngestResult()
-    removals = _named_ids(console, target, removals)
-    if corpus:
-        with console.status("reading reports"):
-            site = _site(target)
-            result = ingest(corpus, rules, mapping, None if site else _held_sources(target), site or None)
-        if mostly_rejected(result, max_rejected):  # refused before the index is touched, with the counts so far
-            print_ingestion(console, result)
-            if rejects:  # the log the refusal points to
-                write_rejects(console, rejects, result.rejections)
-            refuse_if_mostly_rejected(console, result, max_rejected)
+    return _named_ids(console, target, removals)
+
+
+def _read_corpus(
+    console: Console,
+    corpus: list[str],
+    rules: Exclusions,
+    mapping: ColumnMap,
+    target: Path,
+    max_rejected: float,
+    rejects: Path | None,
+) -> IngestResult:
+    """The reports of `corpus`, read as studies of the index's site (or of the sources it holds, for an index built
+    before sites). A corpus mostly rejected is refused (exit 2) before the index is touched, with the counts so far
+    and the rejects log the refusal points to."""
+    from assistant.commands.ingest_summary import (
+        mostly_rejected,
+        print_ingestion,
+        refuse_if_mostly_rejected,
+        write_rejects,
+    )
+    from retriever.reports.ingest import ingest
+
+    with console.status("reading reports"):
+        site = _site(target)
+        result = ingest(corpus, rules, mapping, None if site else _held_sources(target), site or None)
+    if mostly_rejected(result, max_rejected):
+        print_ingestion(console, result)
+        if rejects:
+            write_rejects(console, rejects, result.rejections)
+        refuse_if_mostly_rejected(console, result, max_rejected)
+    return result
+
+
+@contextmanager
+def _failures_reported(console: Console, target: Path) -> Iterator[None]:
+    """An update's failure as its message and the exit code the module docstring gives it: 2 for no usable index
+    or another writer, 1 for an encoder that is not installed or an index that could not be written."""
+    from assistant.commands.output import print_error
+    from models.resolve import ModelNotAvailable
+    from retriever.index.errors import IndexLoadError
+    from retriever.index.swap import IndexBusy
+
     try:
-        with _on_cluster(console, ray if result.reports else None, target, encoder) as remote:
-            summary = update_index(
-                target,
-                result.reports,
-                removals,
-                remote or encoder,
-                exclusions=rules,
-                batch_size=batch_size,
-                progress=True,
-                device=settings.encoder.device,
-                retrain=retrain,
-                retokenize=retokenize,
-                history=result.history,
-            )
+        yield
     except (IndexLoadError, IndexBusy) as exc:
         print_error(console, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -156,8 +207,19 @@ def update(
     except (OSError, sqlite3.Error) as exc:  # a full disk: the previous index is kept (index_swap.replacing)
         print_error(console, f"could not write the index to {target}: {exc}; the previous index is unchanged")
         raise typer.Exit(1) from exc
+
+
+def _print_summary(
+    console: Console, target: Path, summary: UpdateSummary, result: IngestResult, rejects: Path | None, *, read: bool
+) -> None:
+    """What the update did: the counts of the reports read (`result`, printed when a corpus was `read`) with those
+    the index refused, the rejects log, ids asked to be removed that the index does not hold, its notices, then the
+    counts."""
+    from assistant.commands.ingest_summary import print_ingestion, write_rejects
+    from assistant.commands.output import literal
+
     result.reject_later(summary.rejections)  # found against the index: counted in the same summary
-    if corpus:
+    if read:
         print_ingestion(console, result)
     for rejection in summary.rejections:
         console.print(literal(f"rejected {rejection.ref}: {rejection.reason} ({rejection.detail})"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -209,18 +209,7 @@ class LlamaCppBackend:
             loaded.interrupt_prompt_at(deadline.end)
             if self.prefix_dir is not None:
                 self.last_prefix = loaded.prefix_state(self.prefix_dir, messages)
-            chunks = loaded.llm.create_chat_completion(**kwargs)
-            for chunk in chunks:
-                loaded.interrupt_prompt_at(None)  # the prompt is read once the first piece is out
-                piece = chunk["choices"][0]["delta"].get("content")
-                if piece:
-                    yield piece
-                if cancel is not None and cancel.is_set():
-                    chunks.close()
-                    return
-                if deadline.passed:
-                    chunks.close()
-                    raise BackendTimeout(f"the embedded model did not finish within {self.timeout_s:g} s")
+            yield from self._pieces(loaded, loaded.llm.create_chat_completion(**kwargs), deadline, cancel)
         except ValueError as exc:  # llama-cpp-python raises ValueError for a prompt over n_ctx
             raise BackendRejected(f"the embedded model refused the prompt: {exc}") from exc
         except RuntimeError as exc:  # llama_decode failed: aborted (deadline, cancel), or no room left in memory
@@ -235,6 +224,23 @@ class LlamaCppBackend:
             loaded.interrupt_prompt_at(None)
             loaded.cancel = None
             loaded.lock.release()
+
+    def _pieces(
+        self, loaded: _Loaded, chunks: Generator[Any, None, None], deadline: Deadline, cancel: threading.Event | None
+    ) -> Iterator[str]:
+        """The text of llama.cpp's streamed `chunks`, checked after every one: a set `cancel` closes the stream
+        quietly, a passed `deadline` closes it with BackendTimeout. Called under the model's lock."""
+        for chunk in chunks:
+            loaded.interrupt_prompt_at(None)  # the prompt is read once the first piece is out
+            piece = chunk["choices"][0]["delta"].get("content")
+            if piece:
+                yield piece
+            if cancel is not None and cancel.is_set():
+                chunks.close()
+                return
+            if deadline.passed:
+                chunks.close()
+                raise BackendTimeout(f"the embedded model did not finish within {self.timeout_s:g} s")
 
     def complete(
         self,

@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from models.paths import blocking_file
+from models.paths import unusable_folder
 from retriever.index.manifest import Manifest, written_by_radsearch
 
 
@@ -35,13 +35,9 @@ def named_path(path: Path) -> Path:
 def _check_writable(output: Path, what: str) -> None:
     """Raise UnsafeOutput unless a file can be created where `output` goes (probed with a temporary file in its
     nearest existing folder: permissions alone do not tell a read-only mount or /proc)."""
-    if (file := blocking_file(output.parent)) is not None:
-        raise UnsafeOutput(f"cannot write the {what} {output}: {file} is a file, not a folder; choose another path")
-    if (link := _dangling_link(output)) is not None:
-        raise UnsafeOutput(
-            f"cannot write the {what} {output}: {link} is a symbolic link to {os.readlink(link)}, which does not "
-            "exist; create that folder or choose another path"
-        )
+    # An existing output is replaced: only a new one needs every part of its path to be a folder it can be made in.
+    if not output.exists() and (problem := unusable_folder(output)) is not None:
+        raise UnsafeOutput(f"cannot write the {what} {output}: {problem}; choose another path")
     folder = next(p for p in output.parents if p.exists())
     try:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".radsearch-probe-"):
@@ -50,16 +46,6 @@ def _check_writable(output: Path, what: str) -> None:
         raise UnsafeOutput(f"cannot write the {what} {output}: {exc.strerror or exc} ({folder})") from exc
     if output.is_file() and not os.access(output, os.W_OK):
         raise UnsafeOutput(f"cannot write the {what} {output}: it exists and cannot be replaced")
-
-
-def _dangling_link(path: Path) -> Path | None:
-    """The part of `path` (itself or a parent) that is a symbolic link leading nowhere; None when there is none.
-    Nothing can be created under one, and a build that found out only when it made its folder ended in a traceback
-    (issue 51)."""
-    for part in (path, *path.parents):
-        if part.is_symlink() and not part.exists():
-            return part
-    return None
 
 
 def check_outputs(inputs: Iterable[Path], out: Path, rejects: Path | None = None, *, overwrite: bool = False) -> None:
@@ -112,7 +98,7 @@ def build_hint(folder: Path, reports: str = "CORPUS...") -> str:
     names `folder` only where that command would write: a hint once said `--out /etc` for `--index /etc` and
     `--out reports.csv` for `--index reports.csv`, which would replace the system folder or is refused (issue 51)."""
     try:
-        if blocking_file(folder) is not None or _dangling_link(folder) is not None:
+        if unusable_folder(folder) is not None:
             raise UnsafeOutput(str(folder))
         check_replaceable(folder, overwrite=False)
     except UnsafeOutput:

@@ -121,28 +121,47 @@ def update_index(
         with replacing(folder) as tmp:
             shutil.copyfile(folder / STORE_FILE, tmp / STORE_FILE)
             change_store(tmp / STORE_FILE, upserts, gone, [*replaced, *history])
-            new_store = ReportStore(tmp / STORE_FILE)
-            try:
-                bm25 = {
-                    f: _bm25(old_bm25[f], new_store, f, upserts, gone, summary.retokenized, progress)
-                    for f in manifest.fields
-                }
-                manifest.lexical_rules = TOKENIZER_FINGERPRINT
-                manifest.reports = new_store.count()
-                manifest.corpus_sha256 = corpus_hash(report for _, report in new_store.iter_reports())
-            finally:
-                new_store.close()
+            bm25 = _updated_store_parts(tmp, manifest, old_bm25, upserts, gone, summary.retokenized, progress)
             manifest.fields = {f: int(vectors[f].ntotal) for f in manifest.fields}
             if retrain:
                 manifest.index_type = index_kind(max(manifest.fields.values()))
             manifest.updated = now()
             write_parts(tmp, manifest, vectors, bm25)
-    if manifest.index_type == "flat" and max(manifest.fields.values()) > EXACT_LIMIT:
-        summary.notices.append(
-            f"the index now holds {max(manifest.fields.values()):,} vectors in a field, more than exact search "
-            f"serves quickly ({EXACT_LIMIT:,}); `assistant update --retrain --index {folder}` turns it into IVF-PQ"
-        )
+    if notice := _exact_limit_notice(manifest, folder):
+        summary.notices.append(notice)
     return summary
+
+
+def _updated_store_parts(
+    tmp: Path,
+    manifest: Manifest,
+    old_bm25: dict[str, BM25Field],
+    upserts: list[tuple[int, Report]],
+    gone: list[int],
+    retokenize: bool,
+    progress: bool,
+) -> dict[str, BM25Field]:
+    """Each field's BM25 over the changed store in `tmp`, with what the manifest says of that store (the tokenizer
+    rules, the report count and the corpus hash) brought up to date."""
+    new_store = ReportStore(tmp / STORE_FILE)
+    try:
+        bm25 = {f: _bm25(old_bm25[f], new_store, f, upserts, gone, retokenize, progress) for f in manifest.fields}
+        manifest.lexical_rules = TOKENIZER_FINGERPRINT
+        manifest.reports = new_store.count()
+        manifest.corpus_sha256 = corpus_hash(report for _, report in new_store.iter_reports())
+    finally:
+        new_store.close()
+    return bm25
+
+
+def _exact_limit_notice(manifest: Manifest, folder: Path) -> str | None:
+    """The advice to retrain an exact index that grew past what exact search serves quickly, or None."""
+    if manifest.index_type != "flat" or (largest := max(manifest.fields.values())) <= EXACT_LIMIT:
+        return None
+    return (
+        f"the index now holds {largest:,} vectors in a field, more than exact search "
+        f"serves quickly ({EXACT_LIMIT:,}); `assistant update --retrain --index {folder}` turns it into IVF-PQ"
+    )
 
 
 def _encoder(built: EncoderInfo, encoder: str | Encoder | None, device: str | None) -> Encoder:

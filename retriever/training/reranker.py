@@ -140,12 +140,6 @@ def train_reranker(
     progress: bool = True,
 ) -> TrainResult:
     """Train a re-ranker from `config.base` on the train split of `reports`; save it as `models_root/out_name`."""
-    from datasets import Dataset
-    from sentence_transformers.cross_encoder import CrossEncoder
-    from transformers import set_seed
-
-    from models.resolve import resolve_encoder
-
     root = models_root or models_dir()
     target = output_path(root, out_name, overwrite)
     groups = split_reports(list(reports), split)
@@ -160,17 +154,7 @@ def train_reranker(
     checkpoints = root / CHECKPOINTS / out_name
     run_key = {"reranker": asdict(config), "data": train_pairs.fingerprint(), "split": asdict(split)}
     resume_from = prepare_checkpoints(checkpoints, run_key, resume=resume, overwrite=overwrite)
-
-    base, _ = resolve_encoder(config.base)
-    # The scoring head is initialised at random when the model is made, before the trainer seeds anything: seeded
-    # here, the same config and data give the same re-ranker whatever ran before in the process.
-    set_seed(config.seed)
-    model = CrossEncoder(str(base), num_labels=1, max_length=config.max_length, device="cpu")
-    before = pairwise_accuracy(model, dev) if dev.queries else {}
-    timer = EpochTimer()
-    trainer = _trainer(model, Dataset.from_dict(train.columns()), config, checkpoints, timer, progress)
-    trainer.train(resume_from_checkpoint=resume_from)
-    after = pairwise_accuracy(model, dev) if dev.queries else {}
+    model, base, run = _fit(config, train, dev, checkpoints, resume_from, progress)
     card = {
         "name": out_name,
         "kind": "cross-encoder re-ranker",
@@ -184,15 +168,54 @@ def train_reranker(
             "examples": {"train": dict(Counter(train.kinds)), "dev": dict(Counter(dev.kinds))},
             "unsupported_sentence_pool": len(pool),
         },
-        "dev_pairwise_accuracy": {"before": before, "after": after},
-        "train_loss": loss_history(trainer.state.log_history),
-        "train_seconds_per_epoch": timer.seconds,
-        "steps": {"total": trainer.state.global_step, "this_run": timer.steps_run, "resumed": resume_from is not None},
+        **run,
         "machine": {"cpu_count": os.cpu_count(), "platform": platform.platform()},
     }
     save_model(model, target, {CARD_FILE: json.dumps(card, indent=2) + "\n"}, overwrite=overwrite)
     shutil.rmtree(checkpoints, ignore_errors=True)
     return TrainResult(path=target, card=card)
+
+
+def _fit(
+    config: RerankConfig,
+    train: Examples,
+    dev: Examples,
+    checkpoints: Path,
+    resume_from: str | None,
+    progress: bool,
+) -> tuple[Any, Path | str, dict[str, Any]]:
+    """The cross-encoder made from `config.base` (returned with its folder or hub id) and trained on `train`, and
+    what its card says of the run: the dev pairwise accuracy before and after, the loss, the time and the steps."""
+    from datasets import Dataset
+    from sentence_transformers.cross_encoder import CrossEncoder
+    from transformers import set_seed
+
+    from models.resolve import resolve_encoder
+
+    base, _ = resolve_encoder(config.base)
+    # The scoring head is initialised at random when the model is made, before the trainer seeds anything: seeded
+    # here, the same config and data give the same re-ranker whatever ran before in the process.
+    set_seed(config.seed)
+    model = CrossEncoder(str(base), num_labels=1, max_length=config.max_length, device="cpu")
+    before = pairwise_accuracy(model, dev) if dev.queries else {}
+    timer = EpochTimer()
+    trainer = _trainer(model, Dataset.from_dict(train.columns()), config, checkpoints, timer, progress)
+    trainer.train(resume_from_checkpoint=resume_from)
+    after = pairwise_accuracy(model, dev) if dev.queries else {}
+    return (
+        model,
+        base,
+        {
+            "dev_pairwise_accuracy": {"before": before, "after": after},
+            "train_loss": loss_history(trainer.state.log_history),
+            "train_seconds_per_epoch": timer.seconds,
+            "steps": {
+                "total": trainer.state.global_step,
+                "this_run": timer.steps_run,
+                "resumed": resume_from is not None,
+            },
+        },
+    )
 
 
 def _trainer(

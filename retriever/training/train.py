@@ -19,7 +19,7 @@ import platform
 import shutil
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from sentence_transformers.base.sampler import BatchSamplers
 from sentence_transformers.sentence_transformer.evaluation import InformationRetrievalEvaluator
 
 from models.paths import models_dir
-from retriever.encoders.encoder import load_encoder
+from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.reports.record import Report
 from retriever.reports.splits import DEFAULT_SPLIT, SplitSpec, split_reports
 from retriever.training.config import DEFAULT_CONFIG, TrainConfig
@@ -81,27 +81,8 @@ def train_encoder(
     groups = split_reports(list(reports), split)
     all_pairs = build_pairs(r for group in groups.values() for r in group)
     train_pairs, dev_pairs = build_pairs(groups["train"]), build_pairs(groups["dev"])
-    batch_size = check_contrastive(train_pairs, config.batch_size)
-    if batch_size < config.batch_size:
-        log.warning(
-            "only %d distinct training impressions (%d pairs): batch size reduced from %d to %d",
-            train_pairs.unique_positives,
-            len(train_pairs),
-            config.batch_size,
-            batch_size,
-        )
-    hard_negatives = (config.bm25_negatives, config.negation_negatives, config.detail_negatives, config.label_negatives)
-    if config.mask_near_duplicates and any(hard_negatives):
-        raise TrainingError("--mask-near-duplicates works on plain pairs: it cannot be combined with hard negatives")
-    sets = training_sets(
-        train_pairs,
-        groups["train"],
-        bm25=config.bm25_negatives,
-        negation=config.negation_negatives,
-        detail=config.detail_negatives,
-        labels=config.label_negatives,
-        min_rows=batch_size,
-    )
+    batch_size = _batch_size(train_pairs, config)
+    sets = _training_sets(train_pairs, groups["train"], config, batch_size)
     checkpoints = root / CHECKPOINTS / out_name
     run_key = {"config": asdict(config), "data": train_pairs.fingerprint(), "split": asdict(split)}
     resume_from = prepare_checkpoints(checkpoints, run_key, resume=resume, overwrite=overwrite)
@@ -115,30 +96,110 @@ def train_encoder(
     trainer.train(resume_from_checkpoint=resume_from)
     model.max_seq_length = max(config.max_seq_length, config.inference_max_seq_length)
     after = _dev_scores(evaluator, model)
+    run = _Run(trainer, timer, resume_from is not None, before, after, _loss_classes(trainer.loss, sets))
+    data = _data_counts(groups, all_pairs, train_pairs, dev_pairs, sets, skipped or Counter())
+    card = _card(out_name, config, split, batch_size, encoder, data, run)
+    files = {CARD_FILE: json.dumps(card, indent=2) + "\n", "README.md": render_model_card(card)}
+    save_model(model, target, files, overwrite=overwrite)
+    shutil.rmtree(checkpoints, ignore_errors=True)
+    return TrainResult(path=target, card=card)
 
-    card = {
+
+def _batch_size(train_pairs: PairSet, config: TrainConfig) -> int:
+    """The batch size the pairs allow: in-batch negatives must be other impressions, so a batch holds no more pairs
+    than there are distinct impressions (a warning says when that is fewer than asked)."""
+    batch_size = check_contrastive(train_pairs, config.batch_size)
+    if batch_size < config.batch_size:
+        log.warning(
+            "only %d distinct training impressions (%d pairs): batch size reduced from %d to %d",
+            train_pairs.unique_positives,
+            len(train_pairs),
+            config.batch_size,
+            batch_size,
+        )
+    return batch_size
+
+
+def _training_sets(
+    train_pairs: PairSet, reports: list[Report], config: TrainConfig, batch_size: int
+) -> dict[str, dict[str, list[str]]]:
+    """The training sets (plain pairs, or pairs with the hard negatives `config` asks for); TrainingError for the
+    near-duplicate mask with hard negatives, which works on plain pairs only."""
+    hard_negatives = (config.bm25_negatives, config.negation_negatives, config.detail_negatives, config.label_negatives)
+    if config.mask_near_duplicates and any(hard_negatives):
+        raise TrainingError("--mask-near-duplicates works on plain pairs: it cannot be combined with hard negatives")
+    return training_sets(
+        train_pairs,
+        reports,
+        bm25=config.bm25_negatives,
+        negation=config.negation_negatives,
+        detail=config.detail_negatives,
+        labels=config.label_negatives,
+        min_rows=batch_size,
+    )
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A finished training run, as its card reports it: the trainer (loss, log), its timer, the dev scores, the
+    loss class each training set trained with."""
+
+    trainer: Any
+    timer: EpochTimer
+    resumed: bool
+    before: dict[str, float]
+    after: dict[str, float]
+    loss_per_set: dict[str, str]
+
+
+def _data_counts(
+    groups: dict[str, list[Report]],
+    all_pairs: PairSet,
+    train_pairs: PairSet,
+    dev_pairs: PairSet,
+    sets: dict[str, dict[str, list[str]]],
+    skipped: Counter[str],
+) -> dict[str, Any]:
+    """The card's account of the data: every report (those `skipped` upstream too), the pairs of each split, the
+    training sets and the reasons reports were not used."""
+    return {
+        "reports": sum(len(g) for g in groups.values()) + sum(skipped.values()),
+        "pairs": {
+            "train": len(train_pairs),
+            "dev": len(dev_pairs),
+            "test (held out)": len(all_pairs) - len(train_pairs) - len(dev_pairs),
+        },
+        "unique_train_impressions": train_pairs.unique_positives,
+        "training_sets": {name: len(columns["anchor"]) for name, columns in sets.items()},
+        "skipped_by_reason": dict(skipped + all_pairs.skipped),
+        "sources": dict(Counter(r.source for r in groups["train"])),
+    }
+
+
+def _card(
+    out_name: str,
+    config: TrainConfig,
+    split: SplitSpec,
+    batch_size: int,
+    encoder: Encoder,
+    data: dict[str, Any],
+    run: _Run,
+) -> dict[str, Any]:
+    """The model card (radsearch_card.json, rendered as README.md): what was trained from what, on which data, with
+    which scores, on which machine."""
+    trainer, timer = run.trainer, run.timer
+    return {
         "name": out_name,
         "base_model": {"ref": config.base, "name": encoder.name, "location": encoder.location},
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
         "loss": config.loss_name,
-        "loss_per_set": _loss_classes(trainer.loss, sets),
+        "loss_per_set": run.loss_per_set,
         "hyperparameters": asdict(config) | {"batch_size_used": batch_size},
         "split": asdict(split),
-        "data": {
-            "reports": sum(len(g) for g in groups.values()) + sum((skipped or Counter()).values()),
-            "pairs": {
-                "train": len(train_pairs),
-                "dev": len(dev_pairs),
-                "test (held out)": len(all_pairs) - len(train_pairs) - len(dev_pairs),
-            },
-            "unique_train_impressions": train_pairs.unique_positives,
-            "training_sets": {name: len(columns["anchor"]) for name, columns in sets.items()},
-            "skipped_by_reason": dict((skipped or Counter()) + all_pairs.skipped),
-            "sources": dict(Counter(r.source for r in groups["train"])),
-        },
+        "data": data,
         "dev_metrics": {
-            "before": before,
-            "after": after,
+            "before": run.before,
+            "after": run.after,
             "per_epoch": _epoch_metrics(trainer.state.log_history),
         },
         "train_loss": loss_history(trainer.state.log_history),
@@ -148,18 +209,14 @@ def train_encoder(
             "total": trainer.state.global_step,
             "this_run": timer.steps_run,
             "first": timer.first_step,
-            "resumed": resume_from is not None,
+            "resumed": run.resumed,
         },
         "machine": {
             "cpu_count": os.cpu_count(),
             "platform": platform.platform(),
-            "device": str(model.device),
+            "device": str(encoder.model.device),
         },
     }
-    files = {CARD_FILE: json.dumps(card, indent=2) + "\n", "README.md": render_model_card(card)}
-    save_model(model, target, files, overwrite=overwrite)
-    shutil.rmtree(checkpoints, ignore_errors=True)
-    return TrainResult(path=target, card=card)
 
 
 def dev_evaluator(pairs: PairSet, name: str = "dev") -> InformationRetrievalEvaluator | None:

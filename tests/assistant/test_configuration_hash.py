@@ -4,16 +4,14 @@ for the same settings, and another when query expansion is switched off."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from llm_fixtures import build_index
+from cli_fixtures import home_env, private_home
 
 from assistant.settings import Settings
-from models.paths import DataPaths
 
 REPO = Path(__file__).resolve().parents[2]
 QUERY = "Blunting of the right costophrenic angle."
@@ -21,16 +19,7 @@ QUERY = "Blunting of the right costophrenic angle."
 
 @pytest.fixture
 def home(tmp_path: Path, minilm) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(DataPaths.from_env(os.environ).models)
-    build_index(home / "indexes" / "demo", minilm)
-    return home
-
-
-def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_")}
-    return env | {"RADSEARCH_HOME": str(home), "RADSEARCH_LLM_GGUF": "smollm2"} | extra
+    return private_home(tmp_path, minilm)
 
 
 def _ask_hash(env: dict[str, str]) -> str:
@@ -64,7 +53,7 @@ def test_ask_the_warm_server_and_provenance_give_one_hash_and_query_expansion_ch
 
     hashes, keys = {}, {}
     for expansion in ("on", "off"):
-        env = _env(home, RADSEARCH_ABBREVIATION_EXPANSION=expansion)
+        env = home_env(home, RADSEARCH_ABBREVIATION_EXPANSION=expansion)
         keys[expansion], warm = _warm_hash(env, tmp_path / f"{expansion}.sock")
         recorded = provenance(settings=Settings.from_env(env))["configuration_hash"]
         assert _ask_hash(env) == warm == recorded == Settings.from_env(env).configuration_hash

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from llm_fixtures import build_index, require_embedded_smollm2
+from cli_fixtures import home_env, private_home
+from llm_fixtures import require_embedded_smollm2
 
 from assistant.warm.address import make_private_folder, socket_path
 from assistant.warm.client import answers
@@ -34,17 +35,11 @@ START = {"model_label": "x", "evidence_only": True}
 @pytest.fixture
 def home(tmp_path: Path, minilm) -> Path:
     """A data folder of its own (its socket is this test's), sharing the assembled encoders instead of copying."""
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "models").symlink_to(DataPaths.from_env(os.environ).models)
-    build_index(home / "indexes" / "demo", minilm)
-    return home
+    return private_home(tmp_path, minilm)
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RADSEARCH_")}
-    settings = {"RADSEARCH_HOME": str(home), "RADSEARCH_LLM_GGUF": "smollm2", "RADSEARCH_LLM_CONTEXT": "2048"}
-    return env | settings | {"XDG_RUNTIME_DIR": str(home.parent)} | extra
+    return home_env(home, **{"RADSEARCH_LLM_CONTEXT": "2048", "XDG_RUNTIME_DIR": str(home.parent)} | extra)
 
 
 def _socket(home: Path) -> Path:

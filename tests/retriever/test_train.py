@@ -250,6 +250,20 @@ def test_train_refuses_a_missing_corpus_before_reading_anything(tmp_path: Path) 
     assert "typo.csv" in result.output and "records read" not in result.output
 
 
+def test_every_train_option_named_as_a_config_field_reaches_the_config() -> None:
+    """`assistant train` builds its TrainConfig from the options CONFIG_OPTIONS names: an option added for a new
+    field must be named there, or it would be parsed and silently ignored; the options' defaults are the config's."""
+    import inspect
+    from dataclasses import fields
+
+    from assistant.commands.train_cmd import CONFIG_OPTIONS, train
+    from retriever.training.config import DEFAULT_CONFIG
+
+    options = inspect.signature(train).parameters
+    assert set(CONFIG_OPTIONS) == set(options) & {f.name for f in fields(TrainConfig)}
+    assert TrainConfig(**{name: options[name].default for name in CONFIG_OPTIONS}) == DEFAULT_CONFIG
+
+
 def test_negation_margin_trains_the_term_triplets_with_the_margin_loss(base: str, tmp_path: Path) -> None:
     config = TrainConfig(
         **{**FAST.__dict__, "base": base, "max_steps": 2, "negation_negatives": True, "negation_margin": 0.5}
