@@ -69,7 +69,7 @@ def chat(
         settings = replace(settings, llm=settings.llm.with_flags(backend=backend, model=model))
         if reranker is not None:
             settings = replace(settings, search=replace(settings.search, reranker=reranker_setting(reranker)))
-        service_reranker = settings.search.load_reranker()
+        settings.search.load_reranker()  # a second stage that cannot be loaded is refused before the chat starts
     except (ValueError, ModelNotAvailable) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -83,7 +83,7 @@ def chat(
         )
     feedback = FeedbackStore.at(settings.paths, os.environ).path
     config = ChatConfig(settings=settings, indexes=tuple(index or ()), concurrency=concurrency, feedback=feedback)
-    service = ChatService(config, reranker=service_reranker)
+    service = ChatService(config)
     app = build_app(config, service)
     threading.Thread(target=service.warm_up, name="chat-warm-up", daemon=True).start()
     for line in startup_lines(service, host, port, credentials):

@@ -77,6 +77,7 @@ def search(
     from assistant.commands.shared import read_settings
     from assistant.excerpt import matching_excerpt, searched_text
     from assistant.readable import modality_word, strengths
+    from assistant.settings import reranker_setting
     from assistant.text import shorten
     from models.resolve import ModelNotAvailable
     from retriever.index.errors import IndexLoadError
@@ -87,21 +88,22 @@ def search(
     err = Console(stderr=True)
     settings = read_settings(err)
     try:
-        expander = settings.search.expander()
+        chosen = settings.search
         if expand is not None:  # the flag wins over RADSEARCH_ABBREVIATION_EXPANSION
-            expander = replace(settings.search, expand_abbreviations=expand).expander()
-        searched_as = expander.expand(clean_query(query))
+            chosen = replace(chosen, expand_abbreviations=expand)
+        if reranker is not None:  # and --reranker over RADSEARCH_RERANKER
+            chosen = replace(chosen, reranker=reranker_setting(reranker))
+        searched_as = chosen.expander().expand(clean_query(query))
         folder = named_path(index or settings.paths.default_index)
-        idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
-        idx.query_expander = expander
-        idx.reranker = settings.search.load_reranker(reranker, idx.manifest.encoder.name)
+        idx = ReportIndex.load(folder, encoder, device=settings.encoder.device, search=chosen.configure)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
         filters = SearchFilters(modality, source, label, since, until, status=status, exam=exam)
         hits = by_date(idx.search(query, field=field, k=k, filters=filters, method=method), sort)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    stage = idx.reranker if idx.reranker is not None and idx.reranker.applies_to(field, searched_as) else None
+    stage = idx.search_configuration.second_stage
+    stage = stage if stage is not None and stage.applies_to(field, searched_as) else None
     for note in (notice, *idx.notices(folder, method)):
         if note:
             print_note(err, note)
