@@ -257,8 +257,7 @@ class SearchSettings:
 
     def tuned(self, encoder: str | None = None) -> SearchPreset:
         """The search values measured for `encoder` (None, or one no rule measured: the default encoder's)."""
-        table = dict(self.measured)
-        return table.get(encoder or self.default_encoder) or table[self.default_encoder]
+        return search_card(dict(self.measured), self.default_encoder, encoder or self.default_encoder)
 
     def values_for(self, manifest: Manifest | None) -> SearchCard:
         """The values an index is searched with before flags: its manifest's card, unless the named preset writes
