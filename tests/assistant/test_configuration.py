@@ -34,7 +34,7 @@ def test_the_configuration_names_encoder_index_search_prompt_and_model(index: Re
     assert retrieval["index"]["corpus_sha256"] == index.manifest.corpus_sha256
     assert retrieval["search"] == {
         "method": "hybrid-weighted",
-        "dense_weight": index.dense_weight,
+        "dense_weight": index.search_configuration.dense_weight,
         "second_stage": None,
         "second_stage_weight": None,
         "field": "findings",
