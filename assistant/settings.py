@@ -255,7 +255,7 @@ class SearchSettings:
             overlaid=preset.overlaid_search,
         )
 
-    def tuned(self, encoder: str | None = None) -> SearchPreset:
+    def tuned(self, encoder: str | None = None) -> SearchCard:
         """The search values measured for `encoder` (None, or one no rule measured: the default encoder's)."""
         return search_card(dict(self.measured), self.default_encoder, encoder or self.default_encoder)
 
@@ -263,12 +263,10 @@ class SearchSettings:
         """The values an index is searched with before flags: its manifest's card, unless the named preset writes
         over the values of the encoder they were measured for; an index built before cards (and no index: None)
         takes the preset's table."""
-        encoder = manifest.encoder.name if manifest is not None else self.default_encoder
-        recorded = manifest.search if manifest is not None else None
-        card = recorded or search_card(dict(self.measured), self.default_encoder, encoder)
-        if recorded is not None and card.measured_for in self.overlaid:
-            return search_card(dict(self.measured), self.default_encoder, card.measured_for)
-        return card
+        if manifest is None or manifest.search is None:
+            return self.tuned(manifest.encoder.name if manifest is not None else None)
+        card = manifest.search
+        return self.tuned(card.measured_for) if card.measured_for in self.overlaid else card
 
     def method_for(self, values: SearchPreset | None = None) -> str:
         """The method an index searched with `values` (None: the default encoder's) uses: the flag's, else theirs."""
