@@ -202,28 +202,13 @@ def _expander(table: Path | None, enabled: bool) -> QueryExpander:
     return make_expander(table, enabled=enabled)
 
 
-@cache
-def _second_stage(name: str, weight: float) -> SecondStage:
-    """The second stage `name` (`support`, or a trained re-ranker's name or folder, with `@WEIGHT` or else
-    `weight`), loaded once per process: every index a chat serves shares one re-ranker model, as it always did.
-    ModelNotAvailable when the name is not a trained re-ranker."""
-    from retriever.search import support
-    from retriever.search.rerank import RERANK_WEIGHT, Reranker, split_weight
-
-    folder, given = split_weight(name)
-    if folder == support.NAME:
-        return support.SupportCheck(weight=given or weight)
-    return Reranker(folder, weight=given or RERANK_WEIGHT)
-
-
 @dataclass(frozen=True)
 class SearchSettings:
     """Query-side abbreviation expansion: on with the built-in tables unless switched off; `abbreviations` is a
     user table (CSV abbr,expansion) whose rows win over the built-in ones. `method` and `reranker` (a second stage's
     name or folder; None: none) as chosen by a flag or RADSEARCH_RERANKER; left at None and MEASURED, an index is
-    searched with the values its manifest records (its search card, those measured for its encoder when it was
-    built), unless the chosen named preset writes over that encoder's values (`overlaid`); an index built before
-    cards takes `measured`, the preset's per-encoder table (an encoder no rule measured: the default encoder's)."""
+    searched with its manifest's search card unless the named preset overlays it (`overlaid`); one built before
+    cards with `measured`, the preset's per-encoder table (an unmeasured encoder: the default encoder's)."""
 
     expand_abbreviations: bool = True
     abbreviations: Path | None = None
@@ -231,8 +216,7 @@ class SearchSettings:
     method: str | None = None
     measured: tuple[tuple[str, SearchPreset], ...] = tuple(PRESET.search.items())
     default_encoder: str = PRESET.encoder
-    #: The encoders whose values the chosen named preset writes over (`paper`: dense search): an explicit choice.
-    overlaid: tuple[str, ...] = ()
+    overlaid: tuple[str, ...] = ()  # encoders whose values the named preset writes over (`paper`): explicit
 
     def input_files(self) -> list[Path]:
         """The files these settings read (the abbreviation table): inputs that no output may write over (issue 51:
@@ -260,27 +244,26 @@ class SearchSettings:
         return search_card(dict(self.measured), self.default_encoder, encoder or self.default_encoder)
 
     def values_for(self, manifest: Manifest | None) -> SearchCard:
-        """The values an index is searched with before flags: its manifest's card, unless the named preset writes
-        over the values of the encoder they were measured for; an index built before cards (and no index: None)
-        takes the preset's table."""
+        """The values an index is searched with before flags: its manifest's card unless the named preset overlays
+        them; an index built before cards (or None, no index) takes the preset's."""
         if manifest is None or manifest.search is None:
             return self.tuned(manifest.encoder.name if manifest is not None else None)
         card = manifest.search
         return self.tuned(card.measured_for) if card.measured_for in self.overlaid else card
 
     def method_for(self, values: SearchPreset | None = None) -> str:
-        """The method an index searched with `values` (None: the default encoder's) uses: the flag's, else theirs."""
+        """The method with `values` (None: the default encoder's): the flag's, else theirs."""
         return self.method or (values or self.tuned()).method
 
     def stage_for(self, values: SearchPreset | None = None) -> str | None:
-        """The second stage an index searched with `values` (None: the default encoder's) re-scores with: the flag's
-        or RADSEARCH_RERANKER's, else theirs (None: none)."""
+        """The second stage with `values` (None: the default encoder's): the flag's or RADSEARCH_RERANKER's, else
+        theirs (None: none)."""
         return (values or self.tuned()).second_stage if self.reranker == MEASURED else self.reranker
 
     def configure(self, manifest: Manifest) -> SearchConfiguration:
         """How the index of `manifest` is searched under these settings (ReportIndex.load takes this method): its
         values (`values_for`), with the method and second stage the user chose, and these settings' expander."""
-        from retriever.search.configuration import SearchConfiguration
+        from retriever.search.configuration import SearchConfiguration, second_stage_named
         from retriever.search.methods import checked_method
 
         values = self.values_for(manifest)
@@ -288,7 +271,7 @@ class SearchSettings:
         return SearchConfiguration(
             method=checked_method(self.method_for(values)),
             dense_weight=values.dense_weight,
-            second_stage=_second_stage(stage, values.second_stage_weight) if stage else None,
+            second_stage=second_stage_named(stage, values.second_stage_weight) if stage else None,
             query_expander=self.expander(),
         )
 
@@ -316,7 +299,9 @@ class SearchSettings:
         default encoder, loaded (None when none is named): a command checks the name before it serves, and a
         benchmark searches with it. ModelNotAvailable when the name is not a trained re-ranker."""
         name = reranker_setting(flag) if flag is not None else self.stage_for()
-        return _second_stage(name, self.tuned().second_stage_weight) if name else None
+        from retriever.search.configuration import second_stage_named
+
+        return second_stage_named(name, self.tuned().second_stage_weight) if name else None
 
     def expander(self) -> QueryExpander:
         """The expander these settings ask for, read once per process (AbbreviationTableError, a ValueError, for a

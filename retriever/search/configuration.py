@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from models.preset import SearchPreset
@@ -48,3 +49,17 @@ class SearchConfiguration:
 #: What `ReportIndex.load` takes besides a configuration: how to make one from the loaded manifest (its search card,
 #: its encoder), as the product's settings do (assistant/settings.py, SearchSettings.configure).
 Configure = Callable[["Manifest"], SearchConfiguration]
+
+
+@cache
+def second_stage_named(name: str, weight: float) -> SecondStage:
+    """The second stage `name` (`support`, or a trained re-ranker's name or folder, with `@WEIGHT` or else
+    `weight`), loaded once per process: every index a chat serves shares one re-ranker model, as it always did.
+    ModelNotAvailable when the name is not a trained re-ranker."""
+    from retriever.search import support
+    from retriever.search.rerank import RERANK_WEIGHT, Reranker, split_weight
+
+    folder, given = split_weight(name)
+    if folder == support.NAME:
+        return support.SupportCheck(weight=given or weight)
+    return Reranker(folder, weight=given or RERANK_WEIGHT)
