@@ -53,6 +53,19 @@ def test_the_manifest_records_the_values_the_index_was_built_with(folder: Path) 
     assert Manifest.read(folder).search == PRESET.card_for("minilm")
 
 
+def test_the_streaming_build_of_assistant_index_records_the_card_too(minilm, tmp_path: Path) -> None:
+    from report_fixtures import REPORTS
+
+    from retriever.index.streaming_build import encode_and_write, read_reports
+
+    corpus = tmp_path / "site.jsonl"
+    rows = [{"id": r.id, "findings": r.findings, "impression": r.impression} for r in REPORTS if r.findings]
+    corpus.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    read_reports([str(corpus)], tmp_path / "index")
+    assert encode_and_write(tmp_path / "index", minilm).search == PRESET.card_for("minilm")
+    assert Manifest.read(tmp_path / "index").search == PRESET.card_for("minilm")
+
+
 def test_the_index_is_searched_with_its_cards_values_after_the_preset_changes(
     folder: Path, minilm, changed: SearchSettings
 ) -> None:
