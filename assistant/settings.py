@@ -44,10 +44,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from assistant.llm.base import Structured
 from models.paths import DataPaths
-from models.preset import DEFAULT_PRESET, PRESET, Preset, SearchPreset, named_preset
+from models.preset import DEFAULT_PRESET, PRESET, Preset, SearchCard, SearchPreset, named_preset, search_card
 
 if TYPE_CHECKING:
+    from retriever.index.manifest import Manifest
     from retriever.search.abbreviations import QueryExpander
+    from retriever.search.configuration import SearchConfiguration
     from retriever.search.rerank import SecondStage
 
 Backend = Literal["embedded", "openai"]
@@ -205,8 +207,8 @@ class SearchSettings:
     """Query-side abbreviation expansion: on with the built-in tables unless switched off; `abbreviations` is a
     user table (CSV abbr,expansion) whose rows win over the built-in ones. `method` and `reranker` (a second stage's
     name or folder; None: none) as chosen by a flag or RADSEARCH_RERANKER; left at None and MEASURED, an index is
-    searched with the values measured for its encoder (`measured`, the preset's per-encoder table; an encoder no rule
-    measured takes the default encoder's)."""
+    searched with its manifest's search card unless the named preset overlays it (`overlaid`); one built before
+    cards with `measured`, the preset's per-encoder table (an unmeasured encoder: the default encoder's)."""
 
     expand_abbreviations: bool = True
     abbreviations: Path | None = None
@@ -214,6 +216,7 @@ class SearchSettings:
     method: str | None = None
     measured: tuple[tuple[str, SearchPreset], ...] = tuple(PRESET.search.items())
     default_encoder: str = PRESET.encoder
+    overlaid: tuple[str, ...] = ()  # encoders whose values the named preset writes over (`paper`): explicit
 
     def input_files(self) -> list[Path]:
         """The files these settings read (the abbreviation table): inputs that no output may write over (issue 51:
@@ -233,21 +236,44 @@ class SearchSettings:
             reranker=reranker_setting(named) if named else MEASURED,
             measured=tuple(preset.search.items()),
             default_encoder=preset.encoder,
+            overlaid=preset.overlaid_search,
         )
 
-    def tuned(self, encoder: str | None = None) -> SearchPreset:
+    def tuned(self, encoder: str | None = None) -> SearchCard:
         """The search values measured for `encoder` (None, or one no rule measured: the default encoder's)."""
-        table = dict(self.measured)
-        return table.get(encoder or self.default_encoder) or table[self.default_encoder]
+        return search_card(dict(self.measured), self.default_encoder, encoder or self.default_encoder)
 
-    def method_for(self, encoder: str | None = None) -> str:
-        """The method an index of `encoder` is searched with: the flag's, else the one measured for it."""
-        return self.method or self.tuned(encoder).method
+    def values_for(self, manifest: Manifest | None) -> SearchCard:
+        """The values an index is searched with before flags: its manifest's card unless the named preset overlays
+        them; an index built before cards (or None, no index) takes the preset's."""
+        if manifest is None or manifest.search is None:
+            return self.tuned(manifest.encoder.name if manifest is not None else None)
+        card = manifest.search
+        return self.tuned(card.measured_for) if card.measured_for in self.overlaid else card
 
-    def stage_for(self, encoder: str | None = None) -> str | None:
-        """The second stage an index of `encoder` re-scores with: the flag's or RADSEARCH_RERANKER's, else the one
-        measured for it (None: none)."""
-        return self.tuned(encoder).second_stage if self.reranker == MEASURED else self.reranker
+    def method_for(self, values: SearchPreset | None = None) -> str:
+        """The method with `values` (None: the default encoder's): the flag's, else theirs."""
+        return self.method or (values or self.tuned()).method
+
+    def stage_for(self, values: SearchPreset | None = None) -> str | None:
+        """The second stage with `values` (None: the default encoder's): the flag's or RADSEARCH_RERANKER's, else
+        theirs (None: none)."""
+        return (values or self.tuned()).second_stage if self.reranker == MEASURED else self.reranker
+
+    def configure(self, manifest: Manifest) -> SearchConfiguration:
+        """How the index of `manifest` is searched under these settings (ReportIndex.load takes this method): its
+        values (`values_for`), with the method and second stage the user chose, and these settings' expander."""
+        from retriever.search.configuration import SearchConfiguration, second_stage_named
+        from retriever.search.methods import checked_method
+
+        values = self.values_for(manifest)
+        stage = self.stage_for(values)
+        return SearchConfiguration(
+            method=checked_method(self.method_for(values)),
+            dense_weight=values.dense_weight,
+            second_stage=second_stage_named(stage, values.second_stage_weight) if stage else None,
+            query_expander=self.expander(),
+        )
 
     def configuration(self) -> dict[str, Any]:
         """What of the search changes an answer: the method and second stage chosen (None and `measured`: the
@@ -268,21 +294,14 @@ class SearchSettings:
             },
         }
 
-    def load_reranker(self, flag: str | None = None, encoder: str | None = None) -> SecondStage | None:
-        """The re-ranker `--reranker` (`flag`, which wins; "off": none) or these settings name for an index of
-        `encoder`, loaded; None when none is named; `support` is the model-free support check
-        (retriever/search/support.py), weighted as measured for the encoder. ModelNotAvailable when the name is not
-        a trained re-ranker."""
-        name = reranker_setting(flag) if flag is not None else self.stage_for(encoder)
-        if name is None:
-            return None
-        from retriever.search import support
-        from retriever.search.rerank import RERANK_WEIGHT, Reranker, split_weight
+    def load_reranker(self, flag: str | None = None) -> SecondStage | None:
+        """The re-ranker `--reranker` (`flag`, which wins; "off": none) or these settings name for an index of the
+        default encoder, loaded (None when none is named): a command checks the name before it serves, and a
+        benchmark searches with it. ModelNotAvailable when the name is not a trained re-ranker."""
+        name = reranker_setting(flag) if flag is not None else self.stage_for()
+        from retriever.search.configuration import second_stage_named
 
-        folder, weight = split_weight(name)
-        if folder == support.NAME:
-            return support.SupportCheck(weight=weight or self.tuned(encoder).second_stage_weight)
-        return Reranker(folder, weight=weight or RERANK_WEIGHT)
+        return second_stage_named(name, self.tuned().second_stage_weight) if name else None
 
     def expander(self) -> QueryExpander:
         """The expander these settings ask for, read once per process (AbbreviationTableError, a ValueError, for a

@@ -14,6 +14,7 @@ overlays nothing, `paper` is the RadSearch paper's setting (dense search, the to
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -35,6 +36,25 @@ class SearchPreset:
     second_stage: str | None
     second_stage_weight: float
     chosen_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SearchCard(SearchPreset):
+    """The search values an index was built with, written into its manifest (retriever/index/manifest.py) so the
+    index says how it is searched: those measured for `measured_for`, its encoder, or the default encoder's when no
+    rule measured its own. Why: a later benchmark that writes new values into the preset must not change how an
+    index built before it is searched; the values travel with the encoder that was measured."""
+
+    measured_for: str = ""
+
+
+def search_card(measured: Mapping[str, SearchPreset], default_encoder: str, encoder: str) -> SearchCard:
+    """The card of an index of `encoder` under the per-encoder table `measured`: its own values, else (no rule
+    measured it) the default encoder's."""
+    chosen = encoder if encoder in measured else default_encoder
+    if chosen not in measured:
+        raise ValueError(f"no search values for the default encoder {default_encoder!r}")
+    return SearchCard(**vars(measured[chosen]), measured_for=chosen)
 
 
 @dataclass(frozen=True)
@@ -69,6 +89,9 @@ class Preset:
     #: The results files the two were chosen by.
     index_backend_chosen_by: str = ""
     rerank_chosen_by: str = ""
+    #: The encoders whose search values the named preset (models/presets/NAME.json) writes over: a user's explicit
+    #: choice, which wins over the values an index's manifest records (`paper` searches every index densely).
+    overlaid_search: tuple[str, ...] = ()
     source: Path = field(default=PRESET_FILE, compare=False)
 
     def search_for(self, encoder: str) -> SearchPreset | None:
@@ -82,6 +105,10 @@ class Preset:
         if found is None:
             raise ValueError(f"{self.source}: no search values for the default encoder {self.encoder!r}")
         return found
+
+    def card_for(self, encoder: str) -> SearchCard:
+        """The search card an index built with `encoder` records (`search_card`)."""
+        return search_card(self.search, self.encoder, encoder)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,8 +128,9 @@ class Preset:
         }
 
 
-def parse_preset(raw: dict[str, Any], source: Path = PRESET_FILE) -> Preset:
-    """A Preset from the JSON object (ValueError naming the file and what is wrong)."""
+def parse_preset(raw: dict[str, Any], source: Path = PRESET_FILE, overlaid: Iterable[str] = ()) -> Preset:
+    """A Preset from the JSON object (ValueError naming the file and what is wrong); `overlaid`: the encoders whose
+    search values a named preset wrote over."""
     try:
         if raw["schema_version"] != SCHEMA_VERSION:
             raise ValueError(f"schema_version {raw['schema_version']!r}, expected {SCHEMA_VERSION}")
@@ -120,6 +148,7 @@ def parse_preset(raw: dict[str, Any], source: Path = PRESET_FILE) -> Preset:
             rerank_weight=float(raw["rerank"]["weight"]),
             index_backend_chosen_by=raw["encoder"].get("index_backend_chosen_by", ""),
             rerank_chosen_by=raw["rerank"].get("chosen_by", ""),
+            overlaid_search=tuple(overlaid),
             source=source,
         )
     except (KeyError, TypeError, ValueError) as exc:
@@ -157,7 +186,7 @@ def named_preset(name: str = DEFAULT_PRESET) -> Preset:
     layer = json.loads(layer_file.read_text(encoding="utf-8"))
     layer.pop("description", None)
     raw = json.loads(PRESET_FILE.read_text(encoding="utf-8"))
-    return parse_preset(overlay(raw, layer), layer_file)
+    return parse_preset(overlay(raw, layer), layer_file, layer.get("search", {}))
 
 
 def write_preset(preset: Preset, path: Path = PRESET_FILE) -> None:

@@ -25,15 +25,14 @@ from retriever.index.swap import generation
 
 if TYPE_CHECKING:
     from retriever.index.report_index import ReportIndex
-    from retriever.search.abbreviations import QueryExpander
-    from retriever.search.rerank import SecondStage
+    from retriever.search.configuration import Configure
 
 log = logging.getLogger(__name__)
 
 
 class IndexCatalog:
-    """Index folders under `paths`, plus `extra`; `device` is where their encoders run; `reranker`, if any, is the
-    second stage of every index's searches."""
+    """Index folders under `paths`, plus `extra`; `device` is where their encoders run; `search` makes each index's
+    search configuration from its manifest (the settings' SearchSettings.configure; None: each card's first stage)."""
 
     def __init__(
         self,
@@ -41,15 +40,12 @@ class IndexCatalog:
         extra: Sequence[Path] = (),
         *,
         device: str | None = None,
-        reranker: SecondStage | None = None,
-        expander: QueryExpander | None = None,
+        search: Configure | None = None,
     ) -> None:
         self._paths = paths
         self._extra = [Path(p).expanduser() for p in extra]
         self._device = device
-        self._reranker = reranker
-        #: The query expander the settings name (None: the built-in tables).
-        self._expander = expander
+        self._search = search
         self._loaded: dict[str, tuple[tuple[int, ...] | None, ReportIndex]] = {}
         self._lock = threading.Lock()
         self._keys: dict[str, str] = {}  # resolved folder -> its key
@@ -115,9 +111,7 @@ class IndexCatalog:
             if loaded is not None and (stamp is None or stamp == loaded[0]):
                 return loaded[1]  # unchanged, or mid-swap: the loaded version is still a whole index
             try:
-                index = ReportIndex.load(Path(folder), device=self._device)
-                index.reranker = self._reranker
-                index.query_expander = self._expander
+                index = ReportIndex.load(Path(folder), device=self._device, search=self._search)
                 for note in index.notices(key, "hybrid"):
                     log.warning(note)
             except IndexLoadError:

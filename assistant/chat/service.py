@@ -47,7 +47,6 @@ from retriever.search.methods import DEFAULT_METHOD, Method
 
 if TYPE_CHECKING:
     from retriever.index.report_index import ReportIndex, SearchFilters
-    from retriever.search.rerank import SecondStage
 
 log = logging.getLogger(__name__)
 
@@ -144,15 +143,11 @@ Outputs = tuple[list[dict[str, Any]], Any, str, list[Message], str]
 class ChatService:
     """Answers one resident's message; shared by all sessions (per-session state travels in the arguments)."""
 
-    def __init__(self, config: ChatConfig, llm: LLM | None = None, reranker: SecondStage | None = None) -> None:
+    def __init__(self, config: ChatConfig, llm: LLM | None = None) -> None:
         self.config = config
         settings = config.settings
         self.catalog = IndexCatalog(
-            settings.paths,
-            config.indexes,
-            device=settings.encoder.device,
-            reranker=reranker,
-            expander=settings.search.expander(),
+            settings.paths, config.indexes, device=settings.encoder.device, search=settings.search.configure
         )
         self._llm = llm
         self._llm_lock = threading.Lock()

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from assistant.settings import Settings
-    from retriever.search.rerank import SecondStage
 
 
 HostOption = Annotated[
@@ -75,12 +74,12 @@ def chat(
     from assistant.feedback.store import FeedbackStore
 
     err = Console(stderr=True)
-    settings, credentials, service_reranker = _chat_settings(err, auth, backend, model, reranker)
+    settings, credentials = _chat_settings(err, auth, backend, model, reranker)
     if host not in LOOPBACK and not credentials:
         _warn_open(err, host)
     feedback = FeedbackStore.at(settings.paths, os.environ).path
     config = ChatConfig(settings=settings, indexes=tuple(index or ()), concurrency=concurrency, feedback=feedback)
-    service = ChatService(config, reranker=service_reranker)
+    service = ChatService(config)
     app = build_app(config, service)
     threading.Thread(target=service.warm_up, name="chat-warm-up", daemon=True).start()
     for line in startup_lines(service, host, port, credentials):
@@ -90,10 +89,10 @@ def chat(
 
 def _chat_settings(
     err: Console, auth: list[str] | None, backend: str | None, model: str | None, reranker: str | None
-) -> tuple[Settings, list[tuple[str, str]] | None, SecondStage | None]:
-    """The settings with the model and re-ranker flags applied, the sign-in accounts (`--auth`, else
-    RADSEARCH_CHAT_AUTH) and the re-ranker loaded once for every request; a bad value is an error message and
-    exit 2, before the page is built."""
+) -> tuple[Settings, list[tuple[str, str]] | None]:
+    """The settings with the model and re-ranker flags applied and the sign-in accounts (`--auth`, else
+    RADSEARCH_CHAT_AUTH); a bad value, or a second stage that cannot be loaded, is an error message and exit 2,
+    before the page is built."""
     from assistant.commands.output import print_error
     from assistant.commands.shared import read_settings
     from assistant.settings import reranker_setting
@@ -105,7 +104,8 @@ def _chat_settings(
         settings = replace(settings, llm=settings.llm.with_flags(backend=backend, model=model))
         if reranker is not None:
             settings = replace(settings, search=replace(settings.search, reranker=reranker_setting(reranker)))
-        return settings, credentials, settings.search.load_reranker()
+        settings.search.load_reranker()  # refused before the chat starts; the indexes load it per process, cached
+        return settings, credentials
     except (ValueError, ModelNotAvailable) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc

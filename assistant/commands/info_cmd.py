@@ -83,18 +83,17 @@ def defaults(settings: Any, index_folder: Path) -> list[Row]:
         ("default index", index_folder, _origin(env, "RADSEARCH_INDEX", "built-in")),
     ]
     try:
-        encoder = Manifest.read(index_folder).encoder.name
-        rows.append(("index encoder", encoder, "index manifest"))
+        manifest: Manifest | None = Manifest.read(index_folder)
+        rows.append(("index encoder", manifest.encoder.name, "index manifest"))
     except ValueError as exc:
-        encoder = PRESET.encoder
+        manifest = None
         rows.append(("index encoder", f"(no index: {exc})", "index manifest"))
-    measured = dict(settings.search.measured)
-    search = settings.search.tuned(encoder)
-    origin = "preset" if encoder in measured else f"preset, the default encoder's (none measured for {encoder})"
+    search = settings.search.values_for(manifest)
+    origin = _search_origin(settings, manifest, search)
     rows += [
-        ("search method", settings.search.method_for(encoder), origin),
+        ("search method", settings.search.method_for(search), origin),
         ("dense weight (hybrid-weighted)", search.dense_weight, origin),
-        ("second stage", settings.search.stage_for(encoder) or "off", _origin(env, "RADSEARCH_RERANKER", origin)),
+        ("second stage", settings.search.stage_for(search) or "off", _origin(env, "RADSEARCH_RERANKER", origin)),
         ("second stage weight", search.second_stage_weight, origin),
         ("preset", settings.preset, _origin(env, "RADSEARCH_PRESET", "default")),
         ("answer: mode", settings.answer.mode, "preset"),
@@ -121,6 +120,17 @@ def defaults(settings: Any, index_folder: Path) -> list[Row]:
         ("LLM deadline (s)", settings.llm.timeout_s, _origin(env, "RADSEARCH_LLM_TIMEOUT", "built-in")),
     ]
     return rows
+
+
+def _search_origin(settings: Any, manifest: Any, search: Any) -> str:
+    """Where the search values come from: the index's manifest (its card), the named preset that writes over them,
+    or the preset (no index, or one built before cards), naming the encoder they were measured for."""
+    encoder = manifest.encoder.name if manifest is not None else search.measured_for
+    measured = "" if search.measured_for == encoder else f", the default encoder's (none measured for {encoder})"
+    if manifest is not None and manifest.search is not None:
+        chosen = search.measured_for in settings.search.overlaid
+        return (f"preset {settings.preset}" if chosen else "index manifest") + measured
+    return "preset" + measured
 
 
 def _origin(env: Any, variable: str, otherwise: str) -> str:

@@ -40,9 +40,8 @@ from retriever.search.methods import DEFAULT_METHOD
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from assistant.settings import Settings
+    from assistant.settings import SearchSettings, Settings
     from retriever.index.report_index import ReportIndex
-    from retriever.search.abbreviations import QueryExpander
     from retriever.search.rerank import SecondStage
 
 
@@ -97,6 +96,7 @@ def search(
 
     from assistant.commands.output import print_error, print_note
     from assistant.commands.shared import read_settings
+    from assistant.settings import reranker_setting
     from models.resolve import ModelNotAvailable
     from retriever.index.errors import IndexLoadError
     from retriever.index.report_index import SearchFilters
@@ -105,18 +105,21 @@ def search(
     err = Console(stderr=True)
     settings = read_settings(err)
     try:
-        expander = settings.search.expander()
+        chosen = settings.search
         if expand is not None:  # the flag wins over RADSEARCH_ABBREVIATION_EXPANSION
-            expander = replace(settings.search, expand_abbreviations=expand).expander()
-        searched_as = expander.expand(clean_query(query))
-        folder, idx = _loaded_index(settings, index, encoder, reranker, expander)
+            chosen = replace(chosen, expand_abbreviations=expand)
+        if reranker is not None:  # and --reranker over RADSEARCH_RERANKER
+            chosen = replace(chosen, reranker=reranker_setting(reranker))
+        searched_as = chosen.expander().expand(clean_query(query))
+        folder, idx = _loaded_index(settings, chosen, index, encoder)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
         filters = SearchFilters(modality, source, label, since, until, status=status, exam=exam)
         hits = by_date(idx.search(query, field=field, k=k, filters=filters, method=method), sort)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
         print_error(err, exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    stage = idx.reranker if idx.reranker is not None and idx.reranker.applies_to(field, searched_as) else None
+    stage = idx.search_configuration.second_stage
+    stage = stage if stage is not None and stage.applies_to(field, searched_as) else None
     for note in (notice, *idx.notices(folder, method)):
         if note:
             print_note(err, note)
@@ -132,18 +135,15 @@ def search(
 
 
 def _loaded_index(
-    settings: Settings, index: Path | None, encoder: str | None, reranker: str | None, expander: QueryExpander
+    settings: Settings, chosen: SearchSettings, index: Path | None, encoder: str | None
 ) -> tuple[Path, ReportIndex]:
-    """The index folder `--index` names (else the default index) and its index loaded, searching with `expander`
-    and the re-ranker `--reranker` (else the settings') names for its encoder."""
+    """The index folder `--index` names (else the default index) and its index loaded with the search configuration
+    `chosen` gives its manifest (the flags applied over the settings)."""
     from retriever.index.output_paths import named_path
     from retriever.index.report_index import ReportIndex
 
     folder = named_path(index or settings.paths.default_index)
-    idx = ReportIndex.load(folder, encoder, device=settings.encoder.device)
-    idx.query_expander = expander
-    idx.reranker = settings.search.load_reranker(reranker, idx.manifest.encoder.name)
-    return folder, idx
+    return folder, ReportIndex.load(folder, encoder, device=settings.encoder.device, search=chosen.configure)
 
 
 def _payload(

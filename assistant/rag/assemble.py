@@ -107,7 +107,6 @@ def assemble(options: AskOptions, settings: Settings) -> Assembled:
     from retriever.index.output_paths import named_path
     from retriever.index.report_index import ReportIndex, SearchFilters
     from retriever.reports.record import checked_field
-    from retriever.search.methods import checked_method
 
     chosen = options.settings(settings)
     answer = chosen.answer
@@ -118,15 +117,11 @@ def assemble(options: AskOptions, settings: Settings) -> Assembled:
         raise ValueError("--since and --until choose the reports retrieved: they need retrieval")
     if retrieves:
         folder = named_path(chosen.paths.default_index)
-        index = ReportIndex.load(folder, options.encoder, device=chosen.encoder.device)
-        encoder = index.manifest.encoder.name
-        method = checked_method(chosen.search.method_for(encoder))
+        index = ReportIndex.load(folder, options.encoder, device=chosen.encoder.device, search=chosen.search.configure)
+        method = index.search_configuration.method
         notices = list(index.notices(folder, method))
         if answer.field not in index.fields:
             raise ValueError(f"field {answer.field!r} is not in this index; it has: {', '.join(index.fields)}")
-        index.reranker = chosen.search.load_reranker(encoder=encoder)
-        index.dense_weight = chosen.search.tuned(encoder).dense_weight
-        index.query_expander = chosen.search.expander()
         retriever = ReportRetriever(
             index=index,
             field=checked_field(answer.field),

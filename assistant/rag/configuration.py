@@ -15,7 +15,6 @@ from typing import Any
 
 from assistant.settings import HASH_CHARS, configuration_hash
 from retriever.reports.record import Field
-from retriever.search.abbreviations import default_expander
 from retriever.search.methods import Method
 
 __all__ = ["HASH_CHARS", "configuration_hash", "retrieval_configuration"]
@@ -24,9 +23,9 @@ __all__ = ["HASH_CHARS", "configuration_hash", "retrieval_configuration"]
 def retrieval_configuration(index: Any, *, field: Field, k: int, method: Method, filters: Any = None) -> dict[str, Any]:
     """The retrieval half: which index (its encoder and corpus) was searched, and how. Filters (SearchFilters) are
     named only when one is set, so an unfiltered answer's configuration and hash stay what they were."""
-    manifest = index.manifest
-    stage = index.reranker if index.reranker is not None and index.reranker.applies_to(field) else None
-    expander = index.query_expander or default_expander()
+    manifest, searched = index.manifest, index.search_configuration
+    stage = searched.second_stage
+    stage = stage if stage is not None and stage.applies_to(field) else None
     chosen = {name: value for name, value in vars(filters).items() if value} if filters is not None else {}
     return {
         "encoder": {
@@ -35,10 +34,10 @@ def retrieval_configuration(index: Any, *, field: Field, k: int, method: Method,
             "backend": f"{manifest.encoder.backend}@{manifest.encoder.backend_version}",
         },
         "index": {"corpus_sha256": manifest.corpus_sha256, "reports": manifest.reports},
-        "query_expansion": expander.enabled,
+        "query_expansion": searched.expander().enabled,
         "search": {
             "method": method,
-            "dense_weight": index.dense_weight if method == "hybrid-weighted" else None,
+            "dense_weight": searched.dense_weight if method == "hybrid-weighted" else None,
             "second_stage": stage.name if stage else None,
             "second_stage_weight": stage.weight if stage else None,
             "field": field,

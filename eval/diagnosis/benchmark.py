@@ -82,19 +82,21 @@ def _retriever(condition: Condition, config: RunConfig, corpus: list[Any]):
     from assistant.rag.lc_retriever import ReportRetriever
 
     index = load_or_build_index(corpus, condition.encoder, (condition.field,), config.index_cache)
-    index.query_expander = config.settings.search.expander()  # as the settings say, like every product search
     built = index.manifest.encoder
     config.encoders[condition.name] = f"{built.name} ({built.fingerprint[:12]})"
+    stage = None
     if condition.rerank:
         from eval.retrieval.findings_impression import reranker_for
 
-        index.reranker = reranker_for(condition.rerank)
-        if not index.reranker.applies_to(condition.field):
+        stage = reranker_for(condition.rerank)
+        if not stage.applies_to(condition.field):
             raise ValueError(
                 f"{condition.name}: the {condition.rerank} second stage does not re-score "
-                f"{condition.field} searches (it reads {', '.join(index.reranker.fields or ())} only)"
+                f"{condition.field} searches (it reads {', '.join(stage.fields or ())} only)"
             )
-    return ReportRetriever(index=index, field=condition.field, k=condition.k, method=condition.method)
+    # the settings' expansion, like every product search; the condition's second stage
+    searched = index.with_search(query_expander=config.settings.search.expander(), second_stage=stage)
+    return ReportRetriever(index=searched, field=condition.field, k=condition.k, method=condition.method)
 
 
 def _retrieved_rows(hits: list[Hit]) -> list[dict[str, Any]]:

@@ -184,9 +184,9 @@ def run(
         )
         for method, stage in stages:
             label = f"{method}{RERANK_SUFFIX}{stage}" if stage else method
-            index.reranker = reranker_for(stage) if stage else None
+            staged = index.with_search(second_stage=reranker_for(stage) if stage else None)
             started = time.monotonic()
-            rows = judge(queries, index_search(index, field), method, field, detectors)
+            rows = judge(queries, index_search(staged, field), method, field, detectors)
             timings[f"{label} {encoder}"] = round(time.monotonic() - started, 1)
             results.append(
                 MethodRates(
@@ -198,7 +198,6 @@ def run(
                 )
             )
             print(f"{label} {encoder}: {results[-1].summary[detector_names[0]]}", file=sys.stderr)
-        index.reranker = None
     return NegatedHits(
         created=datetime.now(UTC).isoformat(timespec="seconds"),
         machine=f"{platform.machine()}, python {platform.python_version()}",

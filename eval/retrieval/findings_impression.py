@@ -144,10 +144,8 @@ class IndexRanker:
         key = "full_text" if field == "report" else field
         reports = [Report(str(position), **{key: text}) for position, text in enumerate(corpus)]
         index = ReportIndex.build(reports, self.encoder, (field,), batch_size=64)
-        index.reranker = self.reranker
-        if self.dense_weight is not None:
-            index.dense_weight = self.dense_weight
-        return index
+        weight = {} if self.dense_weight is None else {"dense_weight": self.dense_weight}
+        return index.with_search(second_stage=self.reranker, **weight)
 
     def rank(self, queries: list[str], corpus: list[str], k: int, field: Field = "impression") -> list[list[int]]:
         if not queries or not corpus:

@@ -61,11 +61,11 @@ def searches(encoder_names: list[str], data: Path = SHARED_DATA) -> dict[str, ob
         index = ReportIndex.build(test, encoder, batch_size=64)
         stages: dict[str, SecondStage | None] = {"none": None, "support": SupportCheck()}
         for stage_name, stage in stages.items():
-            index.reranker = stage
+            staged = index.with_search(second_stage=stage)
             for method in methods:
                 for field in index.fields:
                     key = f"{name}/{method}/{field}/{stage_name}"
-                    runs[key] = [[hit.report.id for hit in index.search(q, field, K, method=method)] for q in queries]
+                    runs[key] = [[hit.report.id for hit in staged.search(q, field, K, method=method)] for q in queries]
                     print(key, "done", flush=True)
     return out
 

@@ -125,6 +125,6 @@ def search(index: ReportIndex, spec: RankerSpec, query: str, k: int, group: str 
     """The product's search of the impression field with the spec's method and query expansion (limited to a label
     group if given)."""
     filters = SearchFilters(label=group) if group else None
-    index.query_expander = expander(spec.expansion)
-    index.reranker = reranker_for(spec.reranker) if spec.reranker else None
-    return index.search(query, field=FIELD, k=k, filters=filters, method=spec.method)
+    stage = reranker_for(spec.reranker) if spec.reranker else None
+    searched = index.with_search(query_expander=expander(spec.expansion), second_stage=stage)
+    return searched.search(query, field=FIELD, k=k, filters=filters, method=spec.method)

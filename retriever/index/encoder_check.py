@@ -3,6 +3,8 @@ meaningless."""
 
 from __future__ import annotations
 
+import threading
+
 from models.resolve import ModelNotAvailable
 from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.errors import IndexLoadError
@@ -55,3 +57,24 @@ def built_encoder(built: EncoderInfo, device: str | None = None) -> Encoder:
     except ModelNotAvailable:
         loaded = load_encoder(built.location, **settings)
     return check_encoder(built, loaded)
+
+
+class LazyEncoder:
+    """An index's encoder, loaded on first use (BM25-only use never loads it) and shared by every view of the index
+    (`ReportIndex.with_search`), so comparing configurations loads the model once.
+
+    `lock` is held while the encoder is loaded or used: its tokenizer keeps per-call state (truncation on for
+    encoding, off for counting), so two threads at once can get each other's. Re-entrant: `prepare` loads and
+    counts."""
+
+    def __init__(self, built: EncoderInfo, device: str | None = None, encoder: Encoder | None = None) -> None:
+        self._built = built
+        self._device = device
+        self._encoder = encoder
+        self.lock = threading.RLock()
+
+    def get(self) -> Encoder:
+        with self.lock:
+            if self._encoder is None:
+                self._encoder = built_encoder(self._built, self._device)
+            return self._encoder

@@ -12,9 +12,11 @@ import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
+from types import NoneType, UnionType
 from typing import Any, get_args, get_origin, get_type_hints
 
 from models.file_hash import sha256_file
+from models.preset import SearchCard
 from retriever.reports.record import FIELDS
 
 FORMAT_VERSION = 2  # 2: BM25 terms under a negation are their own terms (retriever/negation/scope.py)
@@ -64,6 +66,10 @@ class Manifest:
     #: whatever its file is called, and `assistant update` reads the next export as that site's; "" = an index built
     #: before sites (its reports named after their files)
     site: str = ""
+    #: The search values the index was built with, measured for its encoder (models/preset.py SearchCard): how it is
+    #: searched unless the user's settings say otherwise. None: an index built before cards (issue 49), searched
+    #: with the preset's values for its encoder, as it always was.
+    search: SearchCard | None = None
 
     def write(self, folder: Path) -> None:
         (folder / MANIFEST).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
@@ -100,6 +106,13 @@ class Manifest:
             parts = PurePosixPath(name).parts
             if not parts or PurePosixPath(name).is_absolute() or ".." in parts:
                 raise ValueError(f"file name {name!r} is not a path inside the index folder")
+        if self.search is not None:
+            from retriever.search.methods import checked_method
+
+            checked_method(self.search.method)
+            for name in ("dense_weight", "second_stage_weight"):
+                if not 0.0 <= getattr(self.search, name) <= 1.0:
+                    raise ValueError(f"search.{name} {getattr(self.search, name)} is not between 0 and 1")
 
     def verify(self, folder: Path, expected: Iterable[str]) -> None:
         """Raise ValueError unless every `expected` file is listed and every listed file has its recorded size and
@@ -149,8 +162,17 @@ def _typed(cls: type, raw: object, where: str) -> Any:
 
 
 def _value(raw: object, hint: Any, where: str) -> Any:
+    if isinstance(hint, UnionType) and NoneType in get_args(hint):  # `T | None`: JSON null, else a T
+        (inner,) = (arg for arg in get_args(hint) if arg is not NoneType)
+        return None if raw is None else _value(raw, inner, where)
     if dataclasses.is_dataclass(hint):
         return _typed(hint, raw, where)
+    if get_origin(hint) is tuple:  # `tuple[T, ...]`: a JSON array
+        if not isinstance(raw, list):
+            raise ValueError(f"{where} must be a JSON array, not {type(raw).__name__}")
+        return tuple(_value(item, get_args(hint)[0], f"{where}[{n}]") for n, item in enumerate(raw))
+    if hint is float and type(raw) is int:  # JSON writes 1.0 as 1.0, but a hand-written 1 is the same weight
+        return float(raw)
     if get_origin(hint) is dict:
         if not isinstance(raw, dict):
             raise ValueError(f"{where} must be a JSON object, not {type(raw).__name__}")

@@ -2,8 +2,13 @@
 
 index = ReportIndex.build(reports, encoder)          # encode every field
 index.save(folder)                                    # atomic: temp folder, then swap (retriever.index.swap)
-index = ReportIndex.load(folder)                      # checks manifest, checksums and encoder
+index = ReportIndex.load(folder, search=...)          # checks manifest, checksums and encoder
 hits = index.search("small left effusion", field="impression", k=5)
+
+An index is searched as its SearchConfiguration says (retriever/search/configuration.py), given when it is built or
+loaded and never changed after: the product makes it from the search card in the manifest and the user's settings
+(assistant/settings.py, SearchSettings.configure); given none, an index searches with its card's first stage.
+`with_search` is the same loaded index searched another way (benchmarks that compare second stages).
 
 One index may be searched from several threads at once (the chat's residents, the benchmark's thread pool): the
 encoder's tokenizer and the SQLite connection are not safe to share between threads, so the index serialises its
@@ -12,17 +17,19 @@ use of them (and the encoder's first load); FAISS and BM25 searches only read an
 
 from __future__ import annotations
 
+import copy
 import threading
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from models.preset import PRESET, SearchPreset
+from models.preset import PRESET, SearchCard
 from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.date_filter import StudyDates
-from retriever.index.encoder_check import built_encoder, check_encoder, encoder_info
+from retriever.index.encoder_check import LazyEncoder, check_encoder, encoder_info
 from retriever.index.filters import SearchFilters
 from retriever.index.folder import STORE_FILE, corpus_hash, now, open_parts, write_parts
 from retriever.index.identical import IdenticalTexts, fold_identical
@@ -33,13 +40,12 @@ from retriever.index.swap import replacing, restore_interrupted
 from retriever.index.vectors import build_vector_index, index_kind, search_vectors
 from retriever.negation.tokens import STOPWORDS, TOKENIZER_FINGERPRINT
 from retriever.reports.record import FIELDS, Field, Report
-from retriever.search.abbreviations import QueryExpander, default_expander
+from retriever.search.configuration import Configure, SearchConfiguration
 from retriever.search.contradiction import candidate_depth, contradicting_last
 from retriever.search.fusion import FUSION_DEPTH, fuse_dense_and_bm25
 from retriever.search.hit import Hit
-from retriever.search.methods import DEFAULT_METHOD, Method, checked_method
+from retriever.search.methods import Method, checked_method
 from retriever.search.query import PreparedQuery, clean_query
-from retriever.search.rerank import SecondStage
 
 #: What other modules import from here (the folder's names moved to retriever/index/folder.py with issue 50).
 __all__ = ["STORE_FILE", "ReportIndex", "SearchFilters", "corpus_hash", "encoder_info", "now", "open_parts"]
@@ -50,7 +56,12 @@ MAX_DEPTH = 4096
 
 
 class ReportIndex:
-    """Searchable reports. Build in memory, save atomically, load with integrity and encoder checks."""
+    """Searchable reports. Build in memory, save atomically, load with integrity and encoder checks.
+
+    Slotted: a caller that assigns a search setting after load (`index.reranker = ...`, as callers once did) gets an
+    AttributeError instead of an index that silently ignores it; the configuration is given at construction."""
+
+    __slots__ = ("manifest", "_store", "_vectors", "_bm25", "_encoder", "_search", "_dates", "_dates_lock", "_texts")
 
     def __init__(
         self,
@@ -61,25 +72,15 @@ class ReportIndex:
         encoder: Encoder | None = None,
         *,
         device: str | None = None,
+        search: SearchConfiguration | None = None,
     ) -> None:
         self.manifest = manifest
         self._store = store
         self._vectors = vectors
         self._bm25 = bm25
-        self._encoder = encoder
-        self._device = device
-        #: Held while the encoder is loaded or used: its tokenizer keeps per-call state (truncation on for encoding,
-        #: off for counting), so two threads at once can get each other's. Re-entrant: `prepare` loads and counts.
-        self._encoder_lock = threading.RLock()
-        #: Expands the query's shorthand before search (retriever/search/abbreviations.py); None: the process default.
-        self.query_expander: QueryExpander | None = None
-        #: Re-scores the first stage's top hits (a cross-encoder, retriever/search/rerank.py, or the support check,
-        #: retriever/search/support.py); None: no second stage.
-        self.reranker: SecondStage | None = None
-        #: The search values measured for this index's encoder (models/preset.json), None when none were.
-        self.tuning: SearchPreset | None = PRESET.search_for(manifest.encoder.name)
-        #: hybrid-weighted's dense share: the one measured for the encoder (eval.retrieval.fusion_sweep tries others).
-        self.dense_weight: float = (self.tuning or PRESET.default_search).dense_weight
+        self._encoder = LazyEncoder(manifest.encoder, device, encoder)
+        #: How this index is searched (None given: its card's first stage, `SearchConfiguration.first_stage`).
+        self._search = search or SearchConfiguration.first_stage(self.card)
         self._dates: StudyDates | None = None  # read on the first search with a date filter
         self._dates_lock = threading.Lock()
         #: Which reports share a text: a search shows them as one hit (retriever/index/identical.py).
@@ -95,8 +96,11 @@ class ReportIndex:
         *,
         batch_size: int = 32,
         progress: bool = False,
+        search: SearchConfiguration | None = None,
     ) -> ReportIndex:
-        """Encode each field of each report that has it; row id i is reports[i]."""
+        """Encode each field of each report that has it; row id i is reports[i]. The manifest records the search
+        values measured for the encoder (its card, models/preset.json); `search`: how this in-memory index is
+        searched (None: the card's first stage)."""
         if not reports:
             raise ValueError("no reports to index (all were rejected or the corpus is empty)")
         vectors, bm25, counts = {}, {}, {}
@@ -117,8 +121,9 @@ class ReportIndex:
             created=now(),
             index_type=index_kind(max(counts.values())),
             lexical_rules=TOKENIZER_FINGERPRINT,
+            search=PRESET.card_for(encoder.name),
         )
-        return cls(manifest, list(reports), vectors, bm25, encoder)
+        return cls(manifest, list(reports), vectors, bm25, encoder, search=search)
 
     def save(self, folder: Path, *, overwrite: bool = False) -> None:
         """Write to a temp folder beside `folder`, then swap it in; a crash never leaves a half-written index.
@@ -143,31 +148,50 @@ class ReportIndex:
         *,
         load_encoder_now: bool = False,
         device: str | None = None,
+        search: SearchConfiguration | Configure | None = None,
     ) -> ReportIndex:
         """Open an index folder after checking every file against the manifest.
 
         `encoder`: a reference or loaded Encoder the caller wants to search with; refused unless it is the one that
         built the index. Without it, the manifest's encoder is loaded on first dense search, on `device` (None: the
         encoder module's default).
+        `search`: how the index is searched, or how to make that from its manifest (the product's settings:
+        assistant/settings.py, SearchSettings.configure); None: the first stage of its card.
         If a save was killed while swapping folders, the previous index is moved back first (retriever.index.swap).
         """
         manifest, vectors, bm25, store = open_parts(Path(folder))
-        index = cls(manifest, store, vectors, bm25, device=device)
-        if encoder is not None:
-            if not isinstance(encoder, Encoder):
-                encoder = load_encoder(encoder, backend=manifest.encoder.backend, device=device)
-            index._encoder = check_encoder(manifest.encoder, encoder)
-        elif load_encoder_now:
+        if encoder is not None and not isinstance(encoder, Encoder):
+            encoder = load_encoder(encoder, backend=manifest.encoder.backend, device=device)
+        checked = check_encoder(manifest.encoder, encoder) if encoder is not None else None
+        configured = search(manifest) if callable(search) else search
+        index = cls(manifest, store, vectors, bm25, checked, device=device, search=configured)
+        if load_encoder_now:
             index.encoder()
         return index
+
+    def with_search(self, **changes: Any) -> ReportIndex:
+        """This index searched with `changes` to its configuration (SearchConfiguration's fields: `second_stage=`,
+        `query_expander=`, ...): a view that shares everything loaded, the encoder included, for a benchmark that
+        compares configurations on one index. This index is not changed."""
+        view = copy.copy(self)
+        view._search = replace(self._search, **changes)
+        return view
+
+    @property
+    def search_configuration(self) -> SearchConfiguration:
+        """How this index is searched (fixed at construction)."""
+        return self._search
+
+    @property
+    def card(self) -> SearchCard:
+        """The search values this index was built with (its manifest's card); an index built before cards: the
+        preset's values for its encoder, as such an index was always searched."""
+        return self.manifest.search or PRESET.card_for(self.manifest.encoder.name)
 
     def encoder(self) -> Encoder:
         """The encoder that built this index (loaded lazily, once; BM25-only use never loads it). Use it through
         `prepare` and `search` when other threads may search this index: they hold the lock its tokenizer needs."""
-        with self._encoder_lock:
-            if self._encoder is None:
-                self._encoder = built_encoder(self.manifest.encoder, self._device)
-            return self._encoder
+        return self._encoder.get()
 
     # --------------------------------------------------------------------------------------------- search
     @property
@@ -177,7 +201,7 @@ class ReportIndex:
     def prepare(self, query: str) -> PreparedQuery:
         """Clean the query (EmptyQueryError if empty) and count its tokens against the encoder's limit."""
         text = clean_query(query)
-        with self._encoder_lock:
+        with self._encoder.lock:
             encoder = self.encoder()
             return PreparedQuery(text, encoder.count_tokens(text), encoder.max_seq_length)
 
@@ -187,16 +211,17 @@ class ReportIndex:
         field: Field = "impression",
         k: int = 5,
         filters: SearchFilters | None = None,
-        method: Method = DEFAULT_METHOD,
+        method: Method | None = None,
     ) -> list[Hit]:
-        """Top-k reports for `query` matched against one field. Reports of one text (retriever/index/identical.py)
-        are one hit, which names the others (`Hit.identical`); the search looks deeper until it has k texts."""
+        """Top-k reports for `query` matched against one field, by `method` (None: the configuration's). Reports of
+        one text (retriever/index/identical.py) are one hit, which names the others (`Hit.identical`); the search
+        looks deeper until it has k texts."""
         if field not in self.manifest.fields:
             raise ValueError(f"field {field!r} is not in this index; it has: {', '.join(self.fields)}")
-        method = checked_method(method)
+        method = checked_method(method or self._search.method)
         if k < 1:
             raise ValueError("k must be at least 1")
-        text = (self.query_expander or default_expander()).expand(clean_query(query))
+        text = self._search.expander().expand(clean_query(query))
         allowed = self._allowed(filters)
         depth = candidate_depth(k)
         while True:
@@ -233,14 +258,15 @@ class ReportIndex:
         else:
             fused = max(FUSION_DEPTH, depth)
             dense, lexical = self._dense(text, field, fused, allowed), self._bm25[field].search(text, fused, allowed)
-            scored = fuse_dense_and_bm25(method, dense, lexical, self.dense_weight)[:depth]
+            scored = fuse_dense_and_bm25(method, dense, lexical, self._search.dense_weight)[:depth]
         reports = self._reports([rowid for rowid, _ in scored])
-        if self.reranker is not None and self.reranker.applies_to(field):
-            scored = self.reranker.rerank(text, scored, lambda s: reports[s].text_of(field), self._bm25[field].idf)
+        stage = self._search.second_stage
+        if stage is not None and stage.applies_to(field):
+            scored = stage.rerank(text, scored, lambda s: reports[s].text_of(field), self._bm25[field].idf)
         return contradicting_last(text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS), reports
 
     def _dense(self, text: str, field: Field, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:
-        with self._encoder_lock:
+        with self._encoder.lock:
             vector = self.encoder().encode([text])[0]
         return search_vectors(self._vectors[field], vector, k, allowed)
 
@@ -289,11 +315,11 @@ class ReportIndex:
                 f"methods may score a ruled-out finding as present; `assistant update --index {folder} "
                 "--retokenize` tokenizes it anew (no report is encoded again)"
             )
-        if self.tuning is None and method != "bm25":
+        if self.card.measured_for != self.manifest.encoder.name and method != "bm25":
             found.append(
                 f"no search values were measured for {folder}'s encoder {self.manifest.encoder.name!r}: it "
-                f"is searched with those measured for the default encoder {PRESET.encoder!r} (dense weight "
-                f"{self.dense_weight}); `assistant index` without --encoder builds with that encoder"
+                f"is searched with those measured for the default encoder {self.card.measured_for!r} (dense weight "
+                f"{self._search.dense_weight}); `assistant index` without --encoder builds with that encoder"
             )
         return found
 

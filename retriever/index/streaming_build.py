@@ -32,6 +32,7 @@ import faiss
 import numpy as np
 from tqdm import tqdm
 
+from models.preset import PRESET
 from retriever.encoders.encoder import Encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.drift import held_out_baseline
@@ -143,6 +144,7 @@ def encode_and_write(
                 lexical_rules=TOKENIZER_FINGERPRINT,
                 column_map=dict(column_map or {}),
                 site=site,
+                search=PRESET.card_for(encoder.name),
             )
             write_manifest(tmp, manifest)
     finally:

@@ -16,7 +16,7 @@ with
   "wnl") and small-word shorthand (w/, b/l, h/o, &) are replaced (`QueryExpander.keep`; chosen on the dev split,
   eval/results/abbreviation_expansion_dev.md).
 
-`RADSEARCH_ABBREVIATION_EXPANSION=off` (or `QueryExpander.off()`, or `index.query_expander = ...`) switches it off.
+`RADSEARCH_ABBREVIATION_EXPANSION=off` (or `QueryExpander.off()` in an index's SearchConfiguration) switches it off.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ def test_the_configuration_names_encoder_index_search_prompt_and_model(index: Re
     assert retrieval["index"]["corpus_sha256"] == index.manifest.corpus_sha256
     assert retrieval["search"] == {
         "method": "hybrid-weighted",
-        "dense_weight": index.dense_weight,
+        "dense_weight": index.search_configuration.dense_weight,
         "second_stage": None,
         "second_stage_weight": None,
         "field": "findings",
@@ -48,12 +48,8 @@ def test_equal_settings_give_equal_hashes_and_a_changed_dense_weight_another(ind
     first = configuration_hash(_pipeline(index, method="hybrid-weighted").configuration())
     assert configuration_hash(_pipeline(index, method="hybrid-weighted").configuration()) == first
     assert configuration_hash(_pipeline(index, method="hybrid").configuration()) != first
-    previous = index.dense_weight
-    try:
-        index.dense_weight = previous - 0.1
-        assert configuration_hash(_pipeline(index, method="hybrid-weighted").configuration()) != first
-    finally:
-        index.dense_weight = previous
+    lighter = index.with_search(dense_weight=index.search_configuration.dense_weight - 0.1)
+    assert configuration_hash(_pipeline(lighter, method="hybrid-weighted").configuration()) != first
 
 
 def test_a_degraded_answer_still_carries_its_configuration_and_model(index: ReportIndex) -> None:
@@ -74,12 +70,9 @@ def test_the_embedded_model_is_identified_by_its_file_hash_without_loading_it() 
 def test_the_retrieval_half_records_the_second_stage_that_applies(index: ReportIndex) -> None:
     from retriever.search.support import SupportCheck
 
-    index.reranker = SupportCheck(weight=0.5)
-    try:
-        on_impressions = retrieval_configuration(index, field="impression", k=1, method="hybrid")["search"]
-        on_reports = retrieval_configuration(index, field="report", k=1, method="hybrid")["search"]
-    finally:
-        index.reranker = None
+    staged = index.with_search(second_stage=SupportCheck(weight=0.5))
+    on_impressions = retrieval_configuration(staged, field="impression", k=1, method="hybrid")["search"]
+    on_reports = retrieval_configuration(staged, field="report", k=1, method="hybrid")["search"]
     assert (on_impressions["second_stage"], on_impressions["second_stage_weight"]) == ("support", 0.5)
     assert on_reports["second_stage"] is None
 

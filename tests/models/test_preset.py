@@ -131,7 +131,8 @@ def test_an_index_of_an_unmeasured_encoder_says_it_is_searched_with_the_default_
 
     folder = build_index(tmp_path / "minilm-index", minilm)
     index = ReportIndex.load(folder, minilm)
-    assert index.tuning is None and index.dense_weight == PRESET.default_search.dense_weight
+    assert index.card.measured_for == PRESET.encoder != index.manifest.encoder.name
+    assert index.search_configuration.dense_weight == PRESET.default_search.dense_weight
     notes = index.notices(folder, "hybrid-weighted")
     assert any("no search values were measured" in n and "'minilm'" in n for n in notes)
     assert not any("no search values" in n for n in index.notices(folder, "bm25"))

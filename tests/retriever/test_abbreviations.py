@@ -138,14 +138,13 @@ REPORTS = [
 
 
 def test_an_abbreviated_query_finds_the_report_only_with_expansion(minilm) -> None:
-    index = ReportIndex.build(REPORTS, minilm, fields=("impression",))
-    index.query_expander = QueryExpander.off()
-    assert [h.report.id for h in index.search("ptx", method="bm25", k=3)] == []
-    index.query_expander = None  # none given: the built-in tables
+    index = ReportIndex.build(REPORTS, minilm, fields=("impression",))  # none given: the built-in tables
+    off = index.with_search(query_expander=QueryExpander.off())
+    assert [h.report.id for h in off.search("ptx", method="bm25", k=3)] == []
     assert index.search("ptx", method="bm25", k=3)[0].report.id == "r1"
     assert index.search("ptx", k=1)[0].report.id == "r1"  # the default method (hybrid)
-    index.query_expander = make_expander(enabled=False)  # what RADSEARCH_ABBREVIATION_EXPANSION=off gives it
-    assert [h.report.id for h in index.search("ptx", method="bm25", k=3)] == []
+    off = index.with_search(query_expander=make_expander(enabled=False))  # RADSEARCH_ABBREVIATION_EXPANSION=off
+    assert [h.report.id for h in off.search("ptx", method="bm25", k=3)] == []
 
 
 def test_benchmark_rankers_name_their_expansion() -> None:

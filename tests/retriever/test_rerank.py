@@ -209,11 +209,11 @@ def test_search_with_a_reranker_returns_its_order(trained, minilm) -> None:
     from retriever.index.report_index import ReportIndex
 
     reports = corpus()[:12]
-    index = ReportIndex.build(reports, minilm, ("impression",))
+    stage = Reranker(trained.path, max_length=64, weight=1.0)
+    index = ReportIndex.build(reports, minilm, ("impression",)).with_search(second_stage=stage)
     query = reports[0].findings
-    index.reranker = Reranker(trained.path, max_length=64, weight=1.0)
     reranked = index.search(query, k=5)
-    relevance = index.reranker.scores(query, [r.impression for r in reports])
+    relevance = stage.scores(query, [r.impression for r in reports])
     best = max(range(len(reports)), key=lambda n: relevance[n])
     assert reranked[0].report.id == reports[best].id
     assert [h.score for h in reranked] == sorted((h.score for h in reranked), reverse=True)

@@ -103,16 +103,16 @@ def test_search_with_the_stage_orders_hits_by_support_under_the_fields_idf(minil
     short = "left pleural effusion, heart size normal"
     plain, short_plain = ([h.report for h in index.search(q, k=7, method="bm25")] for q in (FINDINGS, short))
     assert [r.id for r in plain[:2]] == ["added", "own"]
-    index.reranker = SupportCheck(weight=1.0)
-    staged = [h.report.id for h in index.search(FINDINGS, k=3, method="bm25")]
-    relevance = index.reranker.relevance(FINDINGS, [r.impression for r in plain], index._bm25["impression"].idf)
+    stage = SupportCheck(weight=1.0)
+    checked = index.with_search(second_stage=stage)
+    staged = [h.report.id for h in checked.search(FINDINGS, k=3, method="bm25")]
+    relevance = stage.relevance(FINDINGS, [r.impression for r in plain], index._bm25["impression"].idf)
     assert staged == [plain[n].id for n in np.argsort(-relevance, kind="stable")][:3]
     assert staged[:2] == ["own", "added"]
-    assert [h.report.id for h in index.search(short, k=7, method="bm25")] == [r.id for r in short_plain]  # gated
+    assert [h.report.id for h in checked.search(short, k=7, method="bm25")] == [r.id for r in short_plain]  # gated
     # a whole-report search is left as the first stage ranked it (module docstring: impressions only)
-    assert SupportCheck.fields == ("impression",) and not index.reranker.applies_to("report")
-    whole = index.search(FINDINGS, field="report", k=7, method="bm25")
-    index.reranker = None
+    assert SupportCheck.fields == ("impression",) and not stage.applies_to("report")
+    whole = checked.search(FINDINGS, field="report", k=7, method="bm25")
     assert [h.report.id for h in whole] == [h.report.id for h in index.search(FINDINGS, "report", 7, method="bm25")]
 
 

@@ -64,8 +64,7 @@ def _product_ranking(index_folder: Path, queries: list[str]) -> list[list[int]]:
     from retriever.index.report_index import ReportIndex
     from retriever.search.methods import DEFAULT_METHOD
 
-    index = ReportIndex.load(index_folder)
-    index.reranker = Settings().search.load_reranker()
+    index = ReportIndex.load(index_folder, search=Settings().search.configure)
     return [
         [int(hit.report.id.rpartition(":")[2]) for hit in index.search(q, "impression", 5, method=DEFAULT_METHOD)]
         for q in queries

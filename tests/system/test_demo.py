@@ -74,8 +74,8 @@ def test_the_demo_question_finds_a_report_that_affirms_the_answer(demo_index) ->
     from assistant.settings import Settings
     from models.preset import PRESET
 
-    demo_index.reranker = Settings().search.load_reranker()
-    (top,) = demo_index.search(QUERY, PRESET.answer.field, 1, method=PRESET.default_search.method)
+    searched = demo_index.with_search(second_stage=Settings().search.load_reranker())
+    (top,) = searched.search(QUERY, PRESET.answer.field, 1, method=PRESET.default_search.method)
     assert ANSWER in top.report.impression.lower() and not top.contradicts
 
 
