@@ -70,7 +70,11 @@ class AnswerPreset:
     prompts: dict[str, str]
     llm: str
     evidence_weighting: str = "rank"
+    #: How much an appearance (a concept of kind "appearance": opacity, lesion, mass) counts against a specific
+    #: concept when the evidence ranks its candidates (assistant/rag/evidence.py).
+    evidence_appearance_weight: float = 1.0
     chosen_by: str = ""
+    evidence_appearance_weight_chosen_by: str = ""
 
 
 @dataclass(frozen=True)

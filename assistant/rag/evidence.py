@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from assistant.rag.injection import addresses_a_model, plain, reads_as_instruction
 from assistant.rag.weighting import WEIGHTING, Weighting, report_weights
+from models.preset import PRESET
 from retriever.concepts import Concept, affirmed_in
 from retriever.reports.impression import conclusion_items
 
@@ -47,7 +48,7 @@ HEDGED = 0.5
 _WORD = re.compile(r"\w+")
 #: How much an appearance (a concept of kind "appearance": opacity, lesion, mass) counts against a specific concept:
 #: chosen on the dev cases (docs/decisions/2026-11-28-concept-candidates.md, eval/diagnosis/evidence_ranking.py).
-APPEARANCE = 0.5
+APPEARANCE = PRESET.answer.evidence_appearance_weight
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ TUNED = {
     "INDEX_BACKEND": PRESET.index_backend,
     "DEFAULT_GGUF": PRESET.answer.llm,
     "WEIGHTING": PRESET.answer.evidence_weighting,
+    "APPEARANCE": PRESET.answer.evidence_appearance_weight,
 }
 
 
@@ -88,6 +89,7 @@ def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> N
         "INDEX_BACKEND": backends.INDEX_BACKEND,
         "DEFAULT_GGUF": settings.DEFAULT_GGUF,
         "WEIGHTING": evidence.WEIGHTING,
+        "APPEARANCE": evidence.APPEARANCE,
     }
     assert exposed == TUNED
     import inspect
