@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 from chat_fixtures import EFFUSION_QUERY, FIRST_INDEX, build_chat_index, free_port
+from chat_process import wait_until_serving
 
 from assistant.chat.service import MODE_SEARCH, ChatConfig
 from models.paths import data_home
@@ -45,22 +46,11 @@ def chat_port(tmp_path_factory: pytest.TempPathFactory, minilm) -> Iterator[int]
     with log.open("w") as sink:
         server = subprocess.Popen(command, env=env, stdout=sink, stderr=sink, preexec_fn=few_descriptors)
     try:
-        deadline = time.monotonic() + 300
-        while not _answers(port):  # the chat prints its own start-up lines before it listens
-            assert server.poll() is None, f"chat exited: {log.read_text()}"
-            assert time.monotonic() < deadline, "chat did not start within 300 s"
-            time.sleep(0.5)
+        wait_until_serving(server, f"http://127.0.0.1:{port}", log)
         yield port
     finally:
         server.terminate()
         server.wait(timeout=60)
-
-
-def _answers(port: int) -> bool:
-    try:
-        return httpx.get(f"http://127.0.0.1:{port}/", timeout=5).status_code == 200
-    except httpx.TransportError:
-        return False
 
 
 def _hold_heartbeats(port: int, count: int) -> list[socket.socket]:

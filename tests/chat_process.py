@@ -18,7 +18,7 @@ from retriever.index.report_index import STORE_FILE
 from retriever.index.store import write_store
 from retriever.reports.record import Report
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 START_S = 300.0  # a busy 2-core machine imports Gradio in ~10 s; the stream-limit test allows as long
 
 
@@ -38,15 +38,21 @@ def running_chat(folder: Path, accounts: list[tuple[str, str]], **env: str) -> I
         server = subprocess.Popen(command, env=full_env, stdout=sink, stderr=sink)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_S
-        while not _answers(base):  # the chat prints its start-up lines before it listens
-            assert server.poll() is None, f"chat exited: {log.read_text()}"
-            assert time.monotonic() < deadline, f"chat did not start within {START_S:.0f} s"
-            time.sleep(0.5)
+        wait_until_serving(server, base, log)
         yield base
     finally:
         server.terminate()
         server.wait(timeout=60)
+
+
+def wait_until_serving(server: subprocess.Popen, base: str, log: Path) -> None:
+    """Poll the chat's page until it answers (the chat prints its start-up lines before it listens); fail with its
+    output if it exits, or after START_S."""
+    deadline = time.monotonic() + START_S
+    while not _answers(base):
+        assert server.poll() is None, f"chat exited: {log.read_text()}"
+        assert time.monotonic() < deadline, f"chat did not start within {START_S:.0f} s"
+        time.sleep(0.5)
 
 
 def _answers(base: str) -> bool:
