@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 
 from retriever.concepts.concept import Concept
-from retriever.concepts.matcher import mentions, unique
+from retriever.concepts.matcher import Mention, mentions, unique
 from retriever.negation.rules import negated_ranges
 from retriever.reports.impression import conclusion_items
 
@@ -44,9 +44,14 @@ def _requested(item: str, start: int) -> bool:
 def affirmed_in(item: str) -> tuple[Concept, ...]:
     """The concepts one impression item affirms, in order (a concept may recur). Cached: conclusions repeat their
     items ("No pneumothorax.", "Mild cardiomegaly.") across thousands of reports."""
+    return tuple(m.concept for m, neg in _judged(item) if not neg and not _requested(item, m.start))
+
+
+def _judged(item: str) -> list[tuple[Mention, bool]]:
+    """Each concept mention of one item, with whether the negation scopes reach it."""
     found = mentions(item)
     negated = negated_ranges(item, [(m.start, m.end) for m in found]) if found else []
-    return tuple(m.concept for m, neg in zip(found, negated, strict=True) if not neg and not _requested(item, m.start))
+    return list(zip(found, negated, strict=True))
 
 
 def affirmed_concepts(impression: str) -> list[Concept]:
@@ -65,8 +70,6 @@ def ruled_out_concepts(text: str) -> frozenset[str]:
     effusion.") is not ruled out."""
     negated, affirmed = set(), set()
     for item in conclusion_items(text):
-        found = mentions(item)
-        ranges = negated_ranges(item, [(m.start, m.end) for m in found]) if found else []
-        for mention, is_negated in zip(found, ranges, strict=True):
+        for mention, is_negated in _judged(item):
             (negated if is_negated else affirmed).add(mention.concept.id)
     return frozenset(negated - affirmed)
