@@ -194,6 +194,21 @@ def condition_settings(settings: Settings, condition: Condition) -> Settings:
     )
 
 
+def condition_pipeline(
+    condition: str, cases_path: Path, split: str | None
+) -> tuple[list[Case], list[Any], RagPipeline]:
+    """The cases of `split` (all when None), the shared corpus without any case's report, and the pipeline of one
+    condition that asks no model over it: what the evidence studies (strength, ranking, differential items) answer."""
+    from retriever.reports.splits import split_of
+
+    cases = read_cases(cases_path)
+    corpus = retrieval_corpus(_corpus([], SHARED_DATA)[0], {c.id for c in cases})
+    cases = [c for c in cases if split is None or split_of(c.id) == split]
+    chosen = parse_conditions(condition)[0]
+    config = RunConfig(cases, [chosen], corpus)
+    return cases, corpus, _pipeline(config, chosen, None, _retriever(chosen, config, corpus))
+
+
 def _pipeline(config: RunConfig, condition: Condition, llm: Any, retriever: Any) -> RagPipeline:
     """A condition's pipeline, made by the product's pipeline builder."""
     settings = condition_settings(config.settings, condition)

@@ -19,7 +19,7 @@ import random
 import sys
 from pathlib import Path
 
-from eval.common.shared_data import RESULTS, SHARED_DATA, eval_home, write_results
+from eval.common.shared_data import RESULTS, eval_home, write_results
 from eval.diagnosis.results import DifferentialQuality
 
 CONDITION = "evidence:hybrid-weighted:radsearch[report,k=40,weighting=similarity:0.5]"
@@ -30,15 +30,9 @@ SEED = 48
 
 def answered(condition: str, cases_path: Path) -> tuple[list[dict], int]:
     """Every case's first five names with their concept ids, and the number of cases listing a concept twice."""
-    from eval.diagnosis.benchmark import RunConfig, _corpus, _pipeline, _retriever
-    from eval.diagnosis.cases import read_cases
-    from eval.diagnosis.conditions import parse_conditions, retrieval_corpus
+    from eval.diagnosis.benchmark import condition_pipeline
 
-    cases = read_cases(cases_path)
-    corpus = retrieval_corpus(_corpus([], SHARED_DATA)[0], {c.id for c in cases})
-    chosen = parse_conditions(condition)[0]
-    config = RunConfig(cases, [chosen], corpus)
-    pipeline = _pipeline(config, chosen, None, _retriever(chosen, config, corpus))
+    cases, _, pipeline = condition_pipeline(condition, cases_path, None)
     items, twice = [], 0
     for case in cases:
         answer = pipeline.invoke(case.findings)

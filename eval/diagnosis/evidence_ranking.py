@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from eval.common.shared_data import RESULTS, SHARED_DATA, eval_home, write_results
+from eval.common.shared_data import RESULTS, eval_home, write_results
 from eval.diagnosis.results import RankingResults
 
 CONDITION = "evidence:hybrid-weighted:radsearch[report,k=40,weighting=similarity:0.5]"
@@ -57,20 +57,12 @@ def measure(condition: str, cases_path: Path, split: str | None) -> tuple[int, i
     from assistant.rag.lc_retriever import documents_to_hits
     from assistant.rag.question import NO_ABNORMALITY, read_question
     from assistant.rag.votes import evidence_for
-    from eval.diagnosis.benchmark import RunConfig, _corpus, _pipeline, _retriever
-    from eval.diagnosis.cases import read_cases
-    from eval.diagnosis.conditions import parse_conditions, retrieval_corpus
+    from eval.diagnosis.benchmark import condition_pipeline
     from eval.diagnosis.grading import Grader
     from retriever.concepts import default_vocabulary
-    from retriever.reports.splits import split_of
     from retriever.search.query import clean_query
 
-    cases = read_cases(cases_path)
-    corpus = retrieval_corpus(_corpus([], SHARED_DATA)[0], {c.id for c in cases})
-    cases = [c for c in cases if split is None or split_of(c.id) == split]
-    chosen = parse_conditions(condition)[0]
-    config = RunConfig(cases, [chosen], corpus)
-    pipeline = _pipeline(config, chosen, None, _retriever(chosen, config, corpus))
+    cases, corpus, pipeline = condition_pipeline(condition, cases_path, split)
     counts, total = base_rates([r.conclusion for r in corpus])
     grader = Grader.default(icd=False)
     kinds = {i: c.kind for i, c in default_vocabulary().concepts.items()}

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from eval.common.plots import accuracy_bars
-from eval.common.shared_data import RESULTS, SHARED_DATA, eval_home, write_results
+from eval.common.shared_data import RESULTS, eval_home, write_results
 from eval.common.stats import wilson
 from eval.diagnosis.results import StrengthCalibration
 
@@ -28,18 +28,11 @@ WEAK_CANDIDATES = [round(0.05 * i, 2) for i in range(1, 7)]
 def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
     """(case id, source, correct, strength level, measure) of every case, answered by the product's pipeline for the
     evidence `condition` and graded as the benchmark grades (eval.diagnosis.grading, ICD criterion off)."""
-    from eval.diagnosis.benchmark import RunConfig, _corpus, _pipeline, _retriever
-    from eval.diagnosis.cases import read_cases
-    from eval.diagnosis.conditions import parse_conditions, retrieval_corpus
+    from eval.diagnosis.benchmark import condition_pipeline
     from eval.diagnosis.grading import Grader
     from retriever.reports.splits import split_of
 
-    cases = read_cases(cases_path)
-    corpus = retrieval_corpus(_corpus([], SHARED_DATA)[0], {c.id for c in cases})
-    cases = [c for c in cases if split is None or split_of(c.id) == split]
-    chosen = parse_conditions(condition)[0]
-    config = RunConfig(cases, [chosen], corpus)
-    pipeline = _pipeline(config, chosen, None, _retriever(chosen, config, corpus))  # the benchmark's own builder
+    cases, _, pipeline = condition_pipeline(condition, cases_path, split)  # the benchmark's own builder
     grader = Grader.default(icd=False)
     rows = []
     for case in cases:
