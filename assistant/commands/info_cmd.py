@@ -85,6 +85,7 @@ def defaults(settings: Any, index_folder: Path) -> list[Row]:
     try:
         manifest: Manifest | None = Manifest.read(index_folder)
         rows.append(("index encoder", manifest.encoder.name, "index manifest"))
+        rows.append(("index diagnoses", concepts_state(manifest, index_folder), "index manifest"))
     except ValueError as exc:
         manifest = None
         rows.append(("index encoder", f"(no index: {exc})", "index manifest"))
@@ -120,6 +121,24 @@ def defaults(settings: Any, index_folder: Path) -> list[Row]:
         ("LLM deadline (s)", settings.llm.timeout_s, _origin(env, "RADSEARCH_LLM_TIMEOUT", "built-in")),
     ]
     return rows
+
+
+def concepts_state(manifest: Any, folder: Path) -> str:
+    """Whether the index stores each report's diagnoses linked by this program's vocabulary (answers add them up,
+    `search --diagnosis` filters by them) or answers must link at answer time, and what to run then."""
+    from retriever.concepts.fingerprint import concept_rules
+
+    if manifest.current_concepts:
+        return f"stored, linked by this vocabulary ({manifest.concept_rules}): answers add them up"
+    why = (
+        "not stored (built before they were)"
+        if not manifest.concept_rules
+        else f"linked by another vocabulary ({manifest.concept_rules}; this program's is {concept_rules()})"
+    )
+    return (
+        f"{why}: answers link at answer time (slower) and `search --diagnosis` is refused; "
+        f"`assistant update --relink --index {folder}` links them"
+    )
 
 
 def _search_origin(settings: Any, manifest: Any, search: Any) -> str:

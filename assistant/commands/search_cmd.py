@@ -10,8 +10,15 @@ Each hit shows the sentence of the searched field that holds most of the query's
 ones the report negates marked so (assistant/excerpt.py; `matching_sentence` in the JSON), a strength word beside
 the method's raw score (assistant/readable.py) and the modality in words; `assistant show ID` prints the whole report.
 
+`--diagnosis NAME` keeps the reports whose conclusion affirms that diagnosis, by the concepts the index stored for
+each report when it was built or updated (retriever/index/concept_rows.py): NAME is any name or synonym of the
+vocabulary, in any case and spelling the linker folds, or a concept id (retriever/concepts/lookup.py). The filter
+is applied before ranking, like the others: the k hits are the most similar of the reports affirming it, and a note
+says how many reports of the index affirm it. An unknown name is an error listing close names; an index without
+concepts of this program's vocabulary is an error saying to run `assistant update --relink`.
+
 Exit codes as `assistant ask`: 0 results (or none matched), 2 bad input (empty query, missing or mismatched
-index, bad option value).
+index, bad option value, an unknown diagnosis, or one asked of an index without stored diagnoses).
 """
 
 from __future__ import annotations
@@ -60,6 +67,13 @@ StatusOption = Annotated[
 ExamOption = Annotated[
     str | None, typer.Option(help="Only studies whose description contains this (e.g. 'CHEST 2 VIEWS').")
 ]
+DiagnosisOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Only reports whose conclusion affirms this diagnosis (a name or synonym of the vocabulary, e.g. "
+        "'pleural effusion', or a concept id), by the diagnoses the index stored for each report."
+    ),
+]
 SortOption = Annotated[str, typer.Option(help="relevance (the ranking) or date (the same hits, newest study first).")]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 ExpandOption = Annotated[
@@ -86,6 +100,7 @@ def search(
     until: UntilOption = None,
     status: StatusOption = None,
     exam: ExamOption = None,
+    diagnosis: DiagnosisOption = None,
     sort: SortOption = "relevance",
     as_json: JsonOption = False,
     expand: ExpandOption = None,
@@ -96,42 +111,71 @@ def search(
 
     from assistant.commands.output import print_error, print_note
     from assistant.commands.shared import read_settings
-    from assistant.settings import reranker_setting
     from models.resolve import ModelNotAvailable
     from retriever.index.errors import IndexLoadError
-    from retriever.index.report_index import SearchFilters
+    from retriever.index.report_index import ConceptsNotStored, SearchFilters
     from retriever.search.query import EmptyQueryError, clean_query
 
     err = Console(stderr=True)
     settings = read_settings(err)
     try:
-        chosen = settings.search
-        if expand is not None:  # the flag wins over RADSEARCH_ABBREVIATION_EXPANSION
-            chosen = replace(chosen, expand_abbreviations=expand)
-        if reranker is not None:  # and --reranker over RADSEARCH_RERANKER
-            chosen = replace(chosen, reranker=reranker_setting(reranker))
+        chosen = _chosen(settings.search, expand, reranker)
         searched_as = chosen.expander().expand(clean_query(query))
         folder, idx = _loaded_index(settings, chosen, index, encoder)
         notice = idx.prepare(query).notice() if method != "bm25" else ""
-        filters = SearchFilters(modality, source, label, since, until, status=status, exam=exam)
+        wanted = _diagnosis(idx, diagnosis) if diagnosis else {}
+        filters = SearchFilters(modality, source, label, since, until, status, exam, wanted.get("concept"))
         hits = by_date(idx.search(query, field=field, k=k, filters=filters, method=method), sort)
     except (EmptyQueryError, IndexLoadError, ModelNotAvailable, ValueError) as exc:
-        print_error(err, exc)
+        relink = f": `assistant update --relink --index {folder}`" if isinstance(exc, ConceptsNotStored) else ""
+        print_error(err, f"{exc}{relink}")
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     stage = idx.search_configuration.second_stage
     stage = stage if stage is not None and stage.applies_to(field, searched_as) else None
-    for note in (notice, *idx.notices(folder, method)):
+    for note in (notice, *idx.notices(folder, method), _affirming_note(wanted)):
         if note:
             print_note(err, note)
     if as_json:
         payload = _payload(query, searched_as, field, method, idx.manifest.encoder.name, stage, bool(notice), hits)
-        print(json.dumps(payload, ensure_ascii=False, indent=2))
+        print(json.dumps(payload | ({"diagnosis": wanted} if wanted else {}), ensure_ascii=False, indent=2))
         return
     if not hits:
         err.print("no matching reports (try another field, fewer filters, or method dense)")
         return
     stages = f"{method}, {idx.manifest.encoder.name}" + (f", re-ranked by {stage.name}" if stage else "")
     _print_table(hits, query, f"{field} matches ({stages})", err, f" --index {folder}" if index else "")
+
+
+def _diagnosis(idx: ReportIndex, name: str) -> dict[str, Any]:
+    """The diagnosis `--diagnosis` names (UnknownDiagnosis listing close names otherwise), with how many reports of
+    the index affirm it (ConceptsNotStored for an index without this vocabulary's concepts)."""
+    from retriever.concepts.lookup import concept_named
+
+    concept = concept_named(name)
+    return {"name": concept.name, "concept": concept.id, "reports_affirming": len(idx.affirming(concept.id))}
+
+
+def _affirming_note(wanted: dict[str, Any]) -> str:
+    """What a search filtered by a diagnosis searched among ("" without the filter)."""
+    if not wanted:
+        return ""
+    count = wanted["reports_affirming"]
+    return (
+        f"{count} report{'s' if count != 1 else ''} of the index affirm{'s' if count == 1 else ''} {wanted['name']} "
+        f"({wanted['concept']}): the hits are the most similar of them"
+    )
+
+
+def _chosen(search: SearchSettings, expand: bool | None, reranker: str | None) -> SearchSettings:
+    """The search settings with the flags applied: --expand over RADSEARCH_ABBREVIATION_EXPANSION, --reranker over
+    RADSEARCH_RERANKER."""
+    from assistant.settings import reranker_setting
+
+    if expand is not None:
+        search = replace(search, expand_abbreviations=expand)
+    if reranker is not None:
+        search = replace(search, reranker=reranker_setting(reranker))
+    return search
 
 
 def _loaded_index(

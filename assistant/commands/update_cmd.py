@@ -6,7 +6,10 @@ index's history, `assistant show --history`) if their text or metadata changed, 
 the final), and are skipped (and counted) if not; `--remove` names ids (or bare accessions, unique in the index) to
 delete; `--retrain` trains each field's IVF-PQ quantizer anew on the vectors
 the index holds (no report is encoded again), as the drift notice of an update advises; `--retokenize` tokenizes
-the BM25 side anew under this program's negation rules, as search advises for an index built by an older one.
+the BM25 side anew under this program's negation rules, as search advises for an index built by an older one;
+`--relink` links every report's conclusion anew to the diagnosis vocabulary (the concepts answers add up and
+`search --diagnosis` filters by), as `assistant info` advises for an index linked by another vocabulary or built
+before concepts were stored (any update of such an index does it too).
 The exclusions, rejects log and counts are `assistant index`'s.
 The new version is swapped in whole (retriever/index/update.py), so a chat searching the index keeps working.
 `--ray ADDRESS` encodes the new and changed reports on a Ray cluster with the index's encoder (ray_option.py).
@@ -46,7 +49,9 @@ from assistant.commands.shared import (
     RejectsOption,
 )
 
-NOTHING_TO_DO = "nothing to do: give report files to add or replace, --remove IDS_FILE, --retrain or --retokenize"
+NOTHING_TO_DO = (
+    "nothing to do: give report files to add or replace, --remove IDS_FILE, --retrain, --retokenize or --relink"
+)
 CorpusArgument = Annotated[
     list[str] | None, typer.Argument(help="Report files or folders (CSV, JSONL, .txt) to add or replace.")
 ]
@@ -73,6 +78,14 @@ RetokenizeOption = Annotated[
         "it; any update of such an index does it too); nothing is encoded again.",
     ),
 ]
+RelinkOption = Annotated[
+    bool,
+    typer.Option(
+        "--relink",
+        help="Link every report's conclusion anew to the diagnosis vocabulary (`assistant info` says when an index "
+        "needs it; any update of such an index does it too); nothing is encoded again.",
+    ),
+]
 
 
 def update(
@@ -88,6 +101,7 @@ def update(
     batch_size: BatchSizeOption = 32,
     retrain: RetrainOption = False,
     retokenize: RetokenizeOption = False,
+    relink: RelinkOption = False,
     ray: RayOption = None,
 ) -> None:
     """Add, replace or remove reports in an existing index; counts of each are printed."""
@@ -103,7 +117,7 @@ def update(
     console = Console(stderr=True)
     settings = read_settings(console)
     corpus = corpus or []
-    if not corpus and remove is None and not retrain and not retokenize:
+    if not corpus and remove is None and not retrain and not retokenize and not relink:
         print_error(console, NOTHING_TO_DO)
         raise typer.Exit(EXIT_BAD_INPUT)
     mapping = checked_corpus(console, corpus, column_map)
@@ -129,6 +143,7 @@ def update(
             device=settings.encoder.device,
             retrain=retrain,
             retokenize=retokenize,
+            relink=relink,
             history=result.history,
         )
     _print_summary(console, target, summary, result, rejects, read=bool(corpus))
@@ -240,6 +255,8 @@ def _print_summary(
         counts += f"; retrained the {', '.join(summary.retrained)} vector indexes"
     if summary.retokenized:
         counts += "; BM25 tokenized anew under the current negation rules"
+    if summary.relinked:
+        counts += "; every report's diagnoses linked anew by the current vocabulary"
     verdict = f"updated {target}" if summary.changed() else f"{target} unchanged"
     console.print(literal(f"{verdict}: {counts}", style="green"))
 

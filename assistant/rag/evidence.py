@@ -11,7 +11,10 @@ A candidate is a concept of the diagnosis vocabulary (retriever/concepts: a radi
 fragment of text (issue 48: "ct scan", "grade 3" and "electronically signed" were candidates when a regular
 expression cut conclusions into parts): each conclusion item is linked to the concepts it affirms, and one disease
 written two ways ("effusion", "pleural effusions") is one candidate under its preferred radiology name. An item that
-only asks ("? fracture") affirms nothing; one that offers a diagnosis as a possibility counts HEDGED. Each report
+only asks ("? fracture") affirms nothing; one that offers a diagnosis as a possibility counts half
+(retriever/concepts/conclusion.py). An index stores what each report affirms when it is built or updated, and its
+hits carry it (`Hit.concepts`): an answer then only adds them up, and links a conclusion itself only for a hit
+without them (an older index, or one linked by another vocabulary), with the same function. Each report
 counts once per concept, weighed by its rank or its similarity (assistant/rag/weighting.py); reports whose texts are
 near-duplicates of one another share one vote (near_duplicates.py: a planted copy cannot outvote the archive, issue
 51). Candidates are ranked by the summed weight, an appearance that names no disease (opacity, lesion, mass) at
@@ -21,30 +24,20 @@ out ("No pleural effusion") is left out (`rules_out`, from assistant/rag/questio
 
 from __future__ import annotations
 
-import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
-from assistant.rag.injection import addresses_a_model, plain, reads_as_instruction
+from assistant.rag.injection import addresses_a_model, plain
 from assistant.rag.weighting import WEIGHTING, Weighting, report_weights
 from models.preset import PRESET
-from retriever.concepts import Concept, affirmed_in
-from retriever.reports.impression import conclusion_items
+from retriever.concepts import Concept
+from retriever.concepts.conclusion import Stored, affirmed_diagnoses, from_stored
 
 #: Most candidates an answer lists.
 MAX_CANDIDATES = 8
 
-#: An item that only asks for a diagnosis ("? fracture", "question of pneumonia"): no evidence for what it names.
-_QUESTION = re.compile(r"\b(?:rule out|r/o|to exclude|evaluate for|assess for|question of)\b|\?", re.IGNORECASE)
-#: An item that offers a diagnosis as a possibility: half the evidence of one that states it (`HEDGED`).
-_HEDGE = re.compile(
-    r"\b(?:possible|possibly|may|might|could|cannot be (?:excluded|ruled out)|not excluded|questionable|versus|vs"
-    r"|differential|suspicious|concerning|equivocal|indeterminate)\b",
-    re.IGNORECASE,
-)
-HEDGED = 0.5
 _WORD = re.compile(r"\w+")
 #: How much an appearance (a concept of kind "appearance": opacity, lesion, mass) counts against a specific concept:
 #: chosen on the dev cases (docs/decisions/2026-11-28-concept-candidates.md, eval/diagnosis/evidence_ranking.py).
@@ -116,26 +109,6 @@ class EvidenceDifferential:
         }
 
 
-def affirmed_diagnoses(conclusion: str) -> list[tuple[Concept, float]]:
-    """The concepts a conclusion affirms, in its order, each once with its certainty (1, or HEDGED when every item
-    naming it offers it as a possibility). Read as judged text (assistant.rag.injection.plain): full-width and
-    look-alike letters and invisible characters cannot split one diagnosis into two."""
-    return list(_affirmed(plain(conclusion)))
-
-
-@functools.lru_cache(maxsize=16384)
-def _affirmed(conclusion: str) -> tuple[tuple[Concept, float], ...]:
-    """affirmed_diagnoses, read once per conclusion text (an archive repeats its conclusions)."""
-    found: dict[Concept, float] = {}
-    for item in conclusion_items(conclusion):
-        if _QUESTION.search(item) or reads_as_instruction(item):
-            continue
-        certainty = HEDGED if _HEDGE.search(item) else 1.0
-        for concept in affirmed_in(item):
-            found[concept] = max(found.get(concept, 0.0), certainty)
-    return tuple(found.items())
-
-
 @dataclass
 class _Votes:
     concept: Concept
@@ -153,17 +126,19 @@ def evidence_differential(
     fits: Callable[[Concept], bool] | None = None,
     excluded: int = 0,
     groups: Sequence[int] | None = None,
+    stored: Sequence[Stored | None] | None = None,
 ) -> EvidenceDifferential:
     """The differential of `reports`, (report id, conclusion) pairs best-ranked first, with their search `scores`
     (needed by a similarity weighting; without them every report scores alike). `rules_out(concept)`: the
     question's own findings rule it out, so it is no candidate (named in `ruled_out`). `fits(concept)`: it occurs in
     the question's body region; one that does not is no candidate. `excluded`: retrieved reports that did not vote.
     `groups`: each report's near-duplicate group (near_duplicates.py; default: each its own): a group casts one vote
-    (`_shared`), and a candidate says how many distinct texts affirm it. A report in
-    `set_aside` (judged on all its fields by the caller: assistant.rag.injection.set_aside), or whose conclusion
-    addresses a model, is no evidence: it is left out and named in the differential's `set_aside`."""
+    (`_shared`), and a candidate says how many distinct texts affirm it. A report in `set_aside` (judged on all its
+    fields by the caller: assistant.rag.injection.set_aside), or whose conclusion addresses a model, is no evidence:
+    it is left out and named in the differential's `set_aside`. `stored`: each one's stored concepts (Hit.concepts)."""
     scores = list(scores) if scores is not None else [1.0] * len(reports)
     groups = list(groups) if groups is not None else list(range(len(reports)))
+    linked = _linked(reports, stored)
     aside = tuple(i for i, conclusion in reports if i in set_aside or addresses_a_model(conclusion))
     voting = [(p, s, g) for p, s, g in zip(reports, scores, groups, strict=True) if p[0] not in aside]
     reports = [pair for pair, _, _ in voting]
@@ -171,8 +146,8 @@ def evidence_differential(
     weights = _shared(report_weights([s for _, s, _ in voting], weighting), [(g, c) for (_, c), _, g in voting])
     total = sum(weights) or 1.0
     votes: dict[Concept, _Votes] = {}
-    for (report_id, conclusion), weight in zip(reports, weights, strict=True):
-        for concept, certainty in affirmed_diagnoses(conclusion):
+    for (report_id, _), weight in zip(reports, weights, strict=True):
+        for concept, certainty in linked[report_id]:
             if fits is not None and not fits(concept):
                 continue
             votes.setdefault(concept, _Votes(concept)).reports[report_id] = weight * certainty
@@ -190,7 +165,7 @@ def evidence_differential(
     candidates.sort(key=lambda c: (-c.score * _rank_factor(kinds[c.concept]), -c.count, len(c.diagnosis)))
     ruled = {concept.id for concept in votes if rules_out is not None and rules_out(concept)}
     kept = tuple(c for c in candidates if c.concept not in ruled)[:limit]
-    affirmed = {report_id: tuple(c.name for c, _ in affirmed_diagnoses(text)) for report_id, text in reports}
+    affirmed = {report_id: tuple(c.name for c, _ in linked[report_id]) for report_id, _ in reports}
     return EvidenceDifferential(
         kept,
         len(reports),
@@ -200,6 +175,19 @@ def evidence_differential(
         excluded=excluded,
         ruled_out=tuple(c.diagnosis for c in candidates if c.concept in ruled),
     )
+
+
+def _linked(
+    reports: Sequence[tuple[str, str]], stored: Sequence[Stored | None] | None
+) -> dict[str, list[tuple[Concept, float]]]:
+    """Report id -> the concepts its conclusion affirms: as its index stored them, or linked here (no stored ones,
+    or one whose concept the vocabulary no longer has)."""
+    stored = list(stored) if stored is not None else [None] * len(reports)
+    linked = {}
+    for (report_id, conclusion), pairs in zip(reports, stored, strict=True):
+        found = from_stored(pairs) if pairs is not None else None
+        linked[report_id] = found if found is not None else affirmed_diagnoses(conclusion)
+    return linked
 
 
 def _rank_factor(kind: str) -> float:

@@ -43,4 +43,5 @@ def evidence_for(
         fits=question.fits,
         excluded=len(hits) - len(voting),
         limit=limit,
+        stored=[h.concepts for h in voting],
     )

@@ -1,4 +1,5 @@
-"""A search's metadata filters: which reports it may return, by modality, source, label, status, exam and study date.
+"""A search's metadata filters: which reports it may return, by modality, source, label, status, exam, study date
+and affirmed diagnosis.
 
 Every given filter must match. The store answers them with SQL (retriever/index/store.py); an index built in memory
 (a benchmark's) with `SearchFilters.matches`, which says the same.
@@ -18,7 +19,8 @@ class SearchFilters:
     """Optional metadata filters; all given ones must match. `since` and `until` bound the study date (on or after,
     on or before); given however a date is written, kept as ISO (ValueError for what is not one date). `status` is
     the export's report status (`final`), compared without case; `exam` a part of the study description (`chest`
-    finds "XR CHEST 2 VIEWS")."""
+    finds "XR CHEST 2 VIEWS"). `diagnosis` a concept id (retriever/concepts): only reports whose stored concepts
+    say their conclusion affirms it (ReportIndex.affirming)."""
 
     modality: str | None = None
     source: str | None = None
@@ -27,6 +29,7 @@ class SearchFilters:
     until: str | None = None
     status: str | None = None
     exam: str | None = None
+    diagnosis: str | None = None
 
     def __post_init__(self) -> None:
         if self.modality:  # as the importers store it: `CR`, `DX` or `X-ray` all find the XR reports
@@ -38,7 +41,9 @@ class SearchFilters:
             raise ValueError(f"since {self.since} is after until {self.until}: no date lies between them")
 
     def any(self) -> bool:
-        return any((self.modality, self.source, self.label, self.since, self.until, self.status, self.exam))
+        return any(
+            (self.modality, self.source, self.label, self.since, self.until, self.status, self.exam, self.diagnosis)
+        )
 
     def by_metadata(self) -> bool:
         """Whether a filter other than the study date is given (those the store answers with SQL)."""

@@ -70,6 +70,10 @@ class Manifest:
     #: searched unless the user's settings say otherwise. None: an index built before cards (issue 49), searched
     #: with the preset's values for its encoder, as it always was.
     search: SearchCard | None = None
+    #: The vocabulary and linker that linked the store's concepts (retriever.concepts.fingerprint.concept_rules): an
+    #: index linked by others answers by linking at answer time until `assistant update` links it anew; "" = an index
+    #: built before stored concepts.
+    concept_rules: str = ""
 
     def write(self, folder: Path) -> None:
         (folder / MANIFEST).write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
@@ -81,6 +85,14 @@ class Manifest:
         from retriever.negation.tokens import TOKENIZER_FINGERPRINT
 
         return self.lexical_rules == TOKENIZER_FINGERPRINT
+
+    @property
+    def current_concepts(self) -> bool:
+        """Whether the store's concepts were linked by this program's vocabulary and linker (else answers link the
+        conclusions themselves, `assistant info` says so, and an update links every report anew)."""
+        from retriever.concepts.fingerprint import concept_rules
+
+        return self.concept_rules == concept_rules()
 
     @classmethod
     def read(cls, folder: Path) -> Manifest:
@@ -195,8 +207,9 @@ def written_by_radsearch(folder: Path) -> bool:
 
 def is_current(folder: Path, encoder_name: str) -> bool:
     """Whether `folder` holds an index built by the encoder `encoder_name` that this release queries as is: for a
-    fast backend, made by today's export recipe (an older one is refused at load), and with BM25 tokenized under
-    today's negation rules. Why: `make demo-index` skips the rebuild only then."""
+    fast backend, made by today's export recipe (an older one is refused at load), with BM25 tokenized under
+    today's negation rules and its concepts linked by today's vocabulary. Why: `make demo-index` skips the rebuild
+    only then."""
     from retriever.encoders.onnx.encoder import EXPORT_VERSION
 
     try:
@@ -208,6 +221,7 @@ def is_current(folder: Path, encoder_name: str) -> bool:
         built.name == encoder_name
         and (built.backend == "torch" or built.backend_version == EXPORT_VERSION)
         and manifest.current_lexical_rules
+        and manifest.current_concepts
     )
 
 

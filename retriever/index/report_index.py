@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from models.preset import PRESET, SearchCard
+from retriever.concepts.conclusion import Stored, stored_form
+from retriever.concepts.fingerprint import concept_rules
 from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.date_filter import StudyDates
@@ -53,6 +55,10 @@ __all__ = ["STORE_FILE", "ReportIndex", "SearchFilters", "corpus_hash", "encoder
 #: How deep a search may look for k distinct texts when the first candidates are copies of a few (templated normal
 #: reports): candidates are taken four times deeper until k texts are found or this many were ranked.
 MAX_DEPTH = 4096
+
+
+class ConceptsNotStored(ValueError):
+    """A search filters by a diagnosis, but the index stores no concepts of this program's vocabulary."""
 
 
 class ReportIndex:
@@ -122,6 +128,7 @@ class ReportIndex:
             index_type=index_kind(max(counts.values())),
             lexical_rules=TOKENIZER_FINGERPRINT,
             search=PRESET.card_for(encoder.name),
+            concept_rules=concept_rules(),
         )
         return cls(manifest, list(reports), vectors, bm25, encoder, search=search)
 
@@ -232,6 +239,7 @@ class ReportIndex:
             depth *= 4
         groups = groups[:k]
         others = self._texts.others([rowid for ((rowid, _), _, _), _ in groups], allowed)
+        concepts = self._concepts([rowid for ((rowid, _), _, _), _ in groups])
         return [
             Hit(
                 rank=i,
@@ -242,6 +250,7 @@ class ReportIndex:
                 contradicts=contradicts,
                 partly_contradicts=partly,
                 identical=others.get(rowid, ()),
+                concepts=concepts.get(rowid),
             )
             for i, (((rowid, score), contradicts, partly), _) in enumerate(groups, start=1)
         ]
@@ -284,7 +293,38 @@ class ReportIndex:
         if filters.since or filters.until:
             dated = self._study_dates().between(filters.since, filters.until)
             allowed = dated if allowed is None else np.intersect1d(allowed, dated)
+        if filters.diagnosis:
+            affirming = self.affirming(filters.diagnosis)
+            allowed = affirming if allowed is None else np.intersect1d(allowed, affirming)
         return allowed
+
+    @property
+    def concepts_stored(self) -> bool:
+        """Whether the store holds each report's concepts, linked by this program's vocabulary and linker: then hits
+        carry them (`Hit.concepts`) and a search can filter by a diagnosis. Else answers link at answer time."""
+        stored = isinstance(self._store, list) or self._store.has_concepts
+        return stored and self.manifest.current_concepts
+
+    def affirming(self, concept: str) -> np.ndarray:
+        """Row ids of the reports whose conclusion affirms `concept` (a concept id), by their stored concepts;
+        ConceptsNotStored when this index has none of this vocabulary's."""
+        if not self.concepts_stored:
+            raise ConceptsNotStored(
+                "this index holds no diagnoses linked by this program's vocabulary (built before they were stored, or "
+                "linked by another vocabulary), so it cannot filter by one; link them anew"
+            )
+        if isinstance(self._store, list):
+            found = [i for i, r in enumerate(self._store) if concept in dict(stored_form(r.conclusion))]
+            return np.array(found, dtype=np.int64)
+        return self._store.affirming(concept)
+
+    def _concepts(self, rowids: list[int]) -> dict[int, Stored]:
+        """The stored concepts of these reports, or none at all when they are not this vocabulary's."""
+        if not self.concepts_stored:
+            return {}
+        if isinstance(self._store, list):
+            return {i: stored_form(self._store[i].conclusion) for i in rowids}
+        return self._store.concepts(rowids)
 
     def _study_dates(self) -> StudyDates:
         """The reports' study days, read once (retriever/index/date_filter.py)."""

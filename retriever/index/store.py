@@ -2,9 +2,10 @@
 
 Besides each report's texts the store keeps what an export says of its study (status, exam, body part, addendum),
 a key of its whole text (`text_key`: the reports a search shows as one, retriever/index/identical.py) and, in
-`history`, every version an update or a later record of the same study replaced (`assistant show --history`).
-Stores written before these columns existed are read as they are (the columns empty, no history) and gain them on
-their next update (`change_store`).
+`history`, every version an update or a later record of the same study replaced (`assistant show --history`), and
+in `concepts` the diagnoses its conclusion affirms, linked as it is written (retriever/index/concept_rows.py).
+Stores written before these columns and tables existed are read as they are (the columns empty, no history, no
+concepts) and gain them on their next update (`change_store`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from retriever.index import concept_rows
 from retriever.reports.record import Report
 
 if TYPE_CHECKING:
@@ -59,11 +61,14 @@ CREATE INDEX reports_by_modality ON reports(modality);
 CREATE INDEX reports_by_source ON reports(source);
 """
 #: Tables and indexes an older store gains on its first update (after its `reports` gained the _ADDED columns).
-_ADDITIONS = """
+_ADDITIONS = (
+    """
 CREATE INDEX IF NOT EXISTS reports_by_text ON reports(text_key);
 CREATE TABLE IF NOT EXISTS history (id TEXT NOT NULL, replaced TEXT NOT NULL, report TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS history_by_id ON history(id);
 """
+    + concept_rows.SCHEMA
+)
 
 
 def text_key(report: Report) -> str:
@@ -113,6 +118,7 @@ class StoreWriter:
         labels = [label for (label,) in self._db.execute("SELECT label FROM labels WHERE rowid = ?", (rowid,))]
         self._db.execute("DELETE FROM reports WHERE rowid = ?", (rowid,))
         self._db.execute("DELETE FROM labels WHERE rowid = ?", (rowid,))
+        concept_rows.unlink(self._db, [rowid])
         _insert(self._db, rowid, report)
         return None if held is None else _report(held, labels)
 
@@ -140,20 +146,30 @@ class StoreWriter:
 
 
 def change_store(
-    path: Path, upserts: Sequence[tuple[int, Report]], deletes: Iterable[int], history: Iterable[Report] = ()
+    path: Path,
+    upserts: Sequence[tuple[int, Report]],
+    deletes: Iterable[int],
+    history: Iterable[Report] = (),
+    *,
+    relink: bool = False,
 ) -> None:
     """Apply an update to a store file (a copy: the index being searched is never written): keep the replaced
     versions `history` (the indexed reports an upsert replaces, and earlier versions the update read), delete the rows
     `deletes` and the rows of `upserts`, then insert each upsert under its row id, in one transaction. A store of an
-    older program first gains the columns and tables it lacks."""
+    older program first gains the columns and tables it lacks. `relink`: link every report's concepts anew (the
+    store's were linked by another vocabulary or linker, or never)."""
     with sqlite3.connect(path) as db:
         _migrate(db)
         _keep_history(db, history)
         gone = [(rowid,) for rowid in [*deletes, *(rowid for rowid, _ in upserts)]]
         db.executemany("DELETE FROM reports WHERE rowid = ?", gone)
         db.executemany("DELETE FROM labels WHERE rowid = ?", gone)
+        concept_rows.unlink(db, (rowid for (rowid,) in gone))
         for rowid, report in upserts:
             _insert(db, rowid, report)
+        if relink:
+            rows = db.execute(f"SELECT {', '.join(COLUMNS)} FROM reports ORDER BY rowid")
+            concept_rows.relink(db, ((row[0], _report(row, ())) for row in rows))
     db.close()
 
 
@@ -201,6 +217,7 @@ def _insert(db: sqlite3.Connection, rowid: int, r: Report) -> None:
         ),
     )
     db.executemany("INSERT INTO labels VALUES (?,?)", [(rowid, label) for label in r.labels])
+    concept_rows.link(db, rowid, r)
 
 
 def _report(row: Sequence, labels: Iterable[str]) -> Report:
@@ -240,6 +257,8 @@ class ReportStore:
         present = {row[1] for row in self._query("PRAGMA table_info(reports)")}  # fails early on a corrupt file
         #: Whether the store has the columns and history of issue 50 (an older one is read without them).
         self.current = set(COLUMNS[1:]) <= present
+        #: Whether the store has a concepts table (whose vocabulary linked it is the manifest's `concept_rules`).
+        self.has_concepts = concept_rows.present(self._query)
         self._select = ", ".join(c if c in present or c == "rowid" else "NULL" for c in COLUMNS)
 
     def _query(self, sql: str, args: Sequence[object] = ()) -> list[tuple]:
@@ -260,6 +279,15 @@ class ReportStore:
         for rowid, label in self._query(f"SELECT rowid, label FROM labels WHERE rowid IN ({marks})", rowids):
             labels.setdefault(rowid, []).append(label)
         return {row[0]: _report(row, labels.get(row[0], [])) for row in rows}
+
+    def concepts(self, rowids: list[int]) -> dict[int, concept_rows.Stored]:
+        """What each report's conclusion affirms, as stored (concept_rows.py; empty for a store without them)."""
+        return concept_rows.stored(self._query, rowids) if self.has_concepts else {}
+
+    def affirming(self, concept: str) -> np.ndarray:
+        """Row ids of the reports whose stored concepts include `concept` (a concept id)."""
+        found = concept_rows.affirming(self._query, concept) if self.has_concepts else []
+        return np.array(found, dtype=np.int64)
 
     def rowids_of(self, ids: Iterable[str]) -> dict[str, int]:
         """Row ids of the reports with these ids (ids not in the store are absent from the result)."""

@@ -33,6 +33,7 @@ import numpy as np
 from tqdm import tqdm
 
 from models.preset import PRESET
+from retriever.concepts.fingerprint import concept_rules
 from retriever.encoders.encoder import Encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.drift import held_out_baseline
@@ -145,6 +146,7 @@ def encode_and_write(
                 column_map=dict(column_map or {}),
                 site=site,
                 search=PRESET.card_for(encoder.name),
+                concept_rules=concept_rules(),
             )
             write_manifest(tmp, manifest)
     finally:

@@ -13,7 +13,11 @@ sees the old index or the new one, never a mix. What each part costs (measured i
 - the manifest: counts, the corpus hash (a pass over the store) and every file's checksum.
 An index whose BM25 side was tokenized under other negation rules (Manifest.lexical_rules, an older program) has
 every text of the store tokenized anew by any update, or by one that only does that (`retokenize=True`,
-`assistant update --retokenize`): old and new terms are never mixed, and no report is encoded again.
+`assistant update --retokenize`): old and new terms are never mixed, and no report is encoded again. Likewise the
+concepts each report affirms (retriever/index/concept_rows.py): the new and changed reports are linked as they are
+written, and an index linked by another vocabulary or linker (Manifest.concept_rules), or built before concepts were
+stored, has every report linked anew by any update, or by one that only does that (`relink=True`, `assistant update
+--relink`).
 An IVF-PQ field whose new vectors sit far from the trained centroids gets a notice with the command that retrains
 (retriever/index/drift.py); the update is kept. `retrain=True` (`assistant update --retrain`) trains every
 field's quantizer anew on the vectors the index holds, read back from it (faiss_index.retrain_vector_index): no
@@ -36,6 +40,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
+from retriever.concepts.fingerprint import concept_rules
 from retriever.encoders.encoder import Encoder, load_encoder
 from retriever.index.bm25 import BM25Field
 from retriever.index.drift import drift_ratio, drift_warning, held_out_baseline, is_ivf, stored_baseline
@@ -65,13 +70,14 @@ class UpdateSummary:
     removed: list[str] = field(default_factory=list)
     retrained: list[str] = field(default_factory=list)  # fields whose vector index was trained anew
     retokenized: bool = False  # the BM25 side was tokenized anew under this program's negation rules
+    relinked: bool = False  # every report's concepts were linked anew by this program's vocabulary
     not_found: list[str] = field(default_factory=list)  # ids asked to be removed that the index does not hold
     rejections: list[Rejection] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     older: list[str] = field(default_factory=list)  # read, but older than the indexed version: kept in its history
 
     def changed(self) -> bool:
-        return bool(self.added or self.replaced or self.removed or self.retrained or self.retokenized)
+        return bool(self.added or self.replaced or self.removed or self.retrained or self.retokenized or self.relinked)
 
 
 def update_index(
@@ -86,6 +92,7 @@ def update_index(
     device: str | None = None,
     retrain: bool = False,
     retokenize: bool = False,
+    relink: bool = False,
     history: Iterable[Report] = (),
 ) -> UpdateSummary:
     """Remove the reports `removals`, then add `reports` (already through `ingest`): an id the index holds is
@@ -93,6 +100,7 @@ def update_index(
     (IndexLoadError otherwise); None loads that one. `exclusions`: a full build's defaults unless given. Nothing is
     written when nothing changes. `retrain`: then train each field's vector index anew (see the module docstring).
     `retokenize`: tokenize the BM25 side anew, as an index tokenized under other negation rules always is.
+    `relink`: link every report's concepts anew, as an index linked by another vocabulary always is.
     `history`: earlier versions of the studies in `reports` (kept in the store's history)."""
     folder = Path(folder)
     exclusions = exclusions or Exclusions()
@@ -104,6 +112,7 @@ def update_index(
         try:
             summary, upserts, gone, replaced = _plan(store, list(reports), set(removals), exclusions)
             summary.retokenized = retokenize or not manifest.current_lexical_rules
+            summary.relinked = relink or not manifest.current_concepts
             if not summary.changed() and not retrain and not replaced and not history:
                 return summary
             model = _encoder(manifest.encoder, encoder, device) if upserts or gone else None
@@ -120,7 +129,8 @@ def update_index(
             store.close()
         with replacing(folder) as tmp:
             shutil.copyfile(folder / STORE_FILE, tmp / STORE_FILE)
-            change_store(tmp / STORE_FILE, upserts, gone, [*replaced, *history])
+            change_store(tmp / STORE_FILE, upserts, gone, [*replaced, *history], relink=summary.relinked)
+            manifest.concept_rules = concept_rules()
             bm25 = _updated_store_parts(tmp, manifest, old_bm25, upserts, gone, summary.retokenized, progress)
             manifest.fields = {f: int(vectors[f].ntotal) for f in manifest.fields}
             if retrain:

@@ -49,6 +49,9 @@ class Hit:
     #: The other reports whose whole text is this one's, that the search's filters let through: shown as this one hit
     #: ("and 26 identical reports"); how many votes they give a diagnosis is the evidence differential's rule.
     identical: tuple[IdenticalReport, ...] = ()
+    #: The diagnoses its conclusion affirms as its index stored them, (concept id, certainty) in order
+    #: (retriever/concepts/conclusion.py); None: not stored, or linked by another vocabulary (the answer links them).
+    concepts: tuple[tuple[str, float], ...] | None = None
 
     def to_metadata(self) -> dict[str, Any]:
         """The hit as flat JSON values: its own fields and its report's, under their names (the report's id as
@@ -74,6 +77,9 @@ class Hit:
             "body_part": report.body_part,
             "addendum": report.addendum,
             "identical": [[other.id, other.date, other.status] for other in self.identical],
+            "concepts": None
+            if self.concepts is None
+            else [[concept, certainty] for concept, certainty in self.concepts],
         }
 
     @classmethod
@@ -110,4 +116,15 @@ class Hit:
                 for other in (identical if isinstance(identical, list | tuple) else ())
                 if isinstance(other, list | tuple) and other
             ),
+            concepts=_concepts(metadata.get("concepts")),
         )
+
+
+def _concepts(value: object) -> tuple[tuple[str, float], ...] | None:
+    """The stored concepts `to_metadata` wrote, or None for anything else (the answer then links the text)."""
+    if not isinstance(value, list | tuple):
+        return None
+    pairs = [pair for pair in value if isinstance(pair, list | tuple) and len(pair) == 2]
+    if len(pairs) != len(value) or not all(isinstance(c, str) and isinstance(w, int | float) for c, w in pairs):
+        return None
+    return tuple((concept, float(certainty)) for concept, certainty in pairs)

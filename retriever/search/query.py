@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass
 
-# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): characters a renderer draws as nothing
-# (zero-width spaces and joiners, bidi controls, variation selectors, Hangul fillers, tag characters).
-_IGNORABLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
-    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
-    "\U000e0000-\U000e0fff]"
-)
-_LINE_LAYOUT = "\t\n\r"
+from retriever.reports.judged_text import visible_text
 
 
 class EmptyQueryError(ValueError):
@@ -40,22 +31,6 @@ class PreparedQuery:
             f"query is {self.tokens} tokens ({len(self.text)} characters); the encoder reads only the first "
             f"{self.max_tokens} tokens"
         )
-
-
-def visible_text(text: str) -> str:
-    """`text` without the characters nobody sees: format characters (Unicode category Cf) and other default-
-    ignorable ones are dropped, control characters (Cc) become spaces, tabs and line breaks stay.
-
-    Invisible characters make a query that looks empty non-empty, and hide words from filters that look for
-    them (`refer\u200bence` is not `reference`)."""
-    kept = []
-    for char in _IGNORABLE.sub("", text):
-        category = unicodedata.category(char)
-        if char in _LINE_LAYOUT or category not in ("Cc", "Cf"):
-            kept.append(char)
-        elif category == "Cc":
-            kept.append(" ")
-    return "".join(kept)
 
 
 def clean_query(text: str | None) -> str:

@@ -297,22 +297,27 @@ def test_hybrid_methods_fuse_dense_and_bm25(index_dir: Path, minilm) -> None:
 
 
 def test_is_current_tells_make_when_to_rebuild_the_demo_index(tmp_path: Path) -> None:
-    """`make demo-index` rebuilds when the index is missing, broken, from another encoder, an older export or older
-    negation rules for BM25."""
+    """`make demo-index` rebuilds when the index is missing, broken, from another encoder, an older export, older
+    negation rules for BM25, or concepts linked by another vocabulary (or none stored)."""
+    from retriever.concepts.fingerprint import concept_rules
     from retriever.encoders.onnx.encoder import EXPORT_VERSION
     from retriever.index.manifest import EncoderInfo, Manifest, is_current, main
     from retriever.negation.tokens import TOKENIZER_FINGERPRINT
 
-    def write(backend: str, version: int, rules: str = TOKENIZER_FINGERPRINT) -> Path:
-        folder = tmp_path / f"{backend}-{version}-{rules}"
+    def write(backend: str, version: int, rules: str = TOKENIZER_FINGERPRINT, concepts: str = concept_rules()) -> Path:
+        folder = tmp_path / (f"{backend}-{version}-{rules}" + ("" if concepts == concept_rules() else f"-{concepts}"))
         folder.mkdir()
         encoder = EncoderInfo("demo-enc", "/m", "f" * 64, 384, 256, backend, version)
-        Manifest(encoder, {"findings": 1}, 1, "c" * 64, "2026-11-23", "flat", lexical_rules=rules).write(folder)
+        manifest = Manifest(encoder, {"findings": 1}, 1, "c" * 64, "2026-11-23", "flat", lexical_rules=rules)
+        manifest.concept_rules = concepts
+        manifest.write(folder)
         return folder
 
     assert is_current(write("onnx-int8", EXPORT_VERSION), "demo-enc")
     assert is_current(write("torch", 0), "demo-enc")
     assert not is_current(write("torch", 0, rules=""), "demo-enc")
+    assert not is_current(write("torch", 0, concepts=""), "demo-enc")  # built before stored concepts
+    assert not is_current(write("torch", 0, concepts="0123456789abcdef"), "demo-enc")  # another vocabulary
     assert not is_current(write("onnx-int8", EXPORT_VERSION - 1), "demo-enc")
     current = tmp_path / f"torch-0-{TOKENIZER_FINGERPRINT}"
     assert not is_current(current, "another-encoder")
