@@ -293,3 +293,16 @@ def test_an_answer_that_repeats_a_reports_instruction_is_not_the_diagnosis(minil
     # reports' best-supported diagnosis takes the answer's place
     assert answer.evidence["set_aside"] == ["inj"]
     assert answer.diagnosis == answer.evidence["candidates"][0]["diagnosis"]
+
+
+def test_the_evidence_adds_up_stored_concepts_and_links_only_what_has_none() -> None:
+    """A report's concepts as its index stored them are what it votes for (the conclusion is not read again); a
+    report without stored concepts, or with an id the vocabulary no longer has, is linked from its conclusion."""
+    reports = _impressions(["r1", "r4", "r7"])
+    stored = [(("rad:pneumothorax", 1.0),), None, (("rad:no_longer_in_the_vocabulary", 1.0),)]
+    evidence = evidence_differential(reports, stored=stored)
+    assert {c.diagnosis: c.report_ids for c in evidence.candidates} == {
+        "pneumothorax": ("r1", "r4"),  # r1 by what was stored, r4 linked from its text
+        "pleural effusion": ("r7",),  # the unknown stored id: linked from its text
+    }
+    assert evidence.affirmed["r1"] == ("pneumothorax",)

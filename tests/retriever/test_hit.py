@@ -74,3 +74,23 @@ def test_field_and_method_names_given_as_text_are_checked_against_the_literals()
         checked_field("impressions")
     with pytest.raises(ValueError, match="unknown method 'hybird'; choose one of dense, bm25, hybrid"):
         checked_method("hybird")
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        (
+            [["rad:pleural_effusion", 1.0], ["rad:pneumonia", 0.5]],
+            (("rad:pleural_effusion", 1.0), ("rad:pneumonia", 0.5)),
+        ),
+        ([], ()),  # stored: the report affirms nothing
+        (None, None),  # not stored: the answer links the conclusion
+        ([["rad:pneumonia"]], None),  # anything else is read as not stored, never guessed at
+        ("rad:pneumonia", None),
+        ([["rad:pneumonia", "1"]], None),
+    ],
+)
+def test_stored_concepts_travel_in_the_metadata(written: object, read: object) -> None:
+    hit = Hit(1, 0.5, "impression", REPORT, "dense", concepts=read)  # type: ignore[arg-type]
+    metadata = {**json.loads(json.dumps(hit.to_metadata())), "concepts": written}
+    assert Hit.from_metadata(metadata, rank=1, report_id="x", text="x").concepts == read
