@@ -28,6 +28,7 @@ BENCHMARKS: dict[str, tuple[list[str], list[str]]] = {
     "ask_vs_chat": (["--threads", "2"], ["--model", "smollm2", "--load", "1"]),
     "coldstart": ([], ["--skip-ask", "--repeats", "1"]),
     "concurrency": ([], ["--cases", "4", "--workers", "2"]),
+    "index_throughput": (["--baseline", "a3b4a67"], []),
 }
 
 

@@ -20,6 +20,7 @@ from eval.perf.sections import (
     Concurrency,
     Embedding,
     Fusions,
+    IndexThroughput,
     LlamaBuilds,
     Percentiles,
     Search,
@@ -323,6 +324,29 @@ def second_stage(section: SecondStage, targets: list[str]) -> list[str]:
     return lines
 
 
+#: Indexing throughput with stored concepts, as a share of the throughput before them (issue 48).
+THROUGHPUT_TARGET = 0.8
+
+
+def index_throughput(section: IndexThroughput, targets: list[str]) -> list[str]:
+    """`assistant index` of this checkout beside a baseline commit's, round by round, and the issue-48 target."""
+    lines = [f"## Indexing throughput: `assistant index` of {section.corpus_reports} shared reports", "",
+             _stamp(section), "",
+             "Each round one whole build (reading, encoding three fields with the shipped encoder, BM25, the store "
+             "with each report's linked diagnoses, the manifest); the arms alternate. Linking alone costs "
+             f"{section.linking_ms_per_report} ms per report (caches cold).", ""]  # fmt: skip
+    lines += _table(["arm", "round", "seconds", "reports/s", "load average before", "after"],
+                    [[r.arm, r.round, r.seconds, r.reports_per_s, r.load_average_before, r.load_average_after]
+                     for r in section.rounds])  # fmt: skip
+    medians = ", ".join(f"{arm} {value}" for arm, value in section.reports_per_s.items())
+    if section.ratio is not None:
+        targets.append(
+            f"| indexing throughput >= {THROUGHPUT_TARGET:.0%} of {section.baseline}'s (median reports/s: {medians}) "
+            f"| {section.ratio:.0%} | {_verdict(section.ratio >= THROUGHPUT_TARGET)} |"
+        )
+    return lines
+
+
 #: Section name -> its renderer (each takes the record eval.perf.sections.section_type names for it).
 SECTIONS: dict[str, Callable[[Any, list[str]], list[str]]] = {
     "embedding": embedding,
@@ -336,6 +360,7 @@ SECTIONS: dict[str, Callable[[Any, list[str]], list[str]]] = {
     "ask_vs_chat": ask_vs_chat,
     "coldstart": coldstart,
     "concurrency": concurrency,
+    "index_throughput": index_throughput,
 }
 
 

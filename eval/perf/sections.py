@@ -430,6 +430,31 @@ class RayBuild(Section):
     ray_overhead: RayOverhead | None = optional()
 
 
+# ------------------------------------------------------------------------------------------- index throughput
+@dataclass
+class ThroughputRound(Record):
+    arm: str
+    round: int
+    seconds: float
+    reports_per_s: float
+    load_average_before: list[float]
+    load_average_after: list[float]
+
+
+@dataclass
+class IndexThroughput(Section):
+    load_average_at_start: list[float]
+    corpus_reports: int
+    #: The commit compared with ("" = this checkout alone).
+    baseline: str
+    rounds: list[ThroughputRound]
+    #: Arm -> its median round's reports per second.
+    reports_per_s: dict[str, float]
+    linking_ms_per_report: float
+    #: This checkout's reports/s over the baseline's (absent without a baseline).
+    ratio: float | None = optional()
+
+
 #: Section name (without `_quick` and an ingest size) -> its record.
 SECTIONS: dict[str, type[Section]] = {
     "embedding": Embedding,
@@ -445,6 +470,7 @@ SECTIONS: dict[str, type[Section]] = {
     "ask_vs_chat": AskVsChat,
     "ingest": Ingest,
     "ray_build": RayBuild,
+    "index_throughput": IndexThroughput,
 }
 
 
