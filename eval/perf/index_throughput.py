@@ -10,7 +10,8 @@ development data (findings and impression, as a RIS export gives them). The arms
 (baseline, this checkout, baseline, ...) so a change of load on the shared machine hits both alike; an arm's
 reports/s is its median round, and the ratio this checkout's over the baseline's. The baseline is the commit's tree
 (`git archive`) run first on PYTHONPATH with the same interpreter, packages and models. The linking alone is timed
-too, in this process with cold caches: `stored_form` of every report's conclusion, what a build now adds per report.
+too, in this process with cold caches: reading the vocabulary (once per build) and `stored_form` of every report's
+conclusion, what a build now adds.
 The load average is recorded before and after every round. Results: eval/results/index_throughput.{json,md}, or
 the `index_throughput` section of performance.json when `python -m eval.perf` runs it (against the commit before
 stored concepts, a3b4a67).
@@ -72,15 +73,19 @@ def timed_build(tree: Path, corpus: Path, out: Path) -> float:
     return seconds
 
 
-def linking_ms(conclusions: list[str]) -> float:
-    """Milliseconds per report of linking its conclusion as a build does (caches cold: this process links nothing
-    before)."""
+def linking_cost(conclusions: list[str]) -> tuple[float, float]:
+    """Seconds to read the vocabulary (once per build) and milliseconds per report of linking its conclusion as a
+    build does, caches cold (this process links nothing before)."""
     from retriever.concepts.conclusion import stored_form
+    from retriever.concepts.vocabulary import default_vocabulary
 
     start = time.perf_counter()
+    default_vocabulary()
+    loaded = time.perf_counter()
     for conclusion in conclusions:
         stored_form(conclusion)
-    return round(1000 * (time.perf_counter() - start) / max(len(conclusions), 1), 3)
+    per_report = 1000 * (time.perf_counter() - loaded) / max(len(conclusions), 1)
+    return round(loaded - start, 3), round(per_report, 3)
 
 
 def measure(size: int, rounds: int, baseline: str | None, work: Path) -> dict[str, Any]:
@@ -88,7 +93,7 @@ def measure(size: int, rounds: int, baseline: str | None, work: Path) -> dict[st
     trees = {THIS: REPO}
     if baseline:
         trees = {f"baseline {baseline}": baseline_tree(baseline, work / "baseline"), **trees}
-    linked = linking_ms(conclusions)
+    vocabulary_s, linked = linking_cost(conclusions)
     rows = []
     for number in range(rounds):
         for arm, tree in trees.items():
@@ -113,6 +118,7 @@ def measure(size: int, rounds: int, baseline: str | None, work: Path) -> dict[st
         "rounds": rows,
         "reports_per_s": {arm: round(value, 2) for arm, value in medians.items()},
         "linking_ms_per_report": linked,
+        "vocabulary_s": vocabulary_s,
     }
     if baseline:
         data["ratio"] = round(medians[THIS] / medians[f"baseline {baseline}"], 3)

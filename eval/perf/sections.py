@@ -451,6 +451,8 @@ class IndexThroughput(Section):
     #: Arm -> its median round's reports per second.
     reports_per_s: dict[str, float]
     linking_ms_per_report: float
+    #: Reading the vocabulary, once per build.
+    vocabulary_s: float
     #: This checkout's reports/s over the baseline's (absent without a baseline).
     ratio: float | None = optional()
 
