@@ -116,6 +116,18 @@ def test_coldstart_benchmark(minilm, results_file: Path, tmp_path: Path) -> None
     assert section.heavy_imports_of_cli == []  # `assistant --help` stays light
 
 
+def test_index_throughput_benchmark(shared_data: Path, results_file: Path) -> None:
+    """Both arms build with `assistant index` (the baseline from a `git archive` of a commit); the report states the
+    issue-48 target from their ratio."""
+    from eval.perf import index_throughput, report
+
+    assert index_throughput.main(["--quick", "--baseline", "HEAD", "--results", str(results_file)]) == 0
+    section = _section(results_file, "index_throughput")
+    assert [r.arm for r in section.rounds] == ["baseline HEAD", "this checkout"] and section.corpus_reports > 0
+    assert section.ratio is not None and section.ratio > 0 and section.linking_ms_per_report > 0
+    assert "indexing throughput >= 80% of HEAD's" in report.render(read(results_file))
+
+
 def test_report_renders_every_section(results_file: Path) -> None:
     from eval.perf import report
 

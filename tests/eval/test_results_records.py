@@ -64,6 +64,7 @@ KINDS: dict[str, type[ResultsFile]] = {
     "performance.json": PerformanceResults,
     "ingest.json": PerformanceResults,
     "ray_build.json": PerformanceResults,
+    "index_throughput.json": PerformanceResults,
     "st_onnx.json": StOnnx,
     "retrieval.json": RetrievalResults,
     "retrieval_*.json": RetrievalResults,
