@@ -29,7 +29,9 @@ MAX_DIFFERENTIAL = 8
 #: answer from the evidence alone, and no similar report affirms a diagnosis; `no_abnormality`: the findings describe
 #: nothing abnormal ("No pneumothorax."), so there is no disease to name (assistant/rag/question.py).
 DegradedKind = Literal["backend_unavailable", "timeout", "unparseable", "ruled_out", "no_evidence", "no_abnormality"]
-ParseMode = Literal["json", "fenced_json", "embedded_json", "repaired_json", "plain_text"]
+#: `fallback`: the model was asked to choose among the evidence and its choice could not be read (or named nothing),
+#: so the evidence's best candidate was given (assistant/rag/pipeline.py); benchmarks count these.
+ParseMode = Literal["json", "fenced_json", "embedded_json", "repaired_json", "plain_text", "fallback"]
 
 
 class UnparseableOutput(ValueError):

@@ -22,6 +22,12 @@ from assistant.text import shorten
 #: The choice that means "none of the candidates": the model then names its own diagnosis in OWN_FIELD.
 OTHER = "other"
 OWN_FIELD = "other_diagnosis"
+#: What the model's own name must look like: a letter first, then 2 to 59 of the characters a choice may hold.
+OWN_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9 '\-(),./]{2,59}$"
+#: Own "names" that name nothing: the choice then falls back to the evidence (counted by the benchmarks).
+NOT_A_NAME = frozenset(
+    {"", OTHER, "others", "unknown", "none", "n/a", "na", "not applicable", "no diagnosis", "diagnosis", "uncertain"}
+)
 #: Candidates of the evidence differential listed after the chosen one, and supporting reports cited for it.
 MAX_CHOICE_DIFFERENTIAL = 4
 MAX_CITED = 5
@@ -49,16 +55,31 @@ class Choice:
 
 
 def choice_schema(names: list[str]) -> dict[str, Any]:
-    """The answer's JSON schema: `diagnosis` one of the candidates or OTHER, and the model's own name when OTHER."""
-    return {
+    """The answer's JSON schema: one of the candidates, or OTHER together with a name of the model's own.
+
+    Why two branches: with `other_diagnosis` merely allowed, the embedded model chose `other` and stopped (4 of 6
+    questions in issue 48's review), and the answer fell back to the evidence. Here `other` can only be written
+    followed by a name that starts with a letter, so every choice names what it chooses. The name keeps to the
+    characters a candidate may hold (`choice_name`), which also keeps the grammar valid for llama.cpp."""
+    own = {
         "type": "object",
         "properties": {
-            "diagnosis": {"type": "string", "enum": list(dict.fromkeys([*names, OTHER]))},
-            OWN_FIELD: {"type": "string"},
+            "diagnosis": {"const": OTHER},
+            OWN_FIELD: {"type": "string", "pattern": OWN_NAME_PATTERN},
         },
+        "required": ["diagnosis", OWN_FIELD],
+        "additionalProperties": False,
+    }
+    offered = [name for name in dict.fromkeys(names) if name.lower() != OTHER]
+    if not offered:
+        return own
+    candidate = {
+        "type": "object",
+        "properties": {"diagnosis": {"type": "string", "enum": offered}},
         "required": ["diagnosis"],
         "additionalProperties": False,
     }
+    return {"anyOf": [candidate, own]}
 
 
 def render_choices(evidence: EvidenceDifferential, names: list[str]) -> str:
@@ -74,6 +95,14 @@ def render_choices(evidence: EvidenceDifferential, names: list[str]) -> str:
     )
 
 
+def _named(name: str) -> str:
+    """`name` when it names a diagnosis; UnparseableOutput when it is empty or a placeholder ("other", "unknown"),
+    which the schema's pattern cannot rule out but which names nothing."""
+    if name.strip(" .").lower() in NOT_A_NAME:
+        raise UnparseableOutput(f"the model chose `other` without naming a diagnosis ({name!r})")
+    return name
+
+
 def parse_choice(text: str, names: list[str]) -> Choice:
     """The model's choice; a server that ignored the schema is read leniently (a name of its own when it is not a
     candidate). Raises UnparseableOutput when there is nothing to read."""
@@ -83,13 +112,12 @@ def parse_choice(text: str, names: list[str]) -> Choice:
         own = shorten(" ".join(str(data.get(OWN_FIELD, "")).split()), MAX_DIAGNOSIS_CHARS)
         if chosen in names:
             return Choice(chosen, False)
-        if chosen.lower() == OTHER and own:
-            return Choice(own, True)
-        if chosen and chosen.lower() != OTHER:
-            return Choice(shorten(chosen, MAX_DIAGNOSIS_CHARS), True)
+        if chosen.lower() == OTHER:
+            return Choice(_named(own), True)
+        if chosen:
+            return Choice(_named(shorten(chosen, MAX_DIAGNOSIS_CHARS)), True)
     parsed = parse_output(text)  # prose or broken JSON: whatever diagnosis it names
-    if parsed.diagnosis.lower() == OTHER:
-        raise UnparseableOutput("the model chose `other` without naming a diagnosis")
+    _named(parsed.diagnosis)
     by_name = {n.lower(): n for n in names}
     return Choice(by_name.get(parsed.diagnosis.lower(), parsed.diagnosis), parsed.diagnosis.lower() not in by_name)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Generator, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.documents import Document
@@ -263,7 +264,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
                 f"answer: the model's choice could not be read ({exc}); the diagnosis the most similar "
                 "reports affirm is given"
             )
-            return chosen_output(Choice(choices[0], False), evidence, choices)
+            return replace(chosen_output(Choice(choices[0], False), evidence, choices), mode="fallback")
 
     def _grounded(
         self,

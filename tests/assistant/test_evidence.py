@@ -10,7 +10,8 @@ from llm_fixtures import INJECTION, require_embedded_smollm2, smollm2_llm
 
 import prompts
 from assistant.llm.base import LLMResult, Message
-from assistant.rag.choice import OTHER, choice_schema, parse_choice, render_choices
+from assistant.rag.answer import UnparseableOutput
+from assistant.rag.choice import OTHER, OWN_FIELD, choice_schema, parse_choice, render_choices
 from assistant.rag.evidence import affirmed_diagnoses, evidence_differential
 from assistant.rag.grounding import contradiction, echoes_an_instruction, ruled_out_in
 from assistant.rag.lc_retriever import ReportRetriever
@@ -97,11 +98,35 @@ def test_a_diagnosis_ruled_out_by_the_findings_or_every_cited_report_is_caught()
 
 def test_the_choice_is_one_of_the_candidates_or_the_models_own() -> None:
     names = ["pleural effusion", "pneumothorax"]
-    assert choice_schema(names)["properties"]["diagnosis"]["enum"] == [*names, OTHER]
+    candidate, own = choice_schema(names)["anyOf"]
+    assert candidate["properties"]["diagnosis"]["enum"] == names and candidate["required"] == ["diagnosis"]
     assert parse_choice('{"diagnosis": "pneumothorax"}', names).own is False
     own = parse_choice('{"diagnosis": "other", "other_diagnosis": "Hemothorax"}', names)
     assert (own.diagnosis, own.own) == ("Hemothorax", True)
     assert parse_choice("Diagnosis: Pleural effusion", names).diagnosis == "pleural effusion"
+
+
+def test_other_must_come_with_a_name_of_the_models_own() -> None:
+    """Issue 48: the embedded model chose `other` and stopped in 4 of 6 questions, so the answer fell back. `other`
+    now only validates with a name that starts with a letter; a placeholder name still counts as no choice."""
+    import jsonschema
+
+    schema = choice_schema(["pleural effusion"])
+    for valid in ({"diagnosis": "pleural effusion"}, {"diagnosis": OTHER, OWN_FIELD: "Hemothorax"}):
+        jsonschema.validate(valid, schema)
+    for invalid in (
+        {"diagnosis": OTHER},
+        {"diagnosis": OTHER, OWN_FIELD: ""},
+        {"diagnosis": OTHER, OWN_FIELD: "  x"},
+        {"diagnosis": "pleural effusion", OWN_FIELD: "Hemothorax"},
+        {"diagnosis": "pneumothorax"},
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(invalid, schema)
+    assert choice_schema([])["required"] == ["diagnosis", OWN_FIELD]  # no candidate: only a name of its own
+    for placeholder in ('{"diagnosis": "other"}', '{"diagnosis": "other", "other_diagnosis": "Unknown."}'):
+        with pytest.raises(UnparseableOutput, match="without naming"):
+            parse_choice(placeholder, ["pleural effusion"])
 
 
 def test_the_candidates_are_listed_one_a_line_with_their_support() -> None:
@@ -183,7 +208,7 @@ def test_the_evidence_prompt_constrains_the_answer_to_the_candidates(index) -> N
     llm = ScriptedLLM('{"diagnosis": "pleural effusion"}')
     pipeline = RagPipeline(llm, ReportRetriever(index=index, field="findings", k=7), prompt="diagnosis_evidence")
     answer = pipeline.invoke("Blunted costophrenic angles with a meniscus.")
-    assert llm.schemas[0]["properties"]["diagnosis"]["enum"][0] == "pleural effusion"
+    assert llm.schemas[0]["anyOf"][0]["properties"]["diagnosis"]["enum"][0] == "pleural effusion"
     assert answer.diagnosis == "pleural effusion" and set(answer.cited_report_ids) == {"r1", "r2", "r7"}
     assert "pleural effusion" not in answer.differential and answer.evidence["read"] == 7
     assert "3 of 7 similar reports" in answer.rationale
@@ -195,6 +220,7 @@ def test_an_unreadable_choice_falls_back_to_the_evidence(index) -> None:
     )
     answer = pipeline.invoke("Blunted costophrenic angles with a meniscus.")
     assert answer.diagnosis == "pleural effusion" and any("could not be read" in n for n in answer.notes)
+    assert answer.parse_mode == "fallback"  # what the benchmark counts as a choice that fell back
 
 
 def test_a_real_model_chooses_among_the_evidence(index) -> None:
@@ -239,6 +265,17 @@ def test_a_candidate_spelled_with_quotes_still_makes_a_valid_grammar() -> None:
     messages = [{"role": "user", "content": "Pick one diagnosis as JSON."}]
     result = smollm2_llm().complete(messages, json_schema=choice_schema(names), max_tokens=24)
     assert parse_choice(result.text, names).diagnosis
+
+
+@pytest.mark.models
+def test_a_real_model_names_its_own_diagnosis_when_it_chooses_other() -> None:
+    """The schema's two forms compile into llama.cpp's grammar, and with no candidate to choose the model must
+    write a name of its own (it cannot stop after `other`)."""
+    require_embedded_smollm2()
+    messages = [{"role": "user", "content": "Findings: torn medial meniscus. Name your own diagnosis as JSON."}]
+    result = smollm2_llm().complete(messages, json_schema=choice_schema([]), max_tokens=48)
+    choice = parse_choice(result.text, [])
+    assert choice.own and choice.diagnosis[0].isalpha()
 
 
 def test_the_benchmark_counts_answers_their_own_evidence_rules_out() -> None:
