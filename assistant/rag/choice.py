@@ -22,8 +22,10 @@ from assistant.text import shorten
 #: The choice that means "none of the candidates": the model then names its own diagnosis in OWN_FIELD.
 OTHER = "other"
 OWN_FIELD = "other_diagnosis"
-#: What the model's own name must look like: a letter first, then 2 to 59 of the characters a choice may hold.
-OWN_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9 '\-(),./]{2,59}$"
+#: What the model's own name must look like: a letter first, then at least two of the characters a choice may hold.
+#: Unbounded on purpose: llama-cpp-python expands a bounded repetition into a grammar rule per character, which
+#: slows generation (answer.answer_schema); the answer's token limit bounds the name.
+OWN_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9 '\-(),./]{2,}$"
 #: Own "names" that name nothing: the choice then falls back to the evidence (counted by the benchmarks).
 NOT_A_NAME = frozenset(
     {"", OTHER, "others", "unknown", "none", "n/a", "na", "not applicable", "no diagnosis", "diagnosis", "uncertain"}
