@@ -132,6 +132,9 @@ class Answer:
     #: How strong the evidence for the diagnosis is (assistant/rag/strength.py): {"level", "measure", "words"}; empty
     #: without a diagnosis or without retrieval.
     strength: dict[str, Any] = field(default_factory=dict)
+    #: The model's own diagnosis and differential from the findings alone, shown beside weak evidence and labelled as
+    #: such (assistant/rag/beside.py): {"diagnosis", "differential", "model_id"}; empty otherwise.
+    model_knowledge: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (for `--json` and benchmark result files)."""

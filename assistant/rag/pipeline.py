@@ -28,7 +28,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from assistant.llm.base import LLM, BackendMalformed, BackendTimeout, LLMError, LLMResult, Message
-from assistant.rag import answer_defaults
+from assistant.rag import answer_defaults, beside
 from assistant.rag.answer import (
     Answer,
     DegradedKind,
@@ -177,7 +177,11 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         if isinstance(proposal, Answer):
             yield proposal
             return
-        yield self._grounded(proposal, base, evidence, choices, start)
+        answer = self._grounded(proposal, base, evidence, choices, start)
+        if self.chooses and beside.wanted(answer):
+            answer.model_knowledge = beside.model_knowledge(self.llm, query, self._sampling(), answer.notes)
+            answer.timings["total"] = time.monotonic() - start
+        yield answer
 
     def _retrieve(self, query: str, config: RunnableConfig | None, base: dict[str, Any]) -> list[Document]:
         """The retrieved reports (none without a retriever), with the retriever's notice about the query."""

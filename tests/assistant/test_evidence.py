@@ -330,3 +330,56 @@ def test_an_answer_that_repeats_a_reports_instruction_is_not_the_diagnosis(minil
     # reports' best-supported diagnosis takes the answer's place
     assert answer.evidence["set_aside"] == ["inj"]
     assert answer.diagnosis == answer.evidence["candidates"][0]["diagnosis"]
+
+
+class TwoCallLLM(ScriptedLLM):
+    """Fault injection: answers its calls in turn from `texts` (the choice, then the model's own view); an
+    exception in `texts` is raised instead of answering."""
+
+    def __init__(self, *texts: str | Exception) -> None:
+        super().__init__("")
+        self.texts = list(texts)
+
+    def complete(self, messages: Sequence[Message], **kwargs: object) -> LLMResult:
+        self.schemas.append(kwargs.get("json_schema"))  # type: ignore[arg-type]
+        text = self.texts.pop(0)
+        if isinstance(text, Exception):
+            raise text
+        return LLMResult(text, self.model_id)
+
+
+def _choosing(index, llm) -> RagPipeline:
+    return RagPipeline(llm, ReportRetriever(index=index, field="findings", k=7), prompt="diagnosis_evidence")
+
+
+def test_weak_evidence_gets_the_models_own_knowledge_beside_it(index) -> None:
+    """Issue 48: a weakly supported answer shows what the model knows from the findings alone, labelled as not the
+    archive's evidence; the evidence stays the answer (the dev rule)."""
+    from assistant.chat.export import answer_document
+    from assistant.chat.render import answer_markdown
+    from assistant.rag.beside import LABEL
+
+    own_view = '{"diagnosis": "Hemothorax", "differential": ["Pneumothorax", "Empyema", "Chylothorax", "Mass"]}'
+    llm = TwoCallLLM('{"diagnosis": "pneumothorax"}', own_view)
+    answer = _choosing(index, llm).invoke("Blunted costophrenic angles with a meniscus.")
+    assert answer.diagnosis == "pneumothorax" and answer.strength["level"] == "weak"
+    assert answer.model_knowledge == {
+        "diagnosis": "Hemothorax",
+        "differential": ["Pneumothorax", "Empyema", "Chylothorax"],
+        "model_id": "scripted",
+    }
+    assert "enum" not in str(llm.schemas[1])  # asked from the findings alone, not among the candidates
+    for view in (answer_markdown(answer), answer_document(answer)):
+        assert f"{LABEL}: Hemothorax; also Pneumothorax, Empyema, Chylothorax" in view
+
+
+def test_no_models_view_beside_evidence_that_is_not_weak_or_a_model_that_fails(index) -> None:
+    llm = TwoCallLLM('{"diagnosis": "pleural effusion"}')
+    answer = _choosing(index, llm).invoke("Blunted costophrenic angles with a meniscus.")
+    assert answer.strength["level"] != "weak" and not answer.model_knowledge and len(llm.schemas) == 1
+    from assistant.llm.base import LLMError
+
+    failing = TwoCallLLM('{"diagnosis": "pneumothorax"}', LLMError("the server went away"))
+    answer = _choosing(index, failing).invoke("Blunted costophrenic angles with a meniscus.")
+    assert answer.diagnosis == "pneumothorax" and not answer.model_knowledge
+    assert any("could not be shown beside" in note and "went away" in note for note in answer.notes)
