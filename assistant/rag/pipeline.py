@@ -38,7 +38,16 @@ from assistant.rag.answer import (
     answer_schema,
     parse_output,
 )
-from assistant.rag.choice import Choice, choice_name, choice_schema, chosen_output, parse_choice, render_choices
+from assistant.rag.choice import (
+    Choice,
+    ask_for_a_name,
+    choice_name,
+    choice_schema,
+    chosen_output,
+    nameless,
+    parse_choice,
+    render_choices,
+)
 from assistant.rag.configuration import configuration_hash
 from assistant.rag.evidence import EvidenceDifferential
 from assistant.rag.grounding import Grounding, ground
@@ -238,6 +247,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
                 result = LLMResult("".join(pieces), self.llm.model_id, {"total": elapsed})
             else:
                 result = self.llm.complete(messages, **call)
+            if self.chooses and nameless(result.text, choices):
+                result = ask_for_a_name(self.llm, messages, result, call)
         except BackendTimeout as exc:
             return self._degraded(base, "timeout", f"{exc}; {TIMEOUT_HINT}", start)
         except BackendMalformed as exc:  # the server's answer held no output to parse
