@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import prompts
-from assistant.llm.base import LLM, LLMError
+from assistant.llm.base import LLM, LLMError, LLMResult
 from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer, UnparseableOutput, answer_schema, parse_output
 from assistant.rag.prompt_fit import PromptFitter
@@ -35,13 +35,19 @@ def wanted(answer: Answer) -> bool:
     return not answer.degraded and level == "weak" and measure > 0
 
 
+def ask_alone(llm: LLM, query: str, call: dict[str, Any], notes: list[str]) -> LLMResult:
+    """The model's answer to `query` from the findings alone (the no-retrieval prompt and its schema; `call`: the
+    sampling, and `started_at` when a deadline already runs). Raises LLMError."""
+    prompt = prompts.load(answer_defaults.NORAG_PROMPT)
+    messages = PromptFitter(llm, prompt, MAX_TOKENS, notes).messages(query, [], [], [])
+    return llm.complete(messages, **(call | {"json_schema": answer_schema([]), "max_tokens": MAX_TOKENS}))
+
+
 def model_knowledge(llm: LLM, query: str, sampling: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     """The model's diagnosis and differential for `query` from the findings alone: {"diagnosis", "differential",
     "model_id"}; {} (and a note saying why) when the model cannot be asked or writes nothing readable."""
-    prompt = prompts.load(answer_defaults.NORAG_PROMPT)
     try:
-        messages = PromptFitter(llm, prompt, MAX_TOKENS, notes).messages(query, [], [], [])
-        result = llm.complete(messages, json_schema=answer_schema([]), **(sampling | {"max_tokens": MAX_TOKENS}))
+        result = ask_alone(llm, query, sampling, notes)
         parsed = parse_output(result.text)
     except (LLMError, UnparseableOutput) as exc:
         notes.append(f"answer: the model's own knowledge could not be shown beside the weak evidence ({exc})")

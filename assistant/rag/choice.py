@@ -15,8 +15,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.llm.base import LLM, LLMResult, Message
+from assistant.llm.base import LLM, LLMResult
 from assistant.rag.answer import MAX_DIAGNOSIS_CHARS, ParsedOutput, UnparseableOutput, loads_or_none, parse_output
+from assistant.rag.beside import ask_alone
 from assistant.rag.evidence import EvidenceDifferential
 from assistant.text import shorten
 
@@ -30,11 +31,6 @@ OWN_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9 '\-(),./]{2,}$"
 #: Own "names" that name nothing: the choice then falls back to the evidence (counted by the benchmarks).
 NOT_A_NAME = frozenset(
     {"", OTHER, "others", "unknown", "none", "n/a", "na", "not applicable", "no diagnosis", "diagnosis", "uncertain"}
-)
-#: The follow-up question when the model chose `other` and named nothing (ask_for_a_name).
-NAME_PLEASE = (
-    "You chose other without naming a diagnosis. Name the single most likely diagnosis for these findings in a few "
-    'words, in "other_diagnosis" (not "other", "none" or "unknown").'
 )
 #: Candidates of the evidence differential listed after the chosen one, and supporting reports cited for it.
 MAX_CHOICE_DIFFERENTIAL = 4
@@ -126,13 +122,14 @@ def nameless(text: str, names: list[str]) -> bool:
     return False
 
 
-def ask_for_a_name(llm: LLM, messages: list[Message], first: LLMResult, call: dict[str, Any]) -> LLMResult:
-    """The model's answer when asked once more, after it chose `other` and named nothing, for a name of its own (the
-    schema's second form only). Why: the dev run of prompt version 4 chose `other` with the name "other" or "None"
-    in 5 of 136 cases; the question shown its own answer gets a name. Same deadline as the first call (`call`'s
-    `started_at`); the timings and token counts are the two calls' sums."""
-    follow_up = [*messages, {"role": "assistant", "content": first.text}, {"role": "user", "content": NAME_PLEASE}]
-    second = llm.complete(follow_up, **(call | {"json_schema": choice_schema([])}))
+def ask_for_a_name(llm: LLM, query: str, first: LLMResult, call: dict[str, Any], notes: list[str]) -> LLMResult:
+    """The model's own diagnosis after it chose `other` and named nothing: its answer from the findings alone
+    (beside.ask_alone), which parse_choice reads as a name of its own (or as a candidate, when it names one). Why: the
+    dev run of prompt version 4 chose `other` named "other" or "None" in 5 of 136 cases, and shown its own answer
+    and asked again for a name it wrote the same; asked from the findings alone it names a diagnosis. Same deadline
+    as the first call (`call`'s `started_at`); the timings and token counts are the two calls' sums."""
+    notes.append("answer: the model chose `other` without naming a diagnosis; it was asked from the findings alone")
+    second = ask_alone(llm, query, call, notes)
     timings = {"total": first.timings.get("total", 0.0) + second.timings.get("total", 0.0)}
     usage = {k: first.usage.get(k, 0) + second.usage.get(k, 0) for k in {*first.usage, *second.usage}}
     return LLMResult(second.text, second.model_id, timings, usage)

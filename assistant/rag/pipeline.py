@@ -248,7 +248,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             else:
                 result = self.llm.complete(messages, **call)
             if self.chooses and nameless(result.text, choices):
-                result = ask_for_a_name(self.llm, messages, result, call)
+                result = ask_for_a_name(self.llm, query, result, call, base["notes"])
         except BackendTimeout as exc:
             return self._degraded(base, "timeout", f"{exc}; {TIMEOUT_HINT}", start)
         except BackendMalformed as exc:  # the server's answer held no output to parse

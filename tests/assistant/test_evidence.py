@@ -386,13 +386,16 @@ def test_no_models_view_beside_evidence_that_is_not_weak_or_a_model_that_fails(i
 
 
 def test_a_nameless_other_is_asked_once_for_a_name(index) -> None:
-    """Issue 48: prompt version 4 still chose `other` named "other" or "None" in 5 of 136 dev cases. The model is
-    then asked once more, with its answer and the schema's own-name form only; a second nameless answer falls back."""
+    """Issue 48: prompt version 4 still chose `other` named "other" or "None" in 5 of 136 dev cases (and wrote the same
+    when shown its answer and asked again). The model is then asked from the findings alone, and its diagnosis is its
+    own choice; an answer there that names nothing falls back to the evidence."""
     nameless = '{"diagnosis": "other", "other_diagnosis": "None"}'
-    llm = TwoCallLLM(nameless, '{"diagnosis": "other", "other_diagnosis": "Hemothorax"}')
+    alone = '{"diagnosis": "Hemothorax", "differential": [], "rationale": "", "cited_report_ids": []}'
+    llm = TwoCallLLM(nameless, alone)
     answer = _choosing(index, llm).invoke("Blunted costophrenic angles with a meniscus.")
     assert answer.diagnosis == "Hemothorax" and answer.parse_mode == "json"
-    assert llm.schemas[1]["required"] == ["diagnosis", "other_diagnosis"] and "anyOf" not in llm.schemas[1]
-    llm = TwoCallLLM(nameless, nameless)
+    assert "anyOf" not in llm.schemas[1] and "differential" in llm.schemas[1]["properties"]  # the no-retrieval form
+    assert any("asked from the findings alone" in note for note in answer.notes)
+    llm = TwoCallLLM(nameless, '{"diagnosis": "unknown"}')
     answer = _choosing(index, llm).invoke("Blunted costophrenic angles with a meniscus.")
     assert answer.diagnosis == "pleural effusion" and answer.parse_mode == "fallback" and len(llm.schemas) == 2
