@@ -151,8 +151,8 @@ def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
 
 def _most_specific(vocabulary: Vocabulary, text: str, found: list[Mention]) -> list[Mention]:
     """The mentions without a generic concept whose more specific form the same sentence names: one whose name ends
-    with the generic's ("ground-glass opacity" over "opacity", "hiatal hernia" over "hernia") or a refine target of
-    it ("liver lesion" over "lesion"). Another kind of concept stays ("opacity ... consistent with atelectasis")."""
+    with the generic's ("ground-glass opacity" over "opacity", "hiatal hernia" over "hernia") or a target of its
+    (not additive) refine rule ("liver lesion" over "lesion"). Another kind of concept stays ("opacity ... consistent with atelectasis")."""
     sentence = [len(_SENTENCE.findall(text, 0, m.start)) for m in found]
     kept = []
     for mention, where in zip(found, sentence, strict=True):
@@ -160,7 +160,8 @@ def _most_specific(vocabulary: Vocabulary, text: str, found: list[Mention]) -> l
         if generic.id not in vocabulary.refine:
             kept.append(mention)
             continue
-        narrower = {t for t, _, _ in vocabulary.refine[generic.id]} - {generic.id}
+        additive = generic.id in vocabulary.additive  # its targets are the sites it names, not narrower forms
+        narrower = set() if additive else {t for t, _, _ in vocabulary.refine[generic.id]} - {generic.id}
         if not any(
             where == other_where
             and other.concept.id != generic.id
