@@ -152,7 +152,8 @@ def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
 def _most_specific(vocabulary: Vocabulary, text: str, found: list[Mention]) -> list[Mention]:
     """The mentions without a generic concept whose more specific form the same sentence names: one whose name ends
     with the generic's ("ground-glass opacity" over "opacity", "hiatal hernia" over "hernia") or a target of its
-    (not additive) refine rule ("liver lesion" over "lesion"). Another kind of concept stays ("opacity ... consistent with atelectasis")."""
+    (not additive) refine rule ("liver lesion" over "lesion"). Another kind of concept stays ("opacity ... consistent
+    with atelectasis")."""
     sentence = [len(_SENTENCE.findall(text, 0, m.start)) for m in found]
     kept = []
     for mention, where in zip(found, sentence, strict=True):
