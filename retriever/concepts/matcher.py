@@ -138,7 +138,7 @@ def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
         if (coordinated := _coordinated(vocabulary, text, toks, free, first, phrase)) is not None
     ]
     found += _scan(vocabulary.icd10, words, free)
-    out = []
+    out, generic = [], []
     for first, stop, concept_id, phrase in sorted(found):
         targets = (concept_id,)
         if (concept_id, phrase) in vocabulary.generic:
@@ -146,7 +146,23 @@ def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
         for target in targets:
             if target != NONE:  # a generic word its clause shows to be no finding ("small vessel disease" of lungs)
                 out.append(Mention(vocabulary.concepts[target], toks[first].start, toks[stop - 1].end))
-    return _most_specific(vocabulary, text, out)
+                generic.append((concept_id, phrase) in vocabulary.generic)
+    return _most_specific(vocabulary, text, _guessed(text, out, generic))
+
+
+#: A parenthesis right after a word that offers a guess with "?": "hypodense lesions (cysts?) in the liver".
+_GUESS = re.compile(r"\s*\([^()]*\?\s*\)")
+
+
+def _guessed(text: str, found: list[Mention], generic: list[bool]) -> list[Mention]:
+    """The mentions without a generic word whose guessed nature the parenthesis after it names: the item names one
+    finding, the guessed one ("nodular lesion (cyst?) in the right kidney" is a renal cyst)."""
+    kept = []
+    for mention, is_generic in zip(found, generic, strict=True):
+        guess = _GUESS.match(text, mention.end) if is_generic else None
+        if guess is None or not any(guess.start() <= m.start < guess.end() for m in found):
+            kept.append(mention)
+    return kept
 
 
 def _most_specific(vocabulary: Vocabulary, text: str, found: list[Mention]) -> list[Mention]:

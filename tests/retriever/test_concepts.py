@@ -106,7 +106,9 @@ def test_the_most_specific_phrase_wins_and_matches_do_not_overlap() -> None:
     ("text", "expected"),
     [
         ("Focal ground glass in the right middle lobe, density is nonspecific", ["ground-glass opacity"]),
-        ("Several hypodense lesions (cysts?) in the liver", ["liver lesion", "hepatic cyst"]),
+        ("Several hypodense lesions (cysts?) in the liver", ["hepatic cyst"]),
+        ("Hypodense nodular lesion (cyst?) in the upper pole of the right kidney", ["renal cyst"]),
+        ("Soft tissue density in the anterior mediastinum (thymic remnant?)", []),
         ("Retrocardiac density compatible with hiatal hernia", ["opacity", "hiatal hernia"]),
     ],
 )
