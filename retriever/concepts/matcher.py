@@ -166,27 +166,47 @@ def _guessed(text: str, found: list[Mention], generic: list[bool]) -> list[Menti
 
 
 def _most_specific(vocabulary: Vocabulary, text: str, found: list[Mention]) -> list[Mention]:
-    """The mentions without a generic concept whose more specific form the same sentence names: one whose name ends
-    with the generic's ("ground-glass opacity" over "opacity", "hiatal hernia" over "hernia") or a target of its
-    (not additive) refine rule ("liver lesion" over "lesion"). Another kind of concept stays ("opacity ... consistent
-    with atelectasis")."""
+    """The mentions without those a more specific mention of the same sentence stands for (`_gives_way`)."""
+    if len(found) < 2:
+        return found
     sentence = [len(_SENTENCE.findall(text, 0, m.start)) for m in found]
-    kept = []
-    for mention, where in zip(found, sentence, strict=True):
-        generic = mention.concept
-        if generic.id not in vocabulary.refine:
-            kept.append(mention)
-            continue
-        additive = generic.id in vocabulary.additive  # its targets are the sites it names, not narrower forms
-        narrower = set() if additive else {t for t, _, _ in vocabulary.refine[generic.id]} - {generic.id}
+    lesions = _lesions(vocabulary)
+    return [
+        mention
+        for mention, where in zip(found, sentence, strict=True)
         if not any(
-            where == other_where
-            and other.concept.id != generic.id
-            and (other.concept.id in narrower or other.concept.name.endswith((" " + generic.name, "-" + generic.name)))
+            _gives_way(vocabulary, lesions, mention.concept, other.concept)
             for other, other_where in zip(found, sentence, strict=True)
-        ):
-            kept.append(mention)
-    return kept
+            if other_where == where and other.concept.id != mention.concept.id
+        )
+    ]
+
+
+#: The generic words for a circumscribed finding whose nature a diagnosis may name (not opacities).
+_LESION_WORDS = ("rad:lesion", "rad:mass", "rad:nodule")
+
+
+def _lesions(vocabulary: Vocabulary) -> frozenset[str]:
+    """The lesion concepts: the generic lesion words and the organ findings they refine to (liver lesion, ...)."""
+    targets = {t for g in _LESION_WORDS for t, _, _ in vocabulary.refine.get(g, ())} & vocabulary.concepts.keys()
+    return frozenset([*_LESION_WORDS, *(t for t in targets if vocabulary.concepts[t].kind != "diagnosis")])
+
+
+def _gives_way(vocabulary: Vocabulary, lesions: frozenset[str], concept: Concept, other: Concept) -> bool:
+    """Whether `other`, named in the same sentence, is the more specific form of `concept`: a generic concept gives
+    way to one whose name ends with its own ("ground-glass opacity" over "opacity", "hiatal hernia" over "hernia")
+    or to a target of its (not additive) refine rule ("liver lesion" over "lesion"); a lesion to a diagnosis of a
+    region it shares ("adrenal nodule, likely adenoma"). Another kind of concept stays ("opacity ... consistent with
+    atelectasis")."""
+    shared_region = not concept.regions or not other.regions or bool(set(concept.regions) & set(other.regions))
+    if concept.id in lesions and other.kind == "diagnosis" and shared_region:
+        return True
+    rules = vocabulary.refine.get(concept.id)
+    if rules is None:
+        return False
+    if concept.id not in vocabulary.additive and other.id in {t for t, _, _ in rules}:
+        return True
+    return other.name.endswith((" " + concept.name, "-" + concept.name))
 
 
 def unique(concepts: list[Concept]) -> list[Concept]:
