@@ -170,37 +170,22 @@ def _most_specific(vocabulary: Vocabulary, text: str, found: list[Mention]) -> l
     if len(found) < 2:
         return found
     sentence = [len(_SENTENCE.findall(text, 0, m.start)) for m in found]
-    lesions = _lesions(vocabulary)
     return [
         mention
         for mention, where in zip(found, sentence, strict=True)
         if not any(
-            _gives_way(vocabulary, lesions, mention.concept, other.concept)
+            _gives_way(vocabulary, mention.concept, other.concept)
             for other, other_where in zip(found, sentence, strict=True)
             if other_where == where and other.concept.id != mention.concept.id
         )
     ]
 
 
-#: The generic words for a circumscribed finding whose nature a diagnosis may name (not opacities).
-_LESION_WORDS = ("rad:lesion", "rad:mass", "rad:nodule")
-
-
-def _lesions(vocabulary: Vocabulary) -> frozenset[str]:
-    """The lesion concepts: the generic lesion words and the organ findings they refine to (liver lesion, ...)."""
-    targets = {t for g in _LESION_WORDS for t, _, _ in vocabulary.refine.get(g, ())} & vocabulary.concepts.keys()
-    return frozenset([*_LESION_WORDS, *(t for t in targets if vocabulary.concepts[t].kind != "diagnosis")])
-
-
-def _gives_way(vocabulary: Vocabulary, lesions: frozenset[str], concept: Concept, other: Concept) -> bool:
+def _gives_way(vocabulary: Vocabulary, concept: Concept, other: Concept) -> bool:
     """Whether `other`, named in the same sentence, is the more specific form of `concept`: a generic concept gives
     way to one whose name ends with its own ("ground-glass opacity" over "opacity", "hiatal hernia" over "hernia")
-    or to a target of its (not additive) refine rule ("liver lesion" over "lesion"); a lesion to a diagnosis of a
-    region it shares ("adrenal nodule, likely adenoma"). Another kind of concept stays ("opacity ... consistent with
-    atelectasis")."""
-    shared_region = not concept.regions or not other.regions or bool(set(concept.regions) & set(other.regions))
-    if concept.id in lesions and other.kind == "diagnosis" and shared_region:
-        return True
+    or to a target of its (not additive) refine rule ("liver lesion" over "lesion"). Another kind of concept stays
+    ("opacity ... consistent with atelectasis")."""
     rules = vocabulary.refine.get(concept.id)
     if rules is None:
         return False
