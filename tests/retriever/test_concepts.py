@@ -139,6 +139,8 @@ def test_coordinated_modifiers_name_both_heads() -> None:
 
 def test_history_and_what_the_findings_are_atypical_of_are_not_affirmed() -> None:
     assert affirmed_in("Operated HCC at follow-up") == ()
+    assert names(affirmed_in("Sequelae of prior infection in the right upper lobe")) == ["scarring"]
+    assert affirmed_in("Clinical correlation for infection is recommended") == ()
     text = "Nodules with cavitation are atypical in terms of Covid-19 viral pneumonia"
     assert names(affirmed_in(text)) == ["nodule", "cavitary lesion"]
 
