@@ -9,6 +9,8 @@ source. Items with no gold concept count too: anything linked there is a false p
 
     python -m eval.concepts.linker_benchmark --split dev   # while tuning: eval/results/concept_linker_dev.*
     python -m eval.concepts.linker_benchmark               # the test split, once: eval/results/concept_linker.*
+    python -m eval.concepts.linker_benchmark --split dev --batch dev2 --name concept_linker_dev2_first
+                                                           # one drawn batch alone (e.g. before tuning on it)
 
 The Markdown lists each wrong item by id and concept names only (no report text: most sources may not be
 redistributed).
