@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from assistant.chat.escape import md_escape
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import Answer
+from assistant.rag.beside import knowledge_line
 from assistant.rag.strength import strength_line
 from assistant.readable import modality_word, strengths
 
@@ -50,6 +51,8 @@ def answer_document(answer: Answer, earlier: Sequence[str] = ()) -> str:
         lines += [f"**Most likely diagnosis:** {_line(answer.diagnosis or '')}", ""]
         if answer.strength:
             lines += [_line(strength_line(answer.strength)), ""]
+        if answer.model_knowledge:
+            lines += [f"*{_line(knowledge_line(answer.model_knowledge))}*", ""]
         if answer.differential:
             lines += ["**Differential:**", *(f"- {_line(d)}" for d in answer.differential), ""]
         if answer.rationale:

@@ -17,6 +17,7 @@ from assistant.chat.escape import html_text as _e
 from assistant.chat.escape import md_escape
 from assistant.chat.report_cards import CONTRADICTS_LABEL, FIELD_LABELS, PARTLY_LABEL, card_anchor
 from assistant.rag.answer import Answer, UnparseableOutput, parse_output
+from assistant.rag.beside import knowledge_line
 from assistant.rag.strength import strength_line
 from retriever.reports.record import Field
 from retriever.search.hit import Hit
@@ -129,6 +130,8 @@ def answer_markdown(answer: Answer) -> str:
     lines = [f"**Most likely diagnosis:** {md_escape(answer.diagnosis or '')}"]
     if answer.strength:
         lines += ["", md_escape(strength_line(answer.strength))]
+    if answer.model_knowledge:
+        lines += ["", f"*{md_escape(knowledge_line(answer.model_knowledge))}*"]
     if answer.differential:
         lines += ["", "**Differential:**", *(f"- {md_escape(d)}" for d in answer.differential)]
     if answer.rationale:

@@ -29,6 +29,7 @@ from assistant.commands.output import (
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import UnparseableOutput, parse_output
 from assistant.rag.answer_defaults import SHOWN_REPORTS
+from assistant.rag.beside import knowledge_line
 from assistant.rag.events import encode
 from assistant.rag.strength import strength_line
 from assistant.readable import modality_word, strengths
@@ -169,6 +170,8 @@ def print_answer(answer: Answer, out: Console) -> None:
         lines = [Text.assemble(("Most likely diagnosis: ", "bold"), visible(answer.diagnosis or ""))]
         if answer.strength:
             lines.append(Text(visible(strength_line(answer.strength))))
+        if answer.model_knowledge:
+            lines.append(Text(visible(knowledge_line(answer.model_knowledge)), style="italic"))
         if answer.differential:
             lines.append(Text.assemble(("Differential: ", "bold"), visible("; ".join(answer.differential))))
         if answer.rationale:

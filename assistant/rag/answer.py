@@ -29,7 +29,9 @@ MAX_DIFFERENTIAL = 8
 #: answer from the evidence alone, and no similar report affirms a diagnosis; `no_abnormality`: the findings describe
 #: nothing abnormal ("No pneumothorax."), so there is no disease to name (assistant/rag/question.py).
 DegradedKind = Literal["backend_unavailable", "timeout", "unparseable", "ruled_out", "no_evidence", "no_abnormality"]
-ParseMode = Literal["json", "fenced_json", "embedded_json", "repaired_json", "plain_text"]
+#: `fallback`: the model was asked to choose among the evidence and its choice could not be read (or named nothing),
+#: so the evidence's best candidate was given (assistant/rag/pipeline.py); benchmarks count these.
+ParseMode = Literal["json", "fenced_json", "embedded_json", "repaired_json", "plain_text", "fallback"]
 
 
 class UnparseableOutput(ValueError):
@@ -130,6 +132,9 @@ class Answer:
     #: How strong the evidence for the diagnosis is (assistant/rag/strength.py): {"level", "measure", "words"}; empty
     #: without a diagnosis or without retrieval.
     strength: dict[str, Any] = field(default_factory=dict)
+    #: The model's own diagnosis and differential from the findings alone, shown beside weak evidence and labelled as
+    #: such (assistant/rag/beside.py): {"diagnosis", "differential", "model_id"}; empty otherwise.
+    model_knowledge: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (for `--json` and benchmark result files)."""

@@ -15,13 +15,23 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.llm.base import LLM, LLMResult
 from assistant.rag.answer import MAX_DIAGNOSIS_CHARS, ParsedOutput, UnparseableOutput, loads_or_none, parse_output
+from assistant.rag.beside import ask_alone
 from assistant.rag.evidence import EvidenceDifferential
 from assistant.text import shorten
 
 #: The choice that means "none of the candidates": the model then names its own diagnosis in OWN_FIELD.
 OTHER = "other"
 OWN_FIELD = "other_diagnosis"
+#: What the model's own name must look like: a letter first, then at least two of the characters a choice may hold.
+#: Unbounded on purpose: llama-cpp-python expands a bounded repetition into a grammar rule per character, which
+#: slows generation (answer.answer_schema); the answer's token limit bounds the name.
+OWN_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9 '\-(),./]{2,}$"
+#: Own "names" that name nothing: the choice then falls back to the evidence (counted by the benchmarks).
+NOT_A_NAME = frozenset(
+    {"", OTHER, "others", "unknown", "none", "n/a", "na", "not applicable", "no diagnosis", "diagnosis", "uncertain"}
+)
 #: Candidates of the evidence differential listed after the chosen one, and supporting reports cited for it.
 MAX_CHOICE_DIFFERENTIAL = 4
 MAX_CITED = 5
@@ -49,16 +59,31 @@ class Choice:
 
 
 def choice_schema(names: list[str]) -> dict[str, Any]:
-    """The answer's JSON schema: `diagnosis` one of the candidates or OTHER, and the model's own name when OTHER."""
-    return {
+    """The answer's JSON schema: one of the candidates, or OTHER together with a name of the model's own.
+
+    Why two branches: with `other_diagnosis` merely allowed, the embedded model chose `other` and stopped (4 of 6
+    questions in issue 48's review), and the answer fell back to the evidence. Here `other` can only be written
+    followed by a name that starts with a letter, so every choice names what it chooses. The name keeps to the
+    characters a candidate may hold (`choice_name`), which also keeps the grammar valid for llama.cpp."""
+    own = {
         "type": "object",
         "properties": {
-            "diagnosis": {"type": "string", "enum": list(dict.fromkeys([*names, OTHER]))},
-            OWN_FIELD: {"type": "string"},
+            "diagnosis": {"const": OTHER},
+            OWN_FIELD: {"type": "string", "pattern": OWN_NAME_PATTERN},
         },
+        "required": ["diagnosis", OWN_FIELD],
+        "additionalProperties": False,
+    }
+    offered = [name for name in dict.fromkeys(names) if name.lower() != OTHER]
+    if not offered:
+        return own
+    candidate = {
+        "type": "object",
+        "properties": {"diagnosis": {"type": "string", "enum": offered}},
         "required": ["diagnosis"],
         "additionalProperties": False,
     }
+    return {"anyOf": [candidate, own]}
 
 
 def render_choices(evidence: EvidenceDifferential, names: list[str]) -> str:
@@ -74,6 +99,42 @@ def render_choices(evidence: EvidenceDifferential, names: list[str]) -> str:
     )
 
 
+class Nameless(UnparseableOutput):
+    """The model chose `other` and named nothing (no name, or a placeholder such as "other" or "none")."""
+
+
+def _named(name: str) -> str:
+    """`name` when it names a diagnosis; Nameless when it is empty or a placeholder ("other", "unknown"), which the
+    schema's pattern cannot rule out but which names nothing."""
+    if name.strip(" .").lower() in NOT_A_NAME:
+        raise Nameless(f"the model chose `other` without naming a diagnosis ({name!r})")
+    return name
+
+
+def nameless(text: str, names: list[str]) -> bool:
+    """Whether the model's output chose `other` and named nothing: it is then asked once for a name."""
+    try:
+        parse_choice(text, names)
+    except Nameless:
+        return True
+    except UnparseableOutput:
+        return False
+    return False
+
+
+def ask_for_a_name(llm: LLM, query: str, first: LLMResult, call: dict[str, Any], notes: list[str]) -> LLMResult:
+    """The model's own diagnosis after it chose `other` and named nothing: its answer from the findings alone
+    (beside.ask_alone), which parse_choice reads as a name of its own (or as a candidate, when it names one). Why: the
+    dev run of prompt version 4 chose `other` named "other" or "None" in 5 of 136 cases, and shown its own answer
+    and asked again for a name it wrote the same; asked from the findings alone it names a diagnosis. Same deadline
+    as the first call (`call`'s `started_at`); the timings and token counts are the two calls' sums."""
+    notes.append("answer: the model chose `other` without naming a diagnosis; it was asked from the findings alone")
+    second = ask_alone(llm, query, call, notes)
+    timings = {"total": first.timings.get("total", 0.0) + second.timings.get("total", 0.0)}
+    usage = {k: first.usage.get(k, 0) + second.usage.get(k, 0) for k in {*first.usage, *second.usage}}
+    return LLMResult(second.text, second.model_id, timings, usage)
+
+
 def parse_choice(text: str, names: list[str]) -> Choice:
     """The model's choice; a server that ignored the schema is read leniently (a name of its own when it is not a
     candidate). Raises UnparseableOutput when there is nothing to read."""
@@ -83,13 +144,12 @@ def parse_choice(text: str, names: list[str]) -> Choice:
         own = shorten(" ".join(str(data.get(OWN_FIELD, "")).split()), MAX_DIAGNOSIS_CHARS)
         if chosen in names:
             return Choice(chosen, False)
-        if chosen.lower() == OTHER and own:
-            return Choice(own, True)
-        if chosen and chosen.lower() != OTHER:
-            return Choice(shorten(chosen, MAX_DIAGNOSIS_CHARS), True)
+        if chosen.lower() == OTHER:
+            return Choice(_named(own), True)
+        if chosen:
+            return Choice(_named(shorten(chosen, MAX_DIAGNOSIS_CHARS)), True)
     parsed = parse_output(text)  # prose or broken JSON: whatever diagnosis it names
-    if parsed.diagnosis.lower() == OTHER:
-        raise UnparseableOutput("the model chose `other` without naming a diagnosis")
+    _named(parsed.diagnosis)
     by_name = {n.lower(): n for n in names}
     return Choice(by_name.get(parsed.diagnosis.lower(), parsed.diagnosis), parsed.diagnosis.lower() not in by_name)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Generator, Iterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.documents import Document
@@ -27,7 +28,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from assistant.llm.base import LLM, BackendMalformed, BackendTimeout, LLMError, LLMResult, Message
-from assistant.rag import answer_defaults
+from assistant.rag import answer_defaults, beside
 from assistant.rag.answer import (
     Answer,
     DegradedKind,
@@ -37,7 +38,16 @@ from assistant.rag.answer import (
     answer_schema,
     parse_output,
 )
-from assistant.rag.choice import Choice, choice_name, choice_schema, chosen_output, parse_choice, render_choices
+from assistant.rag.choice import (
+    Choice,
+    ask_for_a_name,
+    choice_name,
+    choice_schema,
+    chosen_output,
+    nameless,
+    parse_choice,
+    render_choices,
+)
 from assistant.rag.configuration import configuration_hash
 from assistant.rag.evidence import EvidenceDifferential
 from assistant.rag.grounding import Grounding, ground
@@ -176,7 +186,11 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         if isinstance(proposal, Answer):
             yield proposal
             return
-        yield self._grounded(proposal, base, evidence, choices, start)
+        answer = self._grounded(proposal, base, evidence, choices, start)
+        if self.chooses and beside.wanted(answer):
+            answer.model_knowledge = beside.model_knowledge(self.llm, query, self._sampling(), answer.notes)
+            answer.timings["total"] = time.monotonic() - start
+        yield answer
 
     def _retrieve(self, query: str, config: RunnableConfig | None, base: dict[str, Any]) -> list[Document]:
         """The retrieved reports (none without a retriever), with the retriever's notice about the query."""
@@ -233,6 +247,8 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
                 result = LLMResult("".join(pieces), self.llm.model_id, {"total": elapsed})
             else:
                 result = self.llm.complete(messages, **call)
+            if self.chooses and nameless(result.text, choices):
+                result = ask_for_a_name(self.llm, query, result, call, base["notes"])
         except BackendTimeout as exc:
             return self._degraded(base, "timeout", f"{exc}; {TIMEOUT_HINT}", start)
         except BackendMalformed as exc:  # the server's answer held no output to parse
@@ -263,7 +279,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
                 f"answer: the model's choice could not be read ({exc}); the diagnosis the most similar "
                 "reports affirm is given"
             )
-            return chosen_output(Choice(choices[0], False), evidence, choices)
+            return replace(chosen_output(Choice(choices[0], False), evidence, choices), mode="fallback")
 
     def _grounded(
         self,

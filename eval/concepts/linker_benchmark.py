@@ -9,6 +9,8 @@ source. Items with no gold concept count too: anything linked there is a false p
 
     python -m eval.concepts.linker_benchmark --split dev   # while tuning: eval/results/concept_linker_dev.*
     python -m eval.concepts.linker_benchmark               # the test split, once: eval/results/concept_linker.*
+    python -m eval.concepts.linker_benchmark --split dev --batch dev2 --name concept_linker_dev2_first
+                                                           # one drawn batch alone (e.g. before tuning on it)
 
 The Markdown lists each wrong item by id and concept names only (no report text: most sources may not be
 redistributed).
@@ -67,14 +69,17 @@ def score(items: list[Item]) -> dict[str, Any]:
     }
 
 
-def run(split: str) -> dict[str, Any]:
-    items = [i for i in load_items() if i.split == split]
+def run(split: str, batch: str | None = None) -> dict[str, Any]:
+    """The split's items (only those of one drawn batch, ids "<source>-<batch>-NNN", when `batch` is given)."""
+    items = [i for i in load_items() if i.split == split and (batch is None or f"-{batch}-" in i.id)]
+    if not items:
+        raise SystemExit(f"no {split} items{f' of batch {batch}' if batch else ''} in the items file")
     unlabelled = [i.id for i in items if i.concepts is None]
     if unlabelled:
         raise SystemExit(f"{len(unlabelled)} items are not labelled yet (first: {unlabelled[0]})")
     by_source = {s: score([i for i in items if i.source == s]) for s in SOURCES}
     return {
-        "split": split,
+        "split": split if batch is None else f"{split}, batch {batch} only",
         "definition": "pairs (item, concept); precision = correct/predicted, recall = correct/gold, pooled",
         "targets": {"precision": TARGET_PRECISION, "recall": TARGET_RECALL},
         "overall": score(items),
@@ -116,10 +121,12 @@ def render(result: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=SPLITS, default="test")
+    parser.add_argument("--batch", help="only the items of this drawn batch (e.g. dev2: ids <source>-dev2-NNN)")
+    parser.add_argument("--name", help="the results' file stem (default: concept_linker[_dev])")
     add_out_option(parser, RESULTS)
     args = parser.parse_args()
-    result = LinkerResults.from_json(run(args.split))  # checked against the record before it is written
-    stem = "concept_linker" if args.split == "test" else f"concept_linker_{args.split}"
+    result = LinkerResults.from_json(run(args.split, args.batch))  # checked against the record before it is written
+    stem = args.name or ("concept_linker" if args.split == "test" else f"concept_linker_{args.split}")
     print(write_results(args.out / stem, result, lambda r: render(r.to_json())))
 
 

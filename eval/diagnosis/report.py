@@ -90,6 +90,7 @@ def grade_run(
                     retrieved=[r["id"] for r in row.get("retrieved", [])] if row else [],
                     own_report_retrieved=bool(row and row.get("own_report_retrieved")),
                     self_contradicted=bool(row and row.get("self_contradicted")),
+                    fell_back=bool(row and row.get("parse_mode") == "fallback"),
                     seconds=(row or {}).get("timings", {}).get("total"),
                 )
             )
@@ -117,6 +118,7 @@ def summarize(cases: Sequence[Case], graded: dict[str, list[Verdict]], criteria:
             degraded=dict(Counter(v.degraded for v in verdicts if v.degraded)),
             own_report_retrieved=sum(v.own_report_retrieved for v in verdicts),
             self_contradicted=sum(bool(v.self_contradicted) for v in verdicts),
+            fell_back=sum(bool(v.fell_back) for v in verdicts),
         )
         if len(sources) == 2:  # independent case sets: is accuracy different between the two sources?
             a, b = (subsets[s] for s in sources)
@@ -310,15 +312,18 @@ def render(results: DiagnosisResults) -> str:
         "",
         "## Run",
         "Self-contradicted: the answer's diagnosis is ruled out by the findings or by every report "
-        "it cites that mentions it (assistant/rag/grounding.py).",
+        "it cites that mentions it (assistant/rag/grounding.py). Choice fell back: the model was asked to choose "
+        "among the evidence and its choice could not be read or named nothing, so the evidence's best candidate was "
+        "given.",
         "",
-        "| condition | mean s/case | degraded or missing | own report retrieved | self-contradicted |",
-        "|---|---|---|---|---|",
+        "| condition | mean s/case | degraded or missing | own report retrieved | self-contradicted "
+        "| choice fell back |",
+        "|---|---|---|---|---|---|",
     ]
     for condition, entry in summary.accuracy.items():
         lines.append(
             f"| {condition} | {entry.mean_seconds_per_case} | {json.dumps(entry.degraded) or '-'} | "
-            f"{entry.own_report_retrieved} | {entry.self_contradicted or 0} |"
+            f"{entry.own_report_retrieved} | {entry.self_contradicted or 0} | {entry.fell_back or 0} |"
         )
     lines += ["", f"![accuracy per condition]({results.plot})", ""]
     return "\n".join(lines)

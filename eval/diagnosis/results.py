@@ -54,6 +54,8 @@ class Verdict(Record):
     in_differential: bool | None = optional()
     test_split: bool | None = optional()
     self_contradicted: bool | None = optional()
+    #: The model was asked to choose among the evidence and its choice could not be read (parse mode `fallback`).
+    fell_back: bool | None = optional()
 
 
 @dataclass
@@ -76,6 +78,7 @@ class ConditionSummary(Record):
     own_report_retrieved: int
     differential_recall: Cell | None = optional()
     self_contradicted: int | None = optional()
+    fell_back: int | None = optional()
     between_sources: SourceTest | None = optional()
     #: Accuracy per source, and over the never-screened and the test-split cases where the run has both kinds.
     subsets: dict[str, Cell] = rest()

@@ -19,12 +19,16 @@ from retriever.reports.impression import conclusion_items
 
 #: What keeps the words after it, within the clause and REQUEST_WORDS words, from being a finding of this study: a
 #: request to look for something ("rule out", "to determine if", CT-RATE's "recommended ... in terms of"), a condition
-#: ("if there is"), or the patient's history ("history of", "in a patient with").
+#: ("if there is"), the patient's history ("history of", "in a patient with", "operated HCC", "sequelae of prior
+#: infection": the sequela is the finding), or a diagnosis named as
+#: what the findings are not typical of ("atypical in terms of Covid-19 pneumonia", "features reported in ...").
 _REQUEST = re.compile(
     r"(?<!not )(?<!cannot )\b(?:rule out|r/o|to exclude|exclude|evaluate for|evaluated for|assess for|evaluation for"
     r"|question of|query|screening for|to look for|to determine if|to determine whether|determine if|correlate for"
     r"|(?:recommend\w*|evaluat\w*|correlation|follow-up|followed)\b[^.;:]{0,60}\bin terms of"
-    r"|if there is|if there are|history of|hx of|h/o|in a patient with|patient with a history)\b",
+    r"|if there is|if there are|history of|hx of|h/o|in a patient with|patient with a history|operated|resected"
+    r"|sequelae? of|correlation for"
+    r"|atypical (?:in terms of|for)|(?:features|findings) (?:reported|described) (?:in|for))\b",
     re.IGNORECASE,
 )
 REQUEST_WORDS = 8

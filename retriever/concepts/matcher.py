@@ -17,9 +17,12 @@ from retriever.concepts.concept import Concept
 from retriever.concepts.normalize import Token, tokens
 from retriever.concepts.vocabulary import ANY, END, NONE, Layer, Phrase, Vocabulary, default_vocabulary
 
-#: What ends a clause for refining a generic word: a comma first, then the sentence part (; . :).
+#: What ends a clause for refining a generic word: a comma first, then the sentence part (; . :). A "?" just before
+#: ")" is a hedge on the words before it ("nodular lesion (cyst?) in the right kidney"), not the end of a sentence.
 _COMMA = re.compile(r"[,;.:!?()\n]")
-_SENTENCE = re.compile(r"[;.:!?\n]")
+_SENTENCE = re.compile(r"[;.:!\n]|\?(?!\s*\))")
+#: Words that coordinate two modifiers of one head ("airspace and interstitial opacity"); "/" is read between tokens.
+_COORDINATORS = frozenset({"and", "or", "versus", "vs"})
 
 
 @dataclass(frozen=True)
@@ -84,16 +87,40 @@ def _contains(words: list[str], phrase: Phrase) -> bool:
     return any(tuple(words[i : i + n]) == phrase for i in range(len(words) - n + 1))
 
 
-def _refined(vocabulary: Vocabulary, concept_id: str, text: str, toks: list[Token], at: int) -> str:
-    """The concept a generic word stands for in its clause (the comma clause first, then the sentence)."""
+def _refined(vocabulary: Vocabulary, concept_id: str, text: str, toks: list[Token], at: int) -> tuple[str, ...]:
+    """The concepts a generic word stands for in its clause (the comma clause first, then the sentence): the first
+    target whose words occur, or every such target when the rule is additive (NONE only when no other applies)."""
     rules = vocabulary.refine.get(concept_id, ())
     for boundary in (_COMMA, _SENTENCE):
         words = _clause(text, toks, at, boundary)
         present = set(words)
-        for target, single, phrases in rules:
-            if ANY in single or not present.isdisjoint(single) or any(_contains(words, p) for p in phrases):
-                return target
-    return concept_id
+        found = [
+            target
+            for target, single, phrases in rules
+            if ANY in single or not present.isdisjoint(single) or any(_contains(words, p) for p in phrases)
+        ]
+        if found and concept_id in vocabulary.additive:
+            return tuple(t for t in found if t != NONE) or (NONE,)
+        if found:
+            return (found[0],)
+    return (concept_id,)
+
+
+def _coordinated(
+    vocabulary: Vocabulary, text: str, toks: list[Token], free: list[bool], first: int, phrase: Phrase
+) -> tuple[int, str] | None:
+    """The radiology concept "A head" names where the text says "A and B head" (or A or / versus B head) and "B head"
+    matched at token `first`: (first token of A, concept id) or None."""
+    if len(phrase) < 2 or first < 1:
+        return None
+    if "/" in text[toks[first - 1].end : toks[first].start]:
+        modifier = first - 1
+    elif first >= 2 and toks[first - 1].word in _COORDINATORS:
+        modifier = first - 2
+    else:
+        return None
+    concept_id = vocabulary.radiology.phrases.get((toks[modifier].word, *phrase[1:]))
+    return (modifier, concept_id) if concept_id is not None and free[modifier] else None
 
 
 def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
@@ -105,14 +132,66 @@ def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
     found = _scan(vocabulary.radiology, words, free)
     for first, stop, _, _ in found:
         free[first:stop] = [False] * (stop - first)
+    found += [
+        (coordinated[0], stop, coordinated[1], phrase)
+        for first, stop, _, phrase in list(found)
+        if (coordinated := _coordinated(vocabulary, text, toks, free, first, phrase)) is not None
+    ]
     found += _scan(vocabulary.icd10, words, free)
-    out = []
+    out, generic = [], []
     for first, stop, concept_id, phrase in sorted(found):
+        targets = (concept_id,)
         if (concept_id, phrase) in vocabulary.generic:
-            concept_id = _refined(vocabulary, concept_id, text, toks, first)
-        if concept_id != NONE:  # a generic word its clause shows to be no finding ("small vessel disease" of lungs)
-            out.append(Mention(vocabulary.concepts[concept_id], toks[first].start, toks[stop - 1].end))
-    return out
+            targets = _refined(vocabulary, concept_id, text, toks, first)
+        for target in targets:
+            if target != NONE:  # a generic word its clause shows to be no finding ("small vessel disease" of lungs)
+                out.append(Mention(vocabulary.concepts[target], toks[first].start, toks[stop - 1].end))
+                generic.append((concept_id, phrase) in vocabulary.generic)
+    return _most_specific(vocabulary, text, _guessed(text, out, generic))
+
+
+#: A parenthesis right after a word that offers a guess with "?": "hypodense lesions (cysts?) in the liver".
+_GUESS = re.compile(r"\s*\([^()]*\?\s*\)")
+
+
+def _guessed(text: str, found: list[Mention], generic: list[bool]) -> list[Mention]:
+    """The mentions without a generic word whose guessed nature the parenthesis after it names: the item names one
+    finding, the guessed one ("nodular lesion (cyst?) in the right kidney" is a renal cyst)."""
+    kept = []
+    for mention, is_generic in zip(found, generic, strict=True):
+        guess = _GUESS.match(text, mention.end) if is_generic else None
+        if guess is None or not any(guess.start() <= m.start < guess.end() for m in found):
+            kept.append(mention)
+    return kept
+
+
+def _most_specific(vocabulary: Vocabulary, text: str, found: list[Mention]) -> list[Mention]:
+    """The mentions without those a more specific mention of the same sentence stands for (`_gives_way`)."""
+    if len(found) < 2:
+        return found
+    sentence = [len(_SENTENCE.findall(text, 0, m.start)) for m in found]
+    return [
+        mention
+        for mention, where in zip(found, sentence, strict=True)
+        if not any(
+            _gives_way(vocabulary, mention.concept, other.concept)
+            for other, other_where in zip(found, sentence, strict=True)
+            if other_where == where and other.concept.id != mention.concept.id
+        )
+    ]
+
+
+def _gives_way(vocabulary: Vocabulary, concept: Concept, other: Concept) -> bool:
+    """Whether `other`, named in the same sentence, is the more specific form of `concept`: a generic concept gives
+    way to one whose name ends with its own ("ground-glass opacity" over "opacity", "hiatal hernia" over "hernia")
+    or to a target of its (not additive) refine rule ("liver lesion" over "lesion"). Another kind of concept stays
+    ("opacity ... consistent with atelectasis")."""
+    rules = vocabulary.refine.get(concept.id)
+    if rules is None:
+        return False
+    if concept.id not in vocabulary.additive and other.id in {t for t, _, _ in rules}:
+        return True
+    return other.name.endswith((" " + concept.name, "-" + concept.name))
 
 
 def unique(concepts: list[Concept]) -> list[Concept]:

@@ -36,6 +36,8 @@ class VocabularyError(ValueError):
 NONE = "none"
 #: Refine words that match any clause: the rule of last resort ("none=*": the generic word alone names nothing).
 ANY = "*"
+#: The first character of an additive refine rule.
+ADDITIVE = "+"
 #: The key under which a trie node stores the phrase ending there (no folded word is empty).
 END = ""
 
@@ -73,6 +75,9 @@ class Vocabulary:
     refine: dict[str, list[tuple[str, frozenset[str], tuple[Phrase, ...]]]] = field(default_factory=dict)
     #: (concept id, phrase) pairs the refine rules apply to.
     generic: set[tuple[str, Phrase]] = field(default_factory=set)
+    #: Concepts whose refine rule is additive (its cell starts with ADDITIVE): every target whose words the clause
+    #: holds, not only the first ("calcified plaques in the aorta and coronary arteries").
+    additive: set[str] = field(default_factory=set)
 
     def names(self) -> dict[Phrase, str]:
         """Every phrase of both layers -> concept id (the radiology layer wins): how a hand label's name is read."""
@@ -127,6 +132,9 @@ def _read_radiology(vocabulary: Vocabulary, path: Path) -> dict[str, tuple[str, 
 def _parse_refine(vocabulary: Vocabulary, rules: dict[str, tuple[str, str]]) -> None:
     for concept_id, (where, rule) in rules.items():
         targets = []
+        if rule.startswith(ADDITIVE):
+            vocabulary.additive.add(concept_id)
+            rule = rule[len(ADDITIVE) :]
         for part in rule.split(";"):
             target, _, words = part.partition("=")
             if (target not in vocabulary.concepts and target != NONE) or not words:

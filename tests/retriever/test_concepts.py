@@ -102,6 +102,49 @@ def test_the_most_specific_phrase_wins_and_matches_do_not_overlap() -> None:
     assert names(link("Medial meniscal tear")) == ["meniscal tear"]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Focal ground glass in the right middle lobe, density is nonspecific", ["ground-glass opacity"]),
+        ("Several hypodense lesions (cysts?) in the liver", ["hepatic cyst"]),
+        ("Hypodense nodular lesion (cyst?) in the upper pole of the right kidney", ["renal cyst"]),
+        ("Soft tissue density in the anterior mediastinum (thymic remnant?)", []),
+        ("Retrocardiac density compatible with hiatal hernia", ["opacity", "hiatal hernia"]),
+    ],
+)
+def test_a_generic_concept_gives_way_to_its_more_specific_form_in_the_sentence(text: str, expected: list[str]) -> None:
+    """docs/decisions/2026-11-28-linker-generalises.md, rules 1 and 2: another kind of concept stays."""
+    assert names(affirmed_in(text)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Calcified plaques in the aorta and coronary arteries", ["atherosclerosis", "coronary artery calcification"]),
+        ("Dilatation in the pulmonary artery and thoracic aorta", ["aortic aneurysm", "enlarged pulmonary arteries"]),
+        ("Hepatosplenomegaly", ["hepatomegaly", "splenomegaly"]),
+        ("Dilated loops, no transition point", []),
+    ],
+)
+def test_one_word_names_a_finding_at_every_site_its_clause_lists(text: str, expected: list[str]) -> None:
+    assert names(affirmed_in(text)) == expected
+
+
+def test_coordinated_modifiers_name_both_heads() -> None:
+    assert names(affirmed_in("Airspace and interstitial opacity in the right lung")) == [
+        "airspace disease",
+        "interstitial lung disease",
+    ]
+
+
+def test_history_and_what_the_findings_are_atypical_of_are_not_affirmed() -> None:
+    assert affirmed_in("Operated HCC at follow-up") == ()
+    assert names(affirmed_in("Sequelae of prior infection in the right upper lobe")) == ["scarring"]
+    assert affirmed_in("Clinical correlation for infection is recommended") == ()
+    text = "Nodules with cavitation are atypical in terms of Covid-19 viral pneumonia"
+    assert names(affirmed_in(text)) == ["nodule", "cavitary lesion"]
+
+
 def test_icd10_names_what_the_radiology_layer_lacks() -> None:
     found = link("Swyer-James syndrome")
     assert [c.id for c in found] == ["icd10:J43.0"] and found[0].kind == "diagnosis"
@@ -181,6 +224,7 @@ def test_a_phrase_naming_two_concepts_is_refused(tmp_path: Path) -> None:
         ("rad:a\tx\t\tfinding\tthorax\t", "unknown region 'thorax'"),
         ("rad:a\tx\t\tfinding\t", "5 columns, expected 6"),
         ("rad:a\tx\t\tfinding\t\trad:missing=knee", "names no known concept"),
+        ("rad:a\tx\t\tfinding\t\t+rad:missing=knee", "names no known concept"),
     ],
 )
 def test_a_bad_vocabulary_line_is_named(tmp_path: Path, row: str, message: str) -> None:
