@@ -37,3 +37,9 @@ def test_the_default_answer_asks_no_model_so_its_first_token_is_the_whole_answer
     )
     assert data["prompt"] == "evidence" and data["saved_prefix_ttft_s"] == data["saved_prefix_total_s"]
     assert data["prefix_sources"] == {"cold": ["none"], "saved_prefix": ["none"]}  # no model was asked
+    targets: list[str] = []
+    stamp = {"queries": 1, "measured": "now", "threads": 1, "load_average_at_end": [0, 0, 0], "command": "x"}
+    ask_latency(AskLatency.from_json(stamp | data), targets)
+    slowest = max(data["cold_total_s"], data["saved_prefix_total_s"])
+    assert targets[-1].startswith("| the default answer (evidence, no model) median <= 0.1 s")  # issue 48's target
+    assert f"| {slowest} s |" in targets[-1]
