@@ -32,6 +32,10 @@ OWN_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9 '\-(),./]{2,}$"
 NOT_A_NAME = frozenset(
     {"", OTHER, "others", "unknown", "none", "n/a", "na", "not applicable", "no diagnosis", "diagnosis", "uncertain"}
 )
+#: An own name restates the findings (choice._echoes) when it has at least ECHO_WORDS words, all of them the query's,
+#: and at least ECHO_SHARE of the query's distinct words.
+ECHO_WORDS = 3
+ECHO_SHARE = 0.5
 #: Candidates of the evidence differential listed after the chosen one, and supporting reports cited for it.
 MAX_CHOICE_DIFFERENTIAL = 4
 MAX_CITED = 5
@@ -112,7 +116,8 @@ def _named(name: str) -> str:
 
 
 def nameless(text: str, names: list[str]) -> bool:
-    """Whether the model's output chose `other` and named nothing: it is then asked once for a name."""
+    """Whether the model's output chose `other` and named nothing (a placeholder): it is then asked once from the
+    findings alone."""
     try:
         parse_choice(text, names)
     except Nameless:
@@ -120,6 +125,14 @@ def nameless(text: str, names: list[str]) -> bool:
     except UnparseableOutput:
         return False
     return False
+
+
+def _echoes(name: str, query: str) -> bool:
+    """Whether `name` restates the findings: words of the query only, at least ECHO_WORDS of them, and at least
+    ECHO_SHARE of the query's distinct words. A diagnosis the findings themselves name ("aberrant right subclavian
+    artery" in a longer description) is not an echo; on the 306 benchmark cases no own answer was one."""
+    words, asked = set(re.findall(r"[a-z0-9]+", name.lower())), set(re.findall(r"[a-z0-9]+", query.lower()))
+    return len(words) >= ECHO_WORDS and words <= asked and len(words) >= ECHO_SHARE * len(asked)
 
 
 def ask_for_a_name(llm: LLM, query: str, first: LLMResult, call: dict[str, Any], notes: list[str]) -> LLMResult:
@@ -135,15 +148,28 @@ def ask_for_a_name(llm: LLM, query: str, first: LLMResult, call: dict[str, Any],
     return LLMResult(second.text, second.model_id, timings, usage)
 
 
-def parse_choice(text: str, names: list[str]) -> Choice:
+class Echo(UnparseableOutput):
+    """The model's own diagnosis is the findings' own words: it chose none of the candidates and named nothing new."""
+
+
+def parse_choice(text: str, names: list[str], query: str = "") -> Choice:
     """The model's choice; a server that ignored the schema is read leniently (a name of its own when it is not a
-    candidate). Raises UnparseableOutput when there is nothing to read."""
+    candidate). Raises UnparseableOutput when there is nothing to read (Nameless: a placeholder name; Echo: an own
+    name that restates `query`, the demo's "Patchy airspace opacities in the right upper lobe with air bronchograms."
+    answered with that very phrase once the schema required a name)."""
+    choice = _parse_choice(text, names)
+    if choice.own and _echoes(choice.diagnosis, query):
+        raise Echo(f"the model's own diagnosis restates the findings ({shorten(choice.diagnosis, 60)!r})")
+    return choice
+
+
+def _parse_choice(text: str, names: list[str]) -> Choice:
     data = loads_or_none(text.strip())
     if isinstance(data, dict):
         chosen = str(data.get("diagnosis", "")).strip()
         own = shorten(" ".join(str(data.get(OWN_FIELD, "")).split()), MAX_DIAGNOSIS_CHARS)
-        if chosen in names:
-            return Choice(chosen, False)
+        if chosen.lower() in (by_name := {n.lower(): n for n in names}):  # the no-retrieval answer capitalises
+            return Choice(by_name[chosen.lower()], False)
         if chosen.lower() == OTHER:
             return Choice(_named(own), True)
         if chosen:

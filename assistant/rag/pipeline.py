@@ -259,23 +259,23 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         if "tokens_per_s" in result.timings:
             base["timings"]["tokens_per_s"] = result.timings["tokens_per_s"]
         try:
-            return self._read(result.text, evidence, choices, base["notes"]), result
+            return self._read(result.text, evidence, choices, base), result
         except UnparseableOutput as exc:
             answer = self._degraded(base, "unparseable", str(exc), start, model_id=result.model_id)
             answer.raw_output = result.text
             return answer
 
-    def _read(self, text: str, evidence: EvidenceDifferential, choices: list[str], notes: list[str]) -> ParsedOutput:
+    def _read(self, text: str, evidence: EvidenceDifferential, choices: list[str], base: dict) -> ParsedOutput:
         """The model's output as answer fields; a choice that cannot be read falls back to the evidence's best
         candidate (UnparseableOutput when there is none, or the model was not choosing)."""
         if not self.chooses:
             return parse_output(text)
         try:
-            return chosen_output(parse_choice(text, choices), evidence, choices)
+            return chosen_output(parse_choice(text, choices, base["query"]), evidence, choices)
         except UnparseableOutput as exc:
             if not choices:
                 raise
-            notes.append(
+            base["notes"].append(
                 f"answer: the model's choice could not be read ({exc}); the diagnosis the most similar "
                 "reports affirm is given"
             )

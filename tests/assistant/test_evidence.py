@@ -412,3 +412,15 @@ def test_a_nameless_other_is_asked_once_for_a_name(index) -> None:
     llm = TwoCallLLM(nameless, '{"diagnosis": "unknown"}')
     answer = _choosing(index, llm).invoke("Blunted costophrenic angles with a meniscus.")
     assert answer.diagnosis == "pleural effusion" and answer.parse_mode == "fallback" and len(llm.schemas) == 2
+
+
+def test_an_own_diagnosis_that_restates_the_findings_falls_back_to_the_evidence(index) -> None:
+    """Once the schema required a name, the embedded model answered the demo's "Patchy airspace opacities in the right
+    upper lobe with air bronchograms." with that very phrase as its own diagnosis. The findings restated are no
+    diagnosis: the evidence's best candidate is given, counted as a fallback. A short own name is never an echo."""
+    query = "Blunted costophrenic angles with a meniscus."
+    echo = '{"diagnosis": "other", "other_diagnosis": "blunted costophrenic angles with a meniscus"}'
+    answer = _choosing(index, TwoCallLLM(echo)).invoke(query)
+    assert answer.diagnosis == "pleural effusion" and answer.parse_mode == "fallback"
+    assert any("restates the findings" in note for note in answer.notes)
+    assert parse_choice('{"diagnosis": "other", "other_diagnosis": "Meniscus"}', [], query).own
