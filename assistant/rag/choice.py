@@ -164,11 +164,12 @@ def parse_choice(text: str, names: list[str], query: str = "") -> Choice:
 
 
 def _parse_choice(text: str, names: list[str]) -> Choice:
+    by_name = {n.lower(): n for n in names}  # a candidate in any case (the no-retrieval answer capitalises)
     data = loads_or_none(text.strip())
     if isinstance(data, dict):
         chosen = str(data.get("diagnosis", "")).strip()
         own = shorten(" ".join(str(data.get(OWN_FIELD, "")).split()), MAX_DIAGNOSIS_CHARS)
-        if chosen.lower() in (by_name := {n.lower(): n for n in names}):  # the no-retrieval answer capitalises
+        if chosen.lower() in by_name:
             return Choice(by_name[chosen.lower()], False)
         if chosen.lower() == OTHER:
             return Choice(_named(own), True)
@@ -176,7 +177,6 @@ def _parse_choice(text: str, names: list[str]) -> Choice:
             return Choice(_named(shorten(chosen, MAX_DIAGNOSIS_CHARS)), True)
     parsed = parse_output(text)  # prose or broken JSON: whatever diagnosis it names
     _named(parsed.diagnosis)
-    by_name = {n.lower(): n for n in names}
     return Choice(by_name.get(parsed.diagnosis.lower(), parsed.diagnosis), parsed.diagnosis.lower() not in by_name)
 
 
