@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from assistant.chat.escape import md_escape
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import Answer
-from assistant.rag.beside import knowledge_line
+from assistant.rag.knowledge_line import knowledge_line
 from assistant.rag.strength import strength_line
 from assistant.readable import modality_word, strengths
 

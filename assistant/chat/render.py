@@ -17,7 +17,7 @@ from assistant.chat.escape import html_text as _e
 from assistant.chat.escape import md_escape
 from assistant.chat.report_cards import CONTRADICTS_LABEL, FIELD_LABELS, PARTLY_LABEL, card_anchor
 from assistant.rag.answer import Answer, UnparseableOutput, parse_output
-from assistant.rag.beside import knowledge_line
+from assistant.rag.knowledge_line import knowledge_line
 from assistant.rag.strength import strength_line
 from retriever.reports.record import Field
 from retriever.search.hit import Hit

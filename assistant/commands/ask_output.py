@@ -29,8 +29,8 @@ from assistant.commands.output import (
 from assistant.excerpt import matching_excerpt, searched_text
 from assistant.rag.answer import UnparseableOutput, parse_output
 from assistant.rag.answer_defaults import SHOWN_REPORTS
-from assistant.rag.beside import knowledge_line
 from assistant.rag.events import encode
+from assistant.rag.knowledge_line import knowledge_line
 from assistant.rag.strength import strength_line
 from assistant.readable import modality_word, strengths
 from assistant.text import shorten

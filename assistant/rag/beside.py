@@ -19,8 +19,6 @@ from assistant.rag import answer_defaults
 from assistant.rag.answer import Answer, UnparseableOutput, answer_schema, parse_output
 from assistant.rag.prompt_fit import PromptFitter
 
-#: How the views label it, so it is never read as the archive's evidence.
-LABEL = "The model's own knowledge (not this archive's evidence)"
 #: Its answer's token limit: a diagnosis and a short differential; the rationale is not shown.
 MAX_TOKENS = 96
 #: Differential items shown beside its diagnosis.
@@ -54,12 +52,3 @@ def model_knowledge(llm: LLM, query: str, sampling: dict[str, Any], notes: list[
         return {}
     differential = [d for d in parsed.differential if d.lower() != parsed.diagnosis.lower()][:MAX_DIFFERENTIAL]
     return {"diagnosis": parsed.diagnosis, "differential": differential, "model_id": result.model_id}
-
-
-def knowledge_line(knowledge: dict[str, Any]) -> str:
-    """The line every view shows ("The model's own knowledge (not this archive's evidence): X; also Y, Z"), ""
-    when there is none."""
-    if not knowledge.get("diagnosis"):
-        return ""
-    also = f"; also {', '.join(knowledge['differential'])}" if knowledge.get("differential") else ""
-    return f"{LABEL}: {knowledge['diagnosis']}{also}"

@@ -370,7 +370,7 @@ def test_weak_evidence_gets_the_models_own_knowledge_beside_it(index) -> None:
     archive's evidence; the evidence stays the answer (the dev rule)."""
     from assistant.chat.export import answer_document
     from assistant.chat.render import answer_markdown
-    from assistant.rag.beside import LABEL
+    from assistant.rag.knowledge_line import LABEL
 
     own_view = '{"diagnosis": "Hemothorax", "differential": ["Pneumothorax", "Empyema", "Chylothorax", "Mass"]}'
     llm = TwoCallLLM('{"diagnosis": "pneumothorax"}', own_view)
