@@ -97,7 +97,5 @@ def echoes_an_instruction(diagnosis: str, reports: Sequence[str]) -> bool:
     if not words:
         return False
     pattern = re.compile(rf"\b{re.escape(words)}\b")
-    named = [
-        (addresses_a_model(text), pattern.search(" ".join(_WORD.findall(plain(text).lower())))) for text in reports
-    ]
-    return any(orders and found for orders, found in named) and not any(found and not orders for orders, found in named)
+    naming = [text for text in reports if pattern.search(" ".join(_WORD.findall(plain(text).lower())))]
+    return bool(naming) and all(addresses_a_model(text) for text in naming)  # only reports that name it are judged

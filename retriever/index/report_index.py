@@ -232,8 +232,8 @@ class ReportIndex:
         allowed = self._allowed(filters)
         depth = candidate_depth(k)
         while True:
-            ordered, reports = self._ranked(text, field, method, depth, allowed)
-            groups = fold_identical(ordered, self._texts.keys_of([rowid for (rowid, _), _, _ in ordered]))
+            ordered, keys, reports = self._ranked(text, field, method, depth, allowed, k)
+            groups = fold_identical(ordered, keys)
             if len(groups) >= k or len(ordered) < depth or depth >= MAX_DEPTH:
                 break
             depth *= 4
@@ -256,10 +256,11 @@ class ReportIndex:
         ]
 
     def _ranked(
-        self, text: str, field: Field, method: Method, depth: int, allowed: np.ndarray | None
-    ) -> tuple[list[tuple[tuple[int, float], bool, bool]], dict[int, Report]]:
+        self, text: str, field: Field, method: Method, depth: int, allowed: np.ndarray | None, k: int
+    ) -> tuple[list[tuple[tuple[int, float], bool, bool]], list[str], dict[int, Report]]:
         """The first `depth` candidates, re-scored by the second stage and with contradicting ones last (each with
-        its two contradiction flags), and their reports by row id."""
+        its two contradiction flags; judged until the first `k` texts are known), their text keys in that order, and
+        their reports by row id."""
         if method == "bm25":
             scored = self._bm25[field].search(text, depth, allowed)
         elif method == "dense":
@@ -272,7 +273,12 @@ class ReportIndex:
         stage = self._search.second_stage
         if stage is not None and stage.applies_to(field):
             scored = stage.rerank(text, scored, lambda s: reports[s].text_of(field), self._bm25[field].idf)
-        return contradicting_last(text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS), reports
+        rowids = [rowid for rowid, _ in scored]
+        keys = dict(zip(rowids, self._texts.keys_of(rowids), strict=True))
+        ordered = contradicting_last(
+            text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS, (k, [keys[r] for r in rowids])
+        )
+        return ordered, [keys[rowid] for (rowid, _), _, _ in ordered], reports
 
     def _dense(self, text: str, field: Field, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:
         with self._encoder.lock:

@@ -97,16 +97,34 @@ def rules_out_in_part(query: Polarity, hit: Polarity) -> bool:
 
 
 def contradicting_last(
-    query: str, hits: Sequence[Hit], text_of: Callable[[Hit], str], stopwords: frozenset[str]
+    query: str,
+    hits: Sequence[Hit],
+    text_of: Callable[[Hit], str],
+    stopwords: frozenset[str],
+    enough: tuple[int, Sequence[str]] | None = None,
 ) -> list[tuple[Hit, bool, bool]]:
     """(hit, contradicts the query, rules it out in part only) triples, those that contradict after the others,
-    each group in its order; each text is read once."""
+    each group in its order; each text is read once.
+
+    `enough` = (n, keys), keys[i] the text key of hits[i] (retriever/index/identical.py): a search keeps the first n
+    texts, so hits are judged in order only until n texts that do not contradict are found; the unjudged rest
+    follows those, unflagged and in order, before the contradicting ones. The first n texts are then those of
+    judging every hit (hits of one key have one text, so one verdict), at a fraction of the cost: reading a report's
+    negation scopes was most of a default answer's time (eval/results/performance.md)."""
     wanted = Polarity.of(query, stopwords)
     if not (wanted.affirmed or wanted.negated):
         return [(h, False, False) for h in hits]
-    judged = []
-    for hit in hits:
+    needed, keys = enough if enough is not None else (len(hits), [str(i) for i in range(len(hits))])
+    agreeing: list[tuple[Hit, bool, bool]] = []
+    contradicting: list[tuple[Hit, bool, bool]] = []
+    texts: set[str] = set()
+    for judged, (hit, key) in enumerate(zip(hits, keys, strict=True)):
+        if len(texts) >= needed:
+            return agreeing + [(h, False, False) for h in hits[judged:]] + contradicting
         polarity = Polarity.of(text_of(hit), stopwords).in_words_of(wanted)
-        contradicts = contradiction(wanted, polarity) > CONTRADICTION_SHARE
-        judged.append((hit, contradicts, not contradicts and rules_out_in_part(wanted, polarity)))
-    return [row for row in judged if not row[1]] + [row for row in judged if row[1]]
+        if contradiction(wanted, polarity) > CONTRADICTION_SHARE:
+            contradicting.append((hit, True, False))
+        else:
+            agreeing.append((hit, False, rules_out_in_part(wanted, polarity)))
+            texts.add(key)
+    return agreeing + contradicting

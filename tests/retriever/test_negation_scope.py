@@ -95,6 +95,30 @@ def test_contradicting_hits_go_last_in_their_order() -> None:
     ]
 
 
+def test_hits_are_judged_until_the_texts_a_search_keeps_are_known() -> None:
+    """With `enough` = (n, keys) the first n texts (keys) are those of judging every hit, and the hits after the
+    n-th agreeing text are not read: judging each report's negation scopes was most of an answer's time."""
+    texts = ["No pleural effusion.", "Pleural effusion, small.", "Cardiomegaly.", "Small pleural effusion."]
+    hits = [texts[i] for i in (0, 1, 1, 0, 2, 3, 0, 2, 1, 3, 3, 0)]  # repeated texts: one key each
+    keys = [str(texts.index(h)) for h in hits]
+    every = contradicting_last("pleural effusion", hits, str, STOP)
+
+    def first_texts(rows: list, n: int) -> list:
+        found: list = []
+        for row in rows:
+            if len(found) < n and all(row[0] != kept[0] for kept in found):
+                found.append(row)
+        return found
+
+    for n in range(1, len(texts) + 1):
+        lazy = contradicting_last("pleural effusion", hits, str, STOP, (n, keys))
+        assert sorted(row[0] for row in lazy) == sorted(hits)  # every hit stays, the unread ones unflagged
+        assert first_texts(lazy, n) == first_texts(every, n), n
+    read: list[str] = []
+    contradicting_last("pleural effusion", hits, lambda h: read.append(h) or h, STOP, (1, keys))
+    assert read == hits[:2]  # the first hit contradicts, the second is the first agreeing text
+
+
 @pytest.mark.parametrize(
     ("query", "text", "partly"),
     [

@@ -30,3 +30,23 @@ def test_invisible_characters_inside_a_query_are_dropped() -> None:
 
 def test_visible_text_keeps_line_breaks_and_tabs_of_multi_line_text() -> None:
     assert visible_text("FINDINGS:\n\tsmall\u200b effusion\x07.") == "FINDINGS:\n\tsmall effusion ."
+
+
+def test_visible_text_of_every_character_is_the_character_by_character_reading() -> None:
+    """A text with nothing invisible is returned whole, without reading each character; every character of the
+    basic plane, inside a word, comes out as the rule says: default-ignorable and Cf dropped, Cc a space, layout
+    kept."""
+    import unicodedata
+
+    from retriever.reports.judged_text import _IGNORABLE
+
+    def by_rule(char: str) -> str:
+        category = unicodedata.category(char)
+        if _IGNORABLE.match(char) or category == "Cf":
+            return ""
+        return " " if category == "Cc" and char not in "\t\n\r" else char
+
+    for code in range(0x10000):
+        if not 0xD800 <= code <= 0xDFFF:  # surrogates are no characters
+            assert visible_text(f"a{chr(code)}b") == f"a{by_rule(chr(code))}b", hex(code)
+    assert visible_text("Small effusion.\nNo pneumothorax.\t") == "Small effusion.\nNo pneumothorax.\t"
