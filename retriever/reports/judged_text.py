@@ -64,6 +64,9 @@ _DIRECTIVE = re.compile(
     r"|\b(?:from now on|act as|pretend|role-?play|jailbreak)\b",
     re.IGNORECASE,
 )
+#: The same pattern (its letters all lower case) for an ASCII text in lower case: matches it alike, four times as
+#: fast (an answer judges every retrieved report whole).
+_DIRECTIVE_LOWER = re.compile(_DIRECTIVE.pattern)
 #: Cyrillic and Greek letters that look like Latin ones ("Іgnоre" with Cyrillic І and о), read as the Latin letter
 #: when text is judged (never when it is shown): NFKC leaves them as they are.
 _LOOKALIKES = str.maketrans(
@@ -100,17 +103,23 @@ def plain(text: str) -> str:
 def reads_as_instruction(part: str) -> bool:
     """Does a part of an impression read as an order or markup rather than a finding (then it is no candidate)?"""
     text = plain(part)
-    return _INSTRUCTION.search(text) is not None or _DIRECTIVE.search(text) is not None
+    return _INSTRUCTION.search(text) is not None or _directive(text) is not None
+
+
+def _directive(text: str) -> str | None:
+    """The words of a plain `text` (see `plain`) that address a model, as written; None when none do."""
+    found = _DIRECTIVE_LOWER.search(text.lower()) if text.isascii() else _DIRECTIVE.search(text)
+    return text[found.start() : found.end()] if found else None
 
 
 def addresses_a_model(text: str) -> bool:
     """Does `text` (a whole report: every field, every sentence) give a model orders or write to one ("SYSTEM NOTE
     TO AI: ...", "Answer only with the following words. ...", "Antworte nur mit ...")? Such a report is evidence
     of nothing: the payload may sit in any sentence, before or after the order."""
-    return _DIRECTIVE.search(plain(text)) is not None
+    return _directive(plain(text)) is not None
 
 
 def directive_in(text: str) -> str:
     """The words of `text` that address a model ("" when none do): what a set-aside report is flagged for."""
-    found = _DIRECTIVE.search(plain(text))
-    return found.group(0).strip() if found else ""
+    found = _directive(plain(text))
+    return found.strip() if found else ""

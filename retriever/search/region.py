@@ -57,8 +57,16 @@ MODALITY_WORDS: Mapping[str, str] = {
     "NM": r"pet|pet/ct|scintigraph\w*|nuclear medicine|radiotracer|tracer uptake|suv|spect|bone scan|fdg|"
     r"technetium|tc-99m",
 }
-_REGION = {name: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for name, words in REGION_WORDS.items()}
-_MODALITY = {name: re.compile(rf"\b(?:{words})\b", re.IGNORECASE) for name, words in MODALITY_WORDS.items()}
+
+
+def _compiled(words: Mapping[str, str], flags: int = 0) -> dict[str, re.Pattern[str]]:
+    return {name: re.compile(rf"\b(?:{alternatives})\b", flags) for name, alternatives in words.items()}
+
+
+#: Each kind's words as patterns: case-insensitive, and (the same words, all lower case) for an ASCII text in lower
+#: case, which matches them alike three times as fast (a default answer reads 40 reports' regions).
+_REGION = (_compiled(REGION_WORDS, re.IGNORECASE), _compiled(REGION_WORDS))
+_MODALITY = (_compiled(MODALITY_WORDS, re.IGNORECASE), _compiled(MODALITY_WORDS))
 #: A report's modality field as one of MODALITY_WORDS' names ("CT - noncontrast", "MRI", "Fluoro/angio").
 _FIELD_MODALITY = (
     ("MR", re.compile(r"\bmri?\b", re.IGNORECASE)),
@@ -78,9 +86,16 @@ def _dominant(counts: Counter[str]) -> frozenset[str]:
     return frozenset(name for name, n in counts.items() if n >= DOMINANT_SHARE * top)
 
 
+def _named(patterns: tuple[dict[str, re.Pattern[str]], dict[str, re.Pattern[str]]], text: str) -> Counter[str]:
+    """How often `text` names each kind (those it names)."""
+    any_case, lower = patterns
+    found, text = (lower, text.lower()) if text.isascii() else (any_case, text)
+    return Counter({name: n for name, rx in found.items() if (n := len(rx.findall(text)))})
+
+
 def regions(text: str) -> frozenset[str]:
     """The body regions `text` is mostly about (empty: it names none)."""
-    return _dominant(Counter({name: n for name, rx in _REGION.items() if (n := len(rx.findall(text)))}))
+    return _dominant(_named(_REGION, text))
 
 
 def modalities(text: str, field: str = "") -> frozenset[str]:
@@ -89,7 +104,7 @@ def modalities(text: str, field: str = "") -> frozenset[str]:
     for name, rx in _FIELD_MODALITY:
         if field and rx.search(field):
             return frozenset({name})
-    return _dominant(Counter({name: n for name, rx in _MODALITY.items() if (n := len(rx.findall(text)))}))
+    return _dominant(_named(_MODALITY, text))
 
 
 def compatible(query: frozenset[str], report: frozenset[str]) -> bool:

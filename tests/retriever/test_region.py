@@ -1,0 +1,37 @@
+"""A text's body regions and modalities read fast (an ASCII text in lower case) exactly as case-insensitively."""
+
+from __future__ import annotations
+
+import csv
+
+from retriever.reports.sources.demo_corpus import DEMO_CSV
+from retriever.search.region import _MODALITY, _REGION, _dominant, modalities, regions
+
+
+def _case_insensitive(patterns: dict, text: str) -> frozenset[str]:
+    from collections import Counter
+
+    return _dominant(Counter({name: n for name, rx in patterns.items() if (n := len(rx.findall(text)))}))
+
+
+def test_every_demo_report_has_the_regions_and_modalities_of_the_case_insensitive_reading() -> None:
+    with DEMO_CSV.open(newline="", encoding="utf-8") as handle:
+        texts = [" ".join(row.values()) for row in csv.DictReader(handle)]
+    texts += [t.upper() for t in texts[:50]] + [
+        "CT HEAD: ACUTE SUBDURAL HEMATOMA.",
+        "MRI Knee: T2 signal in the MENISCUS.",
+    ]
+    assert len(texts) > 300
+    named = 0
+    for text in texts:
+        assert regions(text) == _case_insensitive(_REGION[0], text), text[:80]
+        assert modalities(text) == _case_insensitive(_MODALITY[0], text), text[:80]
+        named += bool(regions(text))
+    assert named > len(texts) // 2  # most name a region: the comparison is not of empty sets
+
+
+def test_a_text_beyond_ascii_is_read_case_insensitively() -> None:
+    """Case-insensitive matching reaches further than lower case (a long s is an s, yet "\u017f".lower() stays
+    itself): such a text keeps the case-insensitive patterns."""
+    assert regions("\u017fpine: disc bulge") == {"spine"}
+    assert modalities("Ultra\u017found, café au lait") == {"US"}
