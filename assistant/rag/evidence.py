@@ -95,6 +95,7 @@ class EvidenceDifferential:
             "set_aside": list(self.set_aside),
             "excluded": self.excluded,
             "ruled_out": list(self.ruled_out),
+            "first_voter": next(iter(self.affirmed), ""),
             "candidates": [
                 {
                     "diagnosis": c.diagnosis,

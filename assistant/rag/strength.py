@@ -14,24 +14,45 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 Level = Literal["strong", "moderate", "weak"]
-#: Share of the voting weight at and above which the evidence is strong, and below which it is weak, chosen on the
-#: dev cases by the rule of docs/decisions/2026-11-28-evidence-strength.md: no share from 0.30 to 0.80 made 80% of
-#: the dev answers above it right, so no answer is called strong (above any share); below 0.20, 25% were right.
-STRONG_FROM = 1.01
+#: When the evidence is strong: share of the voting weight at least STRONG_FROM, the first voting report (the best-
+#: ranked retrieved report that votes) affirms the answer, and its share leads the runner-up's by at least
+#: STRONG_LEAD. Chosen on the dev cases by the rule of docs/decisions/2026-11-29-strong-evidence.md (30 dev answers
+#: strong, 80% right); a share alone made no strong level (docs/decisions/2026-11-28-evidence-strength.md).
+STRONG_FROM = 0.35
+STRONG_LEAD = 0.2
+#: Share below which the evidence is weak (25% of such dev answers were right).
 WEAK_BELOW = 0.2
 #: The words of each level, shown after "Evidence:".
 WORDS: dict[Level, str] = {
-    "strong": "strong: most of the similar reports affirm it",
+    "strong": "strong: the closest similar report affirms it, well ahead of any other diagnosis",
     "moderate": "moderate: some of the similar reports affirm it",
     "weak": "weak: few similar cases in this archive",
 }
 
 
-def level_of(measure: float) -> Level:
-    """The level of a share of the voting weight."""
-    if measure >= STRONG_FROM:
+def level_of(
+    measure: float,
+    first_affirms: bool = False,
+    lead: float = 0.0,
+    strong_from: float = STRONG_FROM,
+    strong_lead: float = STRONG_LEAD,
+) -> Level:
+    """The level of a share of the voting weight, given whether the first voting report affirms the answer and by
+    how much its share leads the runner-up's (`strong_from`, `strong_lead`: other cut points, as the rule tries)."""
+    if measure >= strong_from and first_affirms and lead >= strong_lead:
         return "strong"
     return "weak" if measure < WEAK_BELOW else "moderate"
+
+
+def measures(evidence: Mapping[str, Any], diagnosis: str) -> tuple[float, bool, float]:
+    """What the level of `diagnosis` rests on, from the answer's evidence (EvidenceDifferential.to_dict): its share of
+    the voting weight (0 when no similar report affirms it), whether the first voting report affirms it, and its
+    share's lead over the runner-up candidate's."""
+    candidates = evidence.get("candidates", [])
+    mine = next((c for c in candidates if c["diagnosis"].lower() == diagnosis.lower()), None)
+    measure = float(mine["score"]) if mine else 0.0
+    lead = measure - max((c["score"] for c in candidates if c is not mine), default=0.0)
+    return measure, mine is not None and evidence.get("first_voter") in mine.get("report_ids", ()), round(lead, 4)
 
 
 def strength(evidence: Mapping[str, Any], diagnosis: str | None) -> dict[str, Any]:
@@ -40,9 +61,8 @@ def strength(evidence: Mapping[str, Any], diagnosis: str | None) -> dict[str, An
     diagnosis or without retrieval."""
     if not diagnosis or not evidence:
         return {}
-    scores = {c["diagnosis"].lower(): c["score"] for c in evidence.get("candidates", [])}
-    measure = float(scores.get(diagnosis.lower(), 0.0))
-    level = level_of(measure)
+    measure, first_affirms, lead = measures(evidence, diagnosis)
+    level = level_of(measure, first_affirms, lead)
     return {"level": level, "measure": round(measure, 4), "words": WORDS[level]}
 
 

@@ -9,7 +9,7 @@ Version 1 is every file written before the version was recorded; fields added si
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from eval.common.machine import Machine
@@ -360,6 +360,10 @@ class StrengthCalibration(ResultsFile):
     levels: dict[str, dict[str, Any]]
     plot: str
     cases: list[dict[str, Any]]
+    #: Lead over the runner-up a strong answer also needs (docs/decisions/2026-11-29-strong-evidence.md).
+    strong_lead: float = 0.0
+    #: The same table over the test cases alone: the cut points were chosen on the dev ones.
+    levels_test: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass

@@ -5,8 +5,9 @@
 
 Each case is answered by the product's pipeline for the evidence condition (no model, fast) and graded as the
 benchmark grades it; its `Answer.strength` (assistant/rag/strength.py) says at which strength it was stated.
-`--choose` applies the rule of docs/decisions/2026-11-28-evidence-strength.md to the measure and prints the cut points;
-otherwise the table by level (and by measure bins) is written with a plot.
+`--choose` applies the rules of docs/decisions/2026-11-28-evidence-strength.md (weak) and 2026-11-29-strong-evidence.md
+(strong: share, first voting report, lead over the runner-up) and prints the cut points; otherwise the table by level
+is written with a plot.
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ from eval.diagnosis.results import StrengthCalibration
 
 MIN_CASES = 15
 STRONG_CANDIDATES = [round(0.30 + 0.05 * i, 2) for i in range(11)]
+LEAD_CANDIDATES = [0.0, 0.1, 0.2, 0.3]
 WEAK_CANDIDATES = [round(0.05 * i, 2) for i in range(1, 7)]
 
 
 def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
-    """(case id, source, correct, strength level, measure) of every case, answered by the product's pipeline for the
+    """(case id, source, correct, strength level, measure, whether the first voting report affirms the answer, its
+    lead over the runner-up) of every case, answered by the product's pipeline for the
     evidence `condition` and graded as the benchmark grades (eval.diagnosis.grading, ICD criterion off)."""
+    from assistant.rag.strength import measures
     from eval.diagnosis.benchmark import condition_pipeline
     from eval.diagnosis.grading import Grader
     from retriever.reports.splits import split_of
@@ -37,6 +41,7 @@ def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
     rows = []
     for case in cases:
         answer = pipeline.invoke(case.findings)
+        measure, first_affirms, lead = measures(answer.evidence, answer.diagnosis or "")
         rows.append(
             {
                 "case_id": case.id,
@@ -44,46 +49,59 @@ def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
                 "split": split_of(case.id),
                 "correct": grader.grade(answer.diagnosis, case.references()).correct,
                 "level": answer.strength.get("level", "none"),
-                "measure": answer.strength.get("measure", 0.0),
+                "measure": round(measure, 4),
+                "first_affirms": first_affirms,
+                "lead": lead,
             }
         )
     return rows
 
 
 def choose(rows: list[dict]) -> dict[str, float | None]:
-    """The cut points by the decision record's rule (None when no candidate value meets it)."""
+    """The cut points by the decision records' rules (None when no candidate value meets them): strong, the (share,
+    lead) pair that calls the most answers strong, ties to the larger share then lead."""
+    from assistant.rag.strength import level_of
 
     def share(selected: list[dict]) -> float:
         return sum(r["correct"] for r in selected) / len(selected)
 
-    strong = next(
+    strong = max(
         (
-            t
+            (len(sel), t, m)
             for t in STRONG_CANDIDATES
-            if len(sel := [r for r in rows if r["measure"] >= t]) >= MIN_CASES and share(sel) >= 0.80
+            for m in LEAD_CANDIDATES
+            if len(sel := [r for r in rows if level_of(r["measure"], r["first_affirms"], r["lead"], t, m) == "strong"])
+            >= MIN_CASES
+            and share(sel) >= 0.80
         ),
-        None,
+        default=None,
     )
     weak = next(
         (
             t
             for t in reversed(WEAK_CANDIDATES)
-            if (strong is None or t < strong)
+            if (strong is None or t < strong[1])
             and len(sel := [r for r in rows if r["measure"] < t]) >= MIN_CASES
             and share(sel) <= 0.30
         ),
         None,
     )
-    return {"strong_from": strong, "weak_below": weak}
+    return {"strong_from": strong and strong[1], "strong_lead": strong and strong[2], "weak_below": weak}
+
+
+def _level(row: dict) -> str:
+    from assistant.rag.strength import level_of
+
+    return level_of(row["measure"], row["first_affirms"], row["lead"])
 
 
 def table(rows: list[dict]) -> dict[str, dict]:
-    """Accuracy by stated level (at today's cut points, from each answer's measure), strongest first."""
-    from assistant.rag.strength import level_of
+    """Accuracy by stated level (at today's cut points, from each answer's measure, first voting report and lead),
+    strongest first."""
 
     out = {}
     for level in ("strong", "moderate", "weak", "none"):
-        selected = [r for r in rows if (level_of(r["measure"]) if r["level"] != "none" else "none") == level]
+        selected = [r for r in rows if (_level(r) if r["level"] != "none" else "none") == level]
         if selected:
             k = sum(r["correct"] for r in selected)
             ci = wilson(k, len(selected))
@@ -96,25 +114,38 @@ def render(payload: dict) -> str:
         f"# Evidence strength calibration: {payload['name']}",
         "",
         f"Condition `{payload['condition']}`, {payload['n']} cases; written by `{payload['command']}`. Cut points "
-        f"(assistant/rag/strength.py): strong from {payload['strong_from']}, weak below {payload['weak_below']}.",
+        f"(assistant/rag/strength.py): strong from a share of {payload['strong_from']} when the first voting report "
+        f"affirms it and it leads the runner-up by {payload['strong_lead']}; weak below {payload['weak_below']}.",
         "",
         "| stated strength | cases | right | top-1 % [95% CI] |",
         "|---|---:|---:|---|",
     ]
-    for level, cell in payload["levels"].items():
-        low, high = cell["ci95"]
-        lines.append(
-            f"| {level} | {cell['n']} | {cell['correct']} | {100 * cell['accuracy']:.1f} [{100 * low:.1f}, "
-            f"{100 * high:.1f}] |"
-        )
+    lines += _rows(payload["levels"])
+    if payload.get("levels_test"):
+        lines += [
+            "",
+            "The test cases alone (the cut points were chosen on the dev cases, which the table above includes):",
+            "",
+            "| stated strength | cases | right | top-1 % [95% CI] |",
+            "|---|---:|---:|---|",
+            *_rows(payload["levels_test"]),
+        ]
     lines += ["", f"![accuracy by stated strength]({payload['plot']})", ""]
     return "\n".join(lines)
+
+
+def _rows(levels: dict[str, dict]) -> list[str]:
+    return [
+        f"| {level} | {cell['n']} | {cell['correct']} | {100 * cell['accuracy']:.1f} [{100 * cell['ci95'][0]:.1f}, "
+        f"{100 * cell['ci95'][1]:.1f}] |"
+        for level, cell in levels.items()
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
     import sys
 
-    from assistant.rag.strength import STRONG_FROM, WEAK_BELOW
+    from assistant.rag.strength import STRONG_FROM, STRONG_LEAD, WEAK_BELOW
 
     parser = argparse.ArgumentParser(prog="python -m eval.diagnosis.strength", description=__doc__)
     parser.add_argument("--condition", required=True, help="an evidence condition (eval.diagnosis.conditions)")
@@ -146,8 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join(["python -m eval.diagnosis.strength", *(argv if argv is not None else sys.argv[1:])]),
         "n": len(rows),
         "strong_from": STRONG_FROM,
+        "strong_lead": STRONG_LEAD,
         "weak_below": WEAK_BELOW,
         "levels": levels,
+        "levels_test": table([r for r in rows if r["split"] == "test"]) if args.split is None else {},
         "plot": plot.name,
         "cases": rows,
     }

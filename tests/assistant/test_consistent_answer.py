@@ -14,7 +14,7 @@ from assistant.rag.lc_retriever import ReportRetriever
 from assistant.rag.modes import AnswerMode
 from assistant.rag.pipeline import RagPipeline
 from assistant.rag.question import read_question
-from assistant.rag.strength import WORDS, level_of, strength, strength_line
+from assistant.rag.strength import WORDS, level_of, measures, strength, strength_line
 from assistant.rag.weighting import report_weights, weighting_named
 from retriever.reports.record import Report
 from retriever.search.region import modalities, regions
@@ -88,7 +88,7 @@ def test_one_far_better_match_can_decide() -> None:
 
 def test_the_strength_words_are_one_function_in_every_view(pipeline) -> None:
     answer = pipeline.invoke("Blunted costophrenic angle with a meniscus at the base.")
-    assert answer.strength["level"] == level_of(answer.strength["measure"])
+    assert answer.strength["level"] == level_of(*measures(answer.evidence, answer.diagnosis))
     line = strength_line(answer.strength)
     assert line.startswith("Evidence: ") and answer.strength["words"] in line
     assert line.replace(":", "\\:") in answer_markdown(answer) or line in answer_markdown(answer)
@@ -96,6 +96,18 @@ def test_the_strength_words_are_one_function_in_every_view(pipeline) -> None:
     weak = strength({"candidates": [{"diagnosis": "x", "score": 0.01}]}, "x")
     assert weak["words"] == WORDS["weak"] and "few similar cases in this archive" in weak["words"]
     assert strength({"candidates": []}, "own diagnosis")["level"] == "weak" and strength({}, "x") == {}
+
+
+def test_strong_evidence_is_a_share_the_best_voting_report_affirms_well_ahead_of_the_runner_up() -> None:
+    """The strong level of docs/decisions/2026-11-29-strong-evidence.md: a share alone is not enough."""
+    ahead = {"diagnosis": "pneumonia", "score": 0.6, "report_ids": ["r1", "r2"]}
+    behind = {"diagnosis": "atelectasis", "score": 0.2, "report_ids": ["r3"]}
+    close = {"diagnosis": "atelectasis", "score": 0.5, "report_ids": ["r3"]}
+    assert strength({"first_voter": "r1", "candidates": [ahead, behind]}, "pneumonia")["level"] == "strong"
+    assert strength({"first_voter": "r3", "candidates": [ahead, behind]}, "pneumonia")["level"] == "moderate"
+    assert strength({"first_voter": "r1", "candidates": [ahead, close]}, "pneumonia")["level"] == "moderate"
+    assert measures({"first_voter": "r1", "candidates": [ahead, close]}, "Pneumonia") == (0.6, True, 0.1)
+    assert level_of(0.3, True, 0.3) == "moderate" and level_of(0.1, True, 0.3) == "weak"
 
 
 def test_a_diagnosis_of_another_body_region_is_never_a_candidate() -> None:
