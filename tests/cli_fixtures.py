@@ -14,6 +14,11 @@ from llm_fixtures import build_index
 from models.paths import DataPaths
 
 ASSISTANT = [sys.executable, "-m", "assistant.cli"]
+#: What a warm server has loaded so that `ask` need not, and the CLI framework that reads the arguments: an `ask` the
+#: server answers imports none of them (each costs tenths of a second of `ask`'s start-up, which is all that
+#: separates its first token from the chat's).
+HEAVY = ("numpy", "faiss", "scipy", "bm25s", "torch", "onnxruntime", "llama_cpp", "langchain_core", "transformers")
+CLI = ("typer", "pydantic")
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

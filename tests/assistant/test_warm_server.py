@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from cli_fixtures import home_env, private_home
+from cli_fixtures import CLI, HEAVY, home_env, private_home
 from llm_fixtures import require_embedded_smollm2
 
 from assistant.warm.address import make_private_folder, socket_path
@@ -85,11 +85,6 @@ def test_ask_gets_from_a_running_server_the_answer_it_would_give_itself(home: Pa
     assert printed.stdout.index("similar reports") < printed.stdout.index("Most likely diagnosis")
 
 
-#: What a warm server has loaded so that `ask` need not, and the CLI framework that reads the arguments: an `ask` the
-#: server answers imports none of them (each costs tenths of a second of `ask`'s start-up, which is all that
-#: separates its first token from the chat's).
-HEAVY = ("numpy", "faiss", "scipy", "bm25s", "torch", "onnxruntime", "llama_cpp", "langchain_core", "transformers")
-CLI = ("typer", "pydantic")
 _PROBE = """import contextlib, io, sys
 from assistant.__main__ import main
 sys.argv = ["assistant", "ask", {query!r}, *{flags!r}]
