@@ -29,7 +29,8 @@ from retriever.search.methods import DEFAULT_METHOD
 
 FIELD_CHOICES = [("Similar findings", "findings"), ("Likely impressions", "impression"), ("Full reports", "report")]
 MAX_K = answer_defaults.MAX_K
-#: The conversation's height: the input and the buttons below it stay on screen at 1280x800 and on a phone.
+#: The conversation's height: the input and the buttons below it stay on screen at 1280x800 and on a phone (with a
+#: notice above the conversation it gives up the notice's room: style.py).
 CHAT_HEIGHT = "max(240px, calc(100vh - 420px))"
 EMPTY_CARDS = report_cards.report_cards_html([], empty_message="Retrieved reports appear here.")
 

@@ -16,6 +16,10 @@ CSS = """
   border-radius:8px; padding:5px 12px; font-size:0.82rem; line-height:1.35; }
 .dark .rs-banner { background:#3a2a0a; color:#ffd98a; border-color:#a86b00; }
 .rs-notice { border-radius:8px; padding:9px 13px; font-size:0.92rem; line-height:1.4; margin:2px 0; }
+/* A notice above the conversation takes at most 104px (it scrolls beyond) and the conversation gives up that room,
+   so the input and its buttons stay on screen at the page's top (page_layout.CHAT_HEIGHT less 120px). */
+#rs-notice .rs-notice { max-height:104px; overflow-y:auto; }
+#rs-chat-col:has(#rs-notice .rs-notice) #rs-chat { height:max(240px, calc(100vh - 540px)) !important; }
 .rs-notice ul { margin:0; padding-left:18px; }
 .rs-notice-detail { margin-top:4px; font-family:var(--font-mono); font-size:0.85rem; }
 .rs-info { background:#eef5ff; border:1px solid #b7d3f7; color:#17406d; }

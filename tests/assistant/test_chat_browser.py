@@ -14,6 +14,7 @@ used: it needs the internet). Skipped, saying which is missing, otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -160,6 +161,23 @@ def test_the_conversation_survives_a_reload(page) -> None:
     assert EFFUSION_QUERY not in page.inner_text(CHAT)
 
 
+def _settled(page, timeout_ms: int = 10_000) -> None:
+    """Wait (at most `timeout_ms`) for the page's own scroll after an answer (page_script.SHOW_ANSWER_JS, which
+    brings the input on screen): the test then goes to the page's top, and a scroll still to come would move it
+    away from there before the boxes are read (whether the check saw the top raced with that scroll: CI saw the ask
+    button 9 px below a phone's screen at the top, under a notice)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(
+            """() => ['#rs-input textarea', '#rs-ask'].every(s => {
+                const r = document.querySelector(s).getBoundingClientRect();
+                return r.top >= 0 && r.bottom <= window.innerHeight;
+            })""",
+            timeout=timeout_ms,
+        )
+
+
 @pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["laptop", "phone"])
 def test_input_and_ask_are_on_screen_without_horizontal_scroll(browser, app_url: str, size: tuple[int, int]) -> None:
     width, height = size
@@ -178,6 +196,7 @@ def test_input_and_ask_are_on_screen_without_horizontal_scroll(browser, app_url:
             if moment == "opened":
                 _ask(page, EFFUSION_QUERY)
                 _answer_finished(page)
+                _settled(page)
                 page.evaluate("() => window.scrollTo(0, 0)")
         page.screenshot(path=str(Path(os.environ.get("TMPDIR", "/tmp")) / f"chat-{width}x{height}.png"))
     finally:
