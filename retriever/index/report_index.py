@@ -273,12 +273,10 @@ class ReportIndex:
         stage = self._search.second_stage
         if stage is not None and stage.applies_to(field):
             scored = stage.rerank(text, scored, lambda s: reports[s].text_of(field), self._bm25[field].idf)
-        rowids = [rowid for rowid, _ in scored]
-        keys = dict(zip(rowids, self._texts.keys_of(rowids), strict=True))
-        ordered = contradicting_last(
-            text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS, (k, [keys[r] for r in rowids])
-        )
-        return ordered, [keys[rowid] for (rowid, _), _, _ in ordered], reports
+        keys = self._texts.keys_of([rowid for rowid, _ in scored])
+        ordered = contradicting_last(text, scored, lambda s: reports[s[0]].text_of(field), STOPWORDS, (k, keys))
+        key_of = dict(zip(scored, keys, strict=True))
+        return ordered, [key_of[hit] for hit, _, _ in ordered], reports
 
     def _dense(self, text: str, field: Field, k: int, allowed: np.ndarray | None) -> list[tuple[int, float]]:
         with self._encoder.lock:

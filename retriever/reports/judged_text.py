@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from retriever.reports.any_case import AnyCase
+
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): characters a renderer draws as nothing
 # (zero-width spaces and joiners, bidi controls, variation selectors, Hangul fillers, tag characters).
 _IGNORABLE = re.compile(
@@ -64,9 +66,8 @@ _DIRECTIVE = re.compile(
     r"|\b(?:from now on|act as|pretend|role-?play|jailbreak)\b",
     re.IGNORECASE,
 )
-#: The same pattern (its letters all lower case) for an ASCII text in lower case: matches it alike, four times as
-#: fast (an answer judges every retrieved report whole).
-_DIRECTIVE_LOWER = re.compile(_DIRECTIVE.pattern)
+#: The same, matched fast on ASCII text (any_case.py): an answer judges every retrieved report whole.
+_DIRECTIVE_FAST = AnyCase({"directive": _DIRECTIVE.pattern})
 #: Cyrillic and Greek letters that look like Latin ones ("Іgnоre" with Cyrillic І and о), read as the Latin letter
 #: when text is judged (never when it is shown): NFKC leaves them as they are.
 _LOOKALIKES = str.maketrans(
@@ -108,8 +109,7 @@ def reads_as_instruction(part: str) -> bool:
 
 def _directive(text: str) -> str | None:
     """The words of a plain `text` (see `plain`) that address a model, as written; None when none do."""
-    found = _DIRECTIVE_LOWER.search(text.lower()) if text.isascii() else _DIRECTIVE.search(text)
-    return text[found.start() : found.end()] if found else None
+    return _DIRECTIVE_FAST.first("directive", text)
 
 
 def addresses_a_model(text: str) -> bool:
