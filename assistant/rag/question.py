@@ -13,17 +13,40 @@ import re
 from dataclasses import dataclass
 
 from assistant.rag.injection import plain
-from retriever.concepts import Concept, ruled_out_concepts
-from retriever.reports.impression import positive_items
+from retriever.concepts import Concept, affirmed_in, ruled_out_concepts
+from retriever.negation.rules import negated_ranges
+from retriever.reports.impression import conclusion_items, positive_items
 from retriever.search.region import compatible, concept_regions, modalities, regions
 
 #: What an answer says when the question describes nothing abnormal.
 NO_ABNORMALITY = "no abnormality described"
-#: A negative or normal sentence that goes on to name something else ("Normal spine, with incidentally noted intense
-#: focal uptake ..."): not purely negative.
 #: A negative or normal statement: without one, a text that states nothing abnormal asks (a follow-up such as "Could
 #: it be an empyema?") or recommends, and is no negative question.
 _NEGATIVE = re.compile(r"\b(?:no|not|normal|negative|without|clear|unremarkable|absent|none)\b", re.IGNORECASE)
+#: How findings say an organ is normal in words an impression's normal item does not start with ("The heart is
+#: normal in size", "Calibrations of the vascular structures are natural", "Both main bronchi are open").
+#: A bare "no" or "without" is none of them: "... preferentially affected early No contrast enhancement" and "Low
+#: lung volumes without focal consolidation" describe something abnormal beside what they rule out.
+_NORMAL_WORDS = re.compile(
+    r"\b(?:normal|natural|unremarkable|preserved|intact|patent|open|clear|within normal limits|not)\b", re.IGNORECASE
+)
+#: Words that describe something abnormal whatever organ they are about ("Hypoattenuating area along the falciform
+#: ligament; the remaining liver parenchyma is normal", "Decreased attenuation of the pancreas, otherwise normal"):
+#: a sentence holding one that no negation reaches is abnormal, though the vocabulary names no diagnosis in it.
+_ABNORMAL_WORDS = re.compile(
+    r"\b(?:abnormal\w*|enlarg\w*|thicken\w*|heterogene\w*|enhanc\w*|mass\w*|lesion\w*|nodul\w*|opacit\w*|densit\w*"
+    r"|dilat\w*|disten\w*|increased|decreased|reduced|elevat\w*|hyper\w+|hypo\w+|irregular\w*|calcifi\w*|fluid"
+    r"|collection\w*|defect\w*|swell\w*|o?edema\w*|narrow\w*|signal|attenuat\w*|effusion\w*|fractur\w*|tear\w*"
+    r"|torn|cyst\w*|focal|small|large|mild\w*|moderate\w*|severe\w*|marked\w*|minimal|trace|subtle|prominen\w*"
+    r"|loss|widen\w*|deviat\w*|shift\w*|displace\w*|erosi\w*|destruct\w*|scleros\w*|sclerotic|lytic|blunt\w*|free"
+    r"|air|gas|thromb\w*|occlu\w*|stenos\w*|infiltrat\w*|consolidat\w*|atelecta\w*|herniat\w*|bulg\w*|protru\w*"
+    r"|spur\w*|osteophyt\w*|degenerat\w*|tortu\w*|ectatic|aneurysm\w*|suspicious|concerning|compatible|consistent"
+    r"|suggest\w*|likely|probabl\w*|possibl\w*|may|versus|vs)\b",
+    re.IGNORECASE,
+)
+_OPENS_NEGATED = re.compile(r"\W*(?:no|negative for|without)\b", re.IGNORECASE)
+#: A negative or normal sentence that goes on to name something else ("Normal spine, with incidentally noted intense
+#: focal uptake ..."): not purely negative.
 _BUT = re.compile(r",?\s+\b(?:with|but|except|however|although|apart from|other than)\b", re.IGNORECASE)
 
 
@@ -62,6 +85,36 @@ def read_question(text: str) -> Question:
         text=text,
         regions=regions(text),
         modalities=modalities(text),
-        purely_negative=not positive_items(text) and not _BUT.search(text) and _NEGATIVE.search(text) is not None,
+        purely_negative=_NEGATIVE.search(text) is not None and all(map(_normal_sentence, conclusion_items(text))),
         ruled_out=ruled_out_concepts(plain(text)),
     )
+
+
+def stated_diagnosis(diagnosis: str | None, degraded_kind: str | None) -> str | None:
+    """What an answer states as its diagnosis: its diagnosis, or "no abnormality described" for a question that
+    describes nothing abnormal (that answer has no diagnosis field; `ask` and the chat show the words). The
+    benchmark grades this, so a normal study answered so counts as answered."""
+    return NO_ABNORMALITY if degraded_kind == "no_abnormality" else diagnosis
+
+
+def _normal_sentence(sentence: str) -> bool:
+    """Whether one sentence of a question states nothing abnormal: it affirms no diagnosis the vocabulary knows, and
+    it describes nothing abnormal outside a negation, and it starts as an impression's normal item does ("No ...",
+    "Normal ...") or says its organ is normal in other words. A sentence with neither ("Stool-distended bowel to
+    the rectum") stays abnormal, so a finding the vocabulary lacks is never taken for a normal one; one that affirms
+    a diagnosis stays abnormal however it starts ("No effusion.. Cardiomegaly is noted", one sentence to the
+    splitter). docs/decisions/2026-11-29-normal-studies.md"""
+    if _BUT.search(sentence) or affirmed_in(sentence) or _describes_abnormal(sentence):
+        return False
+    return not positive_items(sentence) or _NORMAL_WORDS.search(sentence) is not None
+
+
+def _describes_abnormal(sentence: str) -> bool:
+    """Whether a word that describes something abnormal stands in `sentence` outside every negation's scope
+    ("Pericardial effusion-thickening was not observed" holds two, both negated). A sentence that opens with its
+    negation ("No suspicious mass or nodular lesion was observed") rules out all it names: the scope rules stop
+    short of some of its words."""
+    if _OPENS_NEGATED.match(sentence):
+        return False
+    found = [m.span() for m in _ABNORMAL_WORDS.finditer(sentence)]
+    return bool(found) and not all(negated_ranges(sentence, found))

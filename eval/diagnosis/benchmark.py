@@ -156,9 +156,10 @@ def _top_hit_prediction(case: Case, condition: Condition, retriever: Any) -> dic
 
 def _retrieved_the_same(row: dict[str, Any], case: Case, pipeline: RagPipeline) -> bool:
     """Whether a cached answer was given the reports the retriever returns now, and the same evidence differential
-    (changed negation rules read the same reports otherwise). The cache key names the encoder, not its weights: a
-    model retrained from the same recipe on another CPU retrieves a few cases differently, and those answers are
-    asked again rather than graded as if they had seen today's reports."""
+    (changed negation rules read the same reports otherwise), for a question read alike (one today's reader answers
+    "no abnormality described" is asked again: no model is asked for it). The cache key names the encoder, not its
+    weights: a model retrained from the same recipe on another CPU retrieves a few cases differently, and those
+    answers are asked again rather than graded as if they had seen today's reports."""
     retriever = pipeline.retriever
     if retriever is None:
         return True
@@ -167,12 +168,15 @@ def _retrieved_the_same(row: dict[str, Any], case: Case, pipeline: RagPipeline) 
     hits = documents_to_hits(retriever.invoke(clean_query(case.findings)))
     if [h.report.id for h in hits] != [r["id"] for r in row.get("retrieved", [])]:
         return False
-    if not (row.get("evidence") or {}).get("candidates"):
-        return True
     from assistant.rag.question import read_question  # the same reports, read under today's rules?
     from assistant.rag.votes import evidence_for
 
-    evidence = evidence_for(read_question(clean_query(case.findings)), hits, pipeline.evidence_weighting)
+    question = read_question(clean_query(case.findings))
+    if question.purely_negative != (row.get("degraded_kind") == "no_abnormality"):
+        return False  # today's reader answers this question "no abnormality described", or no longer does
+    if not (row.get("evidence") or {}).get("candidates"):
+        return True
+    evidence = evidence_for(question, hits, pipeline.evidence_weighting)
     return [c.diagnosis for c in evidence.candidates] == [c["diagnosis"] for c in row["evidence"]["candidates"]]
 
 

@@ -32,7 +32,11 @@ MAX_VARIANTS = 8
 
 _PREFIX_HYPHEN = re.compile(r"\b(non|pre|post|peri|para|intra|extra|sub|anti|hyper|hypo)-(?=[a-z])")
 _NORMAL_STATEMENT = re.compile(
-    r"^(?:normal|unremarkable|negative|no (?:acute|active|significant)|no evidence of (?:acute|active))\b"
+    r"^(?:normal|unremarkable|negative|no (?:acute|active|significant)|no evidence of (?:acute|active)"
+    r"|no abnormalit(?:y|ies))\b"
+    # "Thoracic CT examination within normal limits": nothing but a study's name before it
+    r"|^(?:(?:thoracic|thorax|chest|abdominal|ct|mr|mri|examination|exam|study|inspection|imaging|findings|the|is|are)"
+    r" )*within normal limits$"
 )
 _SUFFIXES = ("izations", "ization", "ations", "ation", "ized", "izes", "ize", "ates", "ate", "ing", "ed", "s")
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from itertools import combinations
 from pathlib import Path
 
+from assistant.rag.question import stated_diagnosis
 from eval.common.plots import accuracy_bars
 from eval.common.shared_data import write_results
 from eval.common.stats import bonferroni, chi_square, format_p, mcnemar, mcnemar_sample_size
@@ -70,7 +71,7 @@ def grade_run(
         graded[condition] = []
         for case in cases:
             row = by_key.get((case.id, condition))
-            prediction = row.get("diagnosis") if row else None
+            prediction = stated_diagnosis(row.get("diagnosis"), row.get("degraded_kind")) if row else None
             grade = grader.grade(prediction, case.references())
             listed = list(dict.fromkeys(d for d in [prediction, *((row or {}).get("differential") or [])] if d))
             graded[condition].append(

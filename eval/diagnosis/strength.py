@@ -31,6 +31,7 @@ def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
     """(case id, source, correct, strength level, measure, whether the first voting report affirms the answer, its
     lead over the runner-up) of every case, answered by the product's pipeline for the
     evidence `condition` and graded as the benchmark grades (eval.diagnosis.grading, ICD criterion off)."""
+    from assistant.rag.question import stated_diagnosis
     from assistant.rag.strength import measures
     from eval.diagnosis.benchmark import condition_pipeline
     from eval.diagnosis.grading import Grader
@@ -42,12 +43,13 @@ def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
     for case in cases:
         answer = pipeline.invoke(case.findings)
         measure, first_affirms, lead = measures(answer.evidence, answer.diagnosis or "")
+        stated = stated_diagnosis(answer.diagnosis, answer.degraded_kind)
         rows.append(
             {
                 "case_id": case.id,
                 "source": case.source,
                 "split": split_of(case.id),
-                "correct": grader.grade(answer.diagnosis, case.references()).correct,
+                "correct": grader.grade(stated, case.references()).correct,
                 "level": answer.strength.get("level", "none"),
                 "measure": round(measure, 4),
                 "first_affirms": first_affirms,

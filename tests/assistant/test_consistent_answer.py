@@ -49,6 +49,40 @@ def test_a_purely_negative_question_gets_no_disease(pipeline) -> None:
     assert not read_question("Could it be an empyema?").purely_negative  # a follow-up asks, it negates nothing
 
 
+def test_a_normal_study_written_out_sentence_by_sentence_gets_no_disease(pipeline) -> None:
+    """Seen failing first: CT-RATE's normal chest CTs were answered "emphysema" or "pulmonary nodule", because a
+    sentence saying its organ is normal in other words than "No ..." or "Normal ..." counted as abnormal
+    (docs/decisions/2026-11-29-normal-studies.md)."""
+    normal_ct = (
+        "Trachea, both main bronchi are open. Heart dimensions and compartments appear natural. Pericardial "
+        "effusion-thickening was not observed. The esophagus is observed in normal calibration. No suspicious mass "
+        "or nodular space-occupying lesion was observed in the lung parenchyma. Vertebral corpus heights are preserved."
+    )
+    for question in (normal_ct, "The heart is normal in size. The mediastinum is unremarkable. The lungs are clear."):
+        assert read_question(question).purely_negative, question
+    assert pipeline.invoke(normal_ct).degraded_kind == "no_abnormality"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Hypoattenuating area along the falciform ligament; the remaining liver parenchyma is normal.",
+        "Heterogeneous enhancement of the left kidney, the right kidney is normal.",
+        "Decreased attenuation of the pancreas, otherwise normal.",
+        "Decreased attenuation of the pancreas; there is no ductal dilatation.",
+        "The heart is normal in size. Low lung volumes without focal consolidation.",
+        "Diffuse involvement of cerebral white matter preferentially affected early No contrast enhancement.",
+        "Specifically, no evidence of focal consolidation or pleural effusion.. Cardiomegaly is noted.",
+        "The liver is enlarged. The spleen is normal.",
+        "Stool-distended bowel extending to the rectum. The bladder is normal.",
+    ],
+)
+def test_a_sentence_that_describes_something_abnormal_is_never_read_as_normal(question: str) -> None:
+    """A normal word beside an abnormal description, a finding the vocabulary lacks, a diagnosis hidden in a
+    sentence the splitter did not cut: each stays a question with something abnormal to answer."""
+    assert not read_question(question).purely_negative
+
+
 def test_what_the_question_rules_out_is_never_offered(pipeline) -> None:
     """Seen failing first: the differential offered "effusion; pleural effusion" for this question."""
     question = "Right lower lobe consolidation with air bronchograms. No pleural effusion or pneumothorax."

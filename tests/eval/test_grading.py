@@ -74,6 +74,23 @@ def test_generic_or_wrong_answers_are_not_correct(grader: Grader) -> None:
 def test_normal_studies_match_however_worded(grader: Grader) -> None:
     assert grader.grade("Normal chest radiograph", ["No acute cardiopulmonary abnormality."]).correct
     assert not grader.grade("No acute disease", ["Cardiomegaly"]).correct
+    # CT-RATE's normal studies, and the product's own answer to a question that describes nothing abnormal
+    # (docs/decisions/2026-11-29-normal-studies.md)
+    assert grader.grade("Normal chest", ["Thoracic CT examination within normal limits"]).correct
+    assert grader.grade("no abnormality described", ["Inspection within normal limits."]).correct
+    assert grader.grade("no abnormality described", ["No acute cardiopulmonary abnormality."]).correct
+    assert not grader.grade("no abnormality described", ["Spleen size at the upper limits of normal"]).correct
+    assert not grader.grade("Emphysema", ["Examination within normal limits"]).correct
+
+
+def test_a_no_abnormality_answer_is_graded_as_the_words_it_states() -> None:
+    """The answer to a question that describes nothing abnormal has no diagnosis field; the benchmark grades the
+    words `ask` shows, cached rows included."""
+    from assistant.rag.question import NO_ABNORMALITY, stated_diagnosis
+
+    assert stated_diagnosis(None, "no_abnormality") == NO_ABNORMALITY
+    assert stated_diagnosis("Pneumonia", None) == "Pneumonia"
+    assert stated_diagnosis(None, "no_evidence") is None
 
 
 def test_agreement_with_hand_labelled_pairs(grader: Grader) -> None:

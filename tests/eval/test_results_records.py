@@ -18,6 +18,7 @@ import pytest
 from eval.common.records import Record, ResultsFile, key, optional, rest
 from eval.common.shared_data import RESULTS
 from eval.concepts.results import LinkerResults
+from eval.diagnosis.normal_questions import NormalQuestions
 from eval.diagnosis.results import (
     BuildAgreement,
     DiagnosisResults,
@@ -47,6 +48,7 @@ KINDS: dict[str, type[ResultsFile]] = {
     "grader_validation.json": GraderValidation,
     "self_contradicted.json": SelfContradicted,
     "llm_models.json": ModelSurvey,
+    "normal_questions_*.json": NormalQuestions,
     "negation.json": EncoderPairs,
     "negation_detection.json": Detection,
     "concept_linker*.json": LinkerResults,
