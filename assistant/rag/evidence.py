@@ -18,8 +18,10 @@ without them (an older index, or one linked by another vocabulary), with the sam
 counts once per concept, weighed by its rank or its similarity (assistant/rag/weighting.py); reports whose texts are
 near-duplicates of one another share one vote (near_duplicates.py: a planted copy cannot outvote the archive, issue
 51). Candidates are ranked by the summed weight, an appearance that names no disease (opacity, lesion, mass) at
-APPEARANCE of it, so a specific diagnosis fewer reports affirm can come first. A concept the question itself rules
-out ("No pleural effusion") is left out (`rules_out`, from assistant/rag/question.py), and named in `ruled_out`.
+APPEARANCE of it, so a specific diagnosis fewer reports affirm can come first, and one the question's own findings
+affirm gains QUESTION_BONUS (`names`: the impression usually concludes what the findings describe). A concept the
+question itself rules out ("No pleural effusion") is left out (`rules_out`, from assistant/rag/question.py), and
+named in `ruled_out`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ _WORD = re.compile(r"\w+")
 #: How much an appearance (a concept of kind "appearance": opacity, lesion, mass) counts against a specific concept:
 #: chosen on the dev cases (docs/decisions/2026-11-28-concept-candidates.md, eval/diagnosis/evidence_ranking.py).
 APPEARANCE = PRESET.answer.evidence_appearance_weight
+#: What a candidate the question's own findings affirm ("The heart is enlarged": cardiomegaly) gains in the ranking,
+#: added to its ranked share; its share, the strength measure, is unchanged. Chosen on the dev cases
+#: (docs/decisions/2026-11-29-question-affirms.md, eval/diagnosis/evidence_ranking.py).
+QUESTION_BONUS = PRESET.answer.evidence_question_bonus
 
 
 @dataclass(frozen=True)
@@ -125,6 +131,7 @@ def evidence_differential(
     scores: Sequence[float] | None = None,
     rules_out: Callable[[Concept], bool] | None = None,
     fits: Callable[[Concept], bool] | None = None,
+    names: Callable[[Concept], bool] | None = None,
     excluded: int = 0,
     groups: Sequence[int] | None = None,
     stored: Sequence[Stored | None] | None = None,
@@ -132,7 +139,8 @@ def evidence_differential(
     """The differential of `reports`, (report id, conclusion) pairs best-ranked first, with their search `scores`
     (needed by a similarity weighting; without them every report scores alike). `rules_out(concept)`: the
     question's own findings rule it out, so it is no candidate (named in `ruled_out`). `fits(concept)`: it occurs in
-    the question's body region; one that does not is no candidate. `excluded`: retrieved reports that did not vote.
+    the question's body region; one that does not is no candidate. `names(concept)`: the question's findings affirm
+    it, so it ranks QUESTION_BONUS higher. `excluded`: retrieved reports that did not vote.
     `groups`: each report's near-duplicate group (near_duplicates.py; default: each its own): a group casts one vote
     (`_shared`), and a candidate says how many distinct texts affirm it. A report in `set_aside` (judged on all its
     fields by the caller: assistant.rag.injection.set_aside), or whose conclusion addresses a model, is no evidence:
@@ -163,7 +171,8 @@ def evidence_differential(
         for v in votes.values()
     ]
     kinds = {concept.id: concept.kind for concept in votes}
-    candidates.sort(key=lambda c: (-c.score * _rank_factor(kinds[c.concept]), -c.count, len(c.diagnosis)))
+    named = {concept.id for concept in votes if names is not None and names(concept)}
+    candidates.sort(key=lambda c: (-_rank_key(c, kinds[c.concept], c.concept in named), -c.count, len(c.diagnosis)))
     ruled = {concept.id for concept in votes if rules_out is not None and rules_out(concept)}
     kept = tuple(c for c in candidates if c.concept not in ruled)[:limit]
     affirmed = {report_id: tuple(c.name for c, _ in linked[report_id]) for report_id, _ in reports}
@@ -191,9 +200,10 @@ def _linked(
     return linked
 
 
-def _rank_factor(kind: str) -> float:
-    """An appearance ranks as if it had APPEARANCE of its share (its `score` stays the share: the strength)."""
-    return APPEARANCE if kind == "appearance" else 1.0
+def _rank_key(candidate: Candidate, kind: str, named: bool) -> float:
+    """What a candidate ranks by: its share, an appearance's at APPEARANCE of it, plus QUESTION_BONUS when the
+    question's findings affirm it (its `score` stays the share: the strength)."""
+    return candidate.score * (APPEARANCE if kind == "appearance" else 1.0) + (QUESTION_BONUS if named else 0.0)
 
 
 def _shared(weights: Sequence[float], members: Sequence[tuple[int, str]]) -> list[float]:

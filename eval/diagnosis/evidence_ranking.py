@@ -1,5 +1,6 @@
 """How the evidence differential ranks its concepts: the share of the voting weight alone, or the share against how
-common the concept is in the whole archive (issue 48).
+common the concept is in the whole archive, an appearance's share at half, a bonus for what the question's own
+findings affirm (issue 48).
 
     python -m eval.diagnosis.evidence_ranking --split dev --name evidence_ranking_dev
 
@@ -24,21 +25,27 @@ from eval.diagnosis.results import RankingResults
 
 CONDITION = "evidence:hybrid-weighted:radsearch[report,k=40,weighting=similarity:0.5]"
 #: Rules: (candidate's share, the concept's base rate, whether it is an appearance: a concept of kind "appearance",
-#: opacity, lesion, mass, nodule...) -> ranking key, higher first.
-RULES: dict[str, Callable[[float, float, bool], tuple[float, ...]]] = {
-    "share": lambda share, base, vague: (share,),
-    "share-minus-base": lambda share, base, vague: (share - base,),
-    "share-times-idf": lambda share, base, vague: (share * math.log(1 / base),),
-    "share-times-sqrt-idf": lambda share, base, vague: (share * math.sqrt(math.log(1 / base)),),
-    "lift-log": lambda share, base, vague: (share * math.log(1 + share / base),),
-    "nonspecific-last": lambda share, base, vague: (not vague, share),
-    "nonspecific-half": lambda share, base, vague: (share * (0.5 if vague else 1.0),),
+#: opacity, lesion, mass, nodule..., whether the question's findings affirm it) -> ranking key, higher first.
+RULES: dict[str, Callable[[float, float, bool, bool], tuple[float, ...]]] = {
+    "share": lambda share, base, vague, named: (share,),
+    "share-minus-base": lambda share, base, vague, named: (share - base,),
+    "share-times-idf": lambda share, base, vague, named: (share * math.log(1 / base),),
+    "share-times-sqrt-idf": lambda share, base, vague, named: (share * math.sqrt(math.log(1 / base)),),
+    "lift-log": lambda share, base, vague, named: (share * math.log(1 + share / base),),
+    "nonspecific-last": lambda share, base, vague, named: (not vague, share),
+    "nonspecific-half": lambda share, base, vague, named: (share * (0.5 if vague else 1.0),),
 }
+#: What a candidate the question affirms gains (docs/decisions/2026-11-29-question-affirms.md), over nonspecific-half.
+QUESTION_BONUSES = (0.05, 0.10, 0.15, 0.20, 0.30)
+for _bonus in QUESTION_BONUSES:
+    RULES[f"nonspecific-half, question names +{_bonus:g}"] = lambda share, base, vague, named, b=_bonus: (
+        share * (0.5 if vague else 1.0) + (b if named else 0.0),
+    )
 #: The product's rule with every near-duplicate voting in full (assistant/rag/near_duplicates.py switched off).
-EVERY_COPY = "nonspecific-half, every near-duplicate votes"
-RULES[EVERY_COPY] = RULES["nonspecific-half"]
-#: The rule the product applies (assistant/rag/evidence.py, APPEARANCE): what the dev run chose.
-PRODUCT_RULE = "nonspecific-half"
+EVERY_COPY = "the product's rule, every near-duplicate votes"
+#: The rule the product applies (assistant/rag/evidence.py, APPEARANCE and QUESTION_BONUS): what the dev runs chose.
+PRODUCT_RULE = "nonspecific-half, question names +0.1"
+RULES[EVERY_COPY] = RULES[PRODUCT_RULE]
 
 
 def base_rates(conclusions: list[str]) -> tuple[Counter[str], int]:
@@ -78,7 +85,12 @@ def measure(condition: str, cases_path: Path, split: str | None) -> tuple[int, i
         for rule, key in RULES.items():
             ranked = sorted(
                 (alone if rule == EVERY_COPY else evidence).candidates,
-                key=lambda c: key(c.score, max(counts[c.concept], 1) / total, kinds.get(c.concept) == "appearance"),
+                key=lambda c: key(
+                    c.score,
+                    max(counts[c.concept], 1) / total,
+                    kinds.get(c.concept) == "appearance",
+                    c.concept in question.affirmed,
+                ),
                 reverse=True,
             )
             names = [NO_ABNORMALITY] if question.purely_negative else [c.diagnosis for c in ranked[:5]]
