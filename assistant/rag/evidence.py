@@ -160,19 +160,7 @@ def evidence_differential(
             if fits is not None and not fits(concept):
                 continue
             votes.setdefault(concept, _Votes(concept)).reports[report_id] = weight * certainty
-    candidates = [
-        Candidate(
-            v.concept.name,
-            sum(v.reports.values()) / total,
-            tuple(v.reports),
-            v.concept.id,
-            len({group_of[i] for i in v.reports}),
-        )
-        for v in votes.values()
-    ]
-    kinds = {concept.id: concept.kind for concept in votes}
-    named = {concept.id for concept in votes if names is not None and names(concept)}
-    candidates.sort(key=lambda c: (-_rank_key(c, kinds[c.concept], c.concept in named), -c.count, len(c.diagnosis)))
+    candidates = _ranked(votes, total, group_of, names)
     ruled = {concept.id for concept in votes if rules_out is not None and rules_out(concept)}
     kept = tuple(c for c in candidates if c.concept not in ruled)[:limit]
     affirmed = {report_id: tuple(c.name for c, _ in linked[report_id]) for report_id, _ in reports}
@@ -200,10 +188,21 @@ def _linked(
     return linked
 
 
-def _rank_key(candidate: Candidate, kind: str, named: bool) -> float:
-    """What a candidate ranks by: its share, an appearance's at APPEARANCE of it, plus QUESTION_BONUS when the
-    question's findings affirm it (its `score` stays the share: the strength)."""
-    return candidate.score * (APPEARANCE if kind == "appearance" else 1.0) + (QUESTION_BONUS if named else 0.0)
+def _ranked(
+    votes: dict[Concept, _Votes], total: float, group_of: dict[str, int], names: Callable[[Concept], bool] | None
+) -> list[Candidate]:
+    """Each concept's candidate, best first: by its share, an appearance's at APPEARANCE of it, plus QUESTION_BONUS
+    when the question's findings affirm it (`names`); its `score` stays the share, the strength."""
+    keyed = []
+    for vote in votes.values():
+        concept = vote.concept
+        share = sum(vote.reports.values()) / total
+        texts = len({group_of[i] for i in vote.reports})
+        candidate = Candidate(concept.name, share, tuple(vote.reports), concept.id, texts)
+        key = share * (APPEARANCE if concept.kind == "appearance" else 1.0)
+        keyed.append((key + (QUESTION_BONUS if names is not None and names(concept) else 0.0), candidate))
+    keyed.sort(key=lambda pair: (-pair[0], -pair[1].count, len(pair[1].diagnosis)))
+    return [candidate for _, candidate in keyed]
 
 
 def _shared(weights: Sequence[float], members: Sequence[tuple[int, str]]) -> list[float]:

@@ -22,6 +22,8 @@ from eval.common.provenance import stamp
 from models.atomic import write_atomic
 from models.paths import data_home
 from retriever.reports.ingest import IngestResult, ingest
+from retriever.reports.record import Report
+from retriever.reports.splits import split_of
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA_VARIABLE = "RADSEARCH_SHARED_DATA"
@@ -88,3 +90,13 @@ def eval_home() -> Path:
 def load_shared(data: Path = SHARED_DATA) -> IngestResult:
     """All shared reports through the project's importers with the RadSearch exclusions."""
     return ingest(str(data / c) for c in CORPORA)
+
+
+def usable(reports: list[Report]) -> list[Report]:
+    """Reports with both a findings and an impression section (the retrieval benchmark's rule)."""
+    return [r for r in reports if r.findings.strip() and r.impression.strip()]
+
+
+def split_reports(data: Path, split: str) -> list[Report]:
+    """The usable reports of one split of the shared data: `dev` to choose on, `test` to report once."""
+    return usable([r for r in load_shared(data).reports if split_of(r.id) == split])

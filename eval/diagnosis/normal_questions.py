@@ -21,9 +21,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from eval.common.records import Record, ResultsFile
-from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
+from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, split_reports, write_results
 from eval.diagnosis.normalize import fold, is_normal_statement
-from eval.robustness.queries import split_reports
 from retriever.reports.impression import positive_items
 from retriever.reports.splits import SPLITS
 

@@ -27,7 +27,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from eval.common.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, write_results
+from eval.common.shared_data import DATASETS, RESULTS, SHARED_DATA, add_out_option, split_reports, write_results
 from eval.retrieval.benchmark import DEFAULT_MODEL
 from eval.robustness import errors, icd, queries
 from eval.robustness.corrupt import ERROR_TYPES
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     if not shared and parts != ["icd"]:
         print(f"shared data folder {args.data} is absent: only the icd part runs")
         parts = [p for p in parts if p == "icd"]
-    reports = queries.split_reports(args.data, args.split) if shared else []
+    reports = split_reports(args.data, args.split) if shared else []
     run = {"command": results.command, "load": results.load}
     if "icd" in parts:
         kept = results.icd.rankers if results.icd else {}

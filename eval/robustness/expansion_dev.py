@@ -16,7 +16,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, write_results
+from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, split_reports, write_results
 from eval.retrieval.benchmark import product_default
 from eval.robustness import queries
 from eval.robustness.results import ExpansionResults, QueryScores
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=SHARED_DATA, help="shared data folder")
     add_out_option(parser, RESULTS)
     args = parser.parse_args(argv)
-    reports = queries.split_reports(args.data, "dev")
+    reports = split_reports(args.data, "dev")
     variants = queries.query_variants(reports, args.data)
     results = ExpansionResults(
         name=NAME,

@@ -11,26 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from eval.common.shared_data import load_shared
 from eval.common.stats import mcnemar
 from eval.retrieval.findings_impression import rank_of, summarize
 from eval.robustness.search import RankerSpec, cached_index, encoder_for, search, text_reports
 from eval.robustness.variants import VARIANTS, variants
 from retriever.reports.record import Report
-from retriever.reports.splits import split_of
 
 K = 10
 PUBLISHED_ACRONYM_TOP1 = 0.611
-
-
-def usable(reports: list[Report]) -> list[Report]:
-    """Reports with both a findings and an impression section (the retrieval benchmark's rule)."""
-    return [r for r in reports if r.findings.strip() and r.impression.strip()]
-
-
-def split_reports(data: Path, split: str) -> list[Report]:
-    """The usable reports of one split of the shared data: `dev` to choose on, `test` to report once."""
-    return usable([r for r in load_shared(data).reports if split_of(r.id) == split])
 
 
 def query_variants(reports: list[Report], data: Path) -> list[dict[str, str]]:

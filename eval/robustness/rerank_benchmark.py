@@ -42,6 +42,7 @@ from eval.common.shared_data import (
     eval_home,
     index_backend,
     load_shared,
+    split_reports,
     write_results,
 )
 from eval.common.stats import format_p, mcnemar
@@ -111,8 +112,6 @@ def query_words(data: Path) -> dict[str, int]:
     a length gate (`--gates`) comes from, so it is read off the training data, not tuned to a split."""
     import numpy as np
 
-    from eval.robustness.queries import split_reports
-
     counts = [len(r.findings.split()) for r in split_reports(data, "train")]
     return {f"p{p}": int(np.percentile(counts, p)) for p in (1, 5, 10, 50)}
 
@@ -149,7 +148,7 @@ def compare(
         for w in weights
         for g in gates
     }
-    reports = queries.split_reports(data, split)
+    reports = split_reports(data, split)
     corpus = icd.descriptions()
     icd_queries = icd.query_set(corpus, data, split)
     variants = queries.query_variants(reports, data)

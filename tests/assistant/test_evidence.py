@@ -185,7 +185,7 @@ def test_a_report_without_an_impression_affirms_nothing(minilm) -> None:
     notes = [Report(f"n{i}", findings=f"MOTOR: 5/5. PMH: asthma. Note {i}.", impression="") for i in range(3)]
     index = ReportIndex.build([*notes, CORPUS[0]], encoder=minilm)
     pipeline = RagPipeline(ScriptedLLM(""), ReportRetriever(index=index, field="findings", k=4), prompt="evidence")
-    answer = pipeline.invoke("Motor strength normal, history of asthma.")
+    answer = pipeline.invoke("Decreased motor strength, history of asthma.")  # "normal" would be no abnormality
     assert [c["diagnosis"] for c in answer.evidence["candidates"]] == ["pleural effusion"]
     assert answer.diagnosis == "pleural effusion"
 
