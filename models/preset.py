@@ -73,11 +73,8 @@ class AnswerPreset:
     #: How much an appearance (a concept of kind "appearance": opacity, lesion, mass) counts against a specific
     #: concept when the evidence ranks its candidates (assistant/rag/evidence.py).
     evidence_appearance_weight: float = 1.0
-    #: What a candidate the question's own findings affirm gains in the evidence's ranking (not in its share).
-    evidence_question_bonus: float = 0.0
     chosen_by: str = ""
     evidence_appearance_weight_chosen_by: str = ""
-    evidence_question_bonus_chosen_by: str = ""
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,8 @@ without them (an older index, or one linked by another vocabulary), with the sam
 counts once per concept, weighed by its rank or its similarity (assistant/rag/weighting.py); reports whose texts are
 near-duplicates of one another share one vote (near_duplicates.py: a planted copy cannot outvote the archive, issue
 51). Candidates are ranked by the summed weight, an appearance that names no disease (opacity, lesion, mass) at
-APPEARANCE of it, so a specific diagnosis fewer reports affirm can come first, and one the question's own findings
-affirm gains QUESTION_BONUS (`names`: the impression usually concludes what the findings describe). A concept the
-question itself rules out ("No pleural effusion") is left out (`rules_out`, from assistant/rag/question.py), and
-named in `ruled_out`.
+APPEARANCE of it, so a specific diagnosis fewer reports affirm can come first. A concept the question itself rules
+out ("No pleural effusion") is left out (`rules_out`, from assistant/rag/question.py), and named in `ruled_out`.
 """
 
 from __future__ import annotations
@@ -44,10 +42,6 @@ _WORD = re.compile(r"\w+")
 #: How much an appearance (a concept of kind "appearance": opacity, lesion, mass) counts against a specific concept:
 #: chosen on the dev cases (docs/decisions/2026-11-28-concept-candidates.md, eval/diagnosis/evidence_ranking.py).
 APPEARANCE = PRESET.answer.evidence_appearance_weight
-#: What a candidate the question's own findings affirm ("The heart is enlarged": cardiomegaly) gains in the ranking,
-#: added to its ranked share; its share, the strength measure, is unchanged. Chosen on the dev cases
-#: (docs/decisions/2026-11-29-question-affirms.md, eval/diagnosis/evidence_ranking.py).
-QUESTION_BONUS = PRESET.answer.evidence_question_bonus
 
 
 @dataclass(frozen=True)
@@ -131,7 +125,6 @@ def evidence_differential(
     scores: Sequence[float] | None = None,
     rules_out: Callable[[Concept], bool] | None = None,
     fits: Callable[[Concept], bool] | None = None,
-    names: Callable[[Concept], bool] | None = None,
     excluded: int = 0,
     groups: Sequence[int] | None = None,
     stored: Sequence[Stored | None] | None = None,
@@ -139,8 +132,7 @@ def evidence_differential(
     """The differential of `reports`, (report id, conclusion) pairs best-ranked first, with their search `scores`
     (needed by a similarity weighting; without them every report scores alike). `rules_out(concept)`: the
     question's own findings rule it out, so it is no candidate (named in `ruled_out`). `fits(concept)`: it occurs in
-    the question's body region; one that does not is no candidate. `names(concept)`: the question's findings affirm
-    it, so it ranks QUESTION_BONUS higher. `excluded`: retrieved reports that did not vote.
+    the question's body region; one that does not is no candidate. `excluded`: retrieved reports that did not vote.
     `groups`: each report's near-duplicate group (near_duplicates.py; default: each its own): a group casts one vote
     (`_shared`), and a candidate says how many distinct texts affirm it. A report in `set_aside` (judged on all its
     fields by the caller: assistant.rag.injection.set_aside), or whose conclusion addresses a model, is no evidence:
@@ -160,7 +152,7 @@ def evidence_differential(
             if fits is not None and not fits(concept):
                 continue
             votes.setdefault(concept, _Votes(concept)).reports[report_id] = weight * certainty
-    candidates = _ranked(votes, total, group_of, names)
+    candidates = _ranked(votes, total, group_of)
     ruled = {concept.id for concept in votes if rules_out is not None and rules_out(concept)}
     kept = tuple(c for c in candidates if c.concept not in ruled)[:limit]
     affirmed = {report_id: tuple(c.name for c, _ in linked[report_id]) for report_id, _ in reports}
@@ -188,19 +180,16 @@ def _linked(
     return linked
 
 
-def _ranked(
-    votes: dict[Concept, _Votes], total: float, group_of: dict[str, int], names: Callable[[Concept], bool] | None
-) -> list[Candidate]:
-    """Each concept's candidate, best first: by its share, an appearance's at APPEARANCE of it, plus QUESTION_BONUS
-    when the question's findings affirm it (`names`); its `score` stays the share, the strength."""
+def _ranked(votes: dict[Concept, _Votes], total: float, group_of: dict[str, int]) -> list[Candidate]:
+    """Each concept's candidate, best first: by its share, an appearance's at APPEARANCE of it (its `score` stays
+    the share: the strength)."""
     keyed = []
     for vote in votes.values():
         concept = vote.concept
         share = sum(vote.reports.values()) / total
         texts = len({group_of[i] for i in vote.reports})
         candidate = Candidate(concept.name, share, tuple(vote.reports), concept.id, texts)
-        key = share * (APPEARANCE if concept.kind == "appearance" else 1.0)
-        keyed.append((key + (QUESTION_BONUS if names is not None and names(concept) else 0.0), candidate))
+        keyed.append((share * (APPEARANCE if concept.kind == "appearance" else 1.0), candidate))
     keyed.sort(key=lambda pair: (-pair[0], -pair[1].count, len(pair[1].diagnosis)))
     return [candidate for _, candidate in keyed]
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from assistant.rag.injection import plain
-from retriever.concepts import Concept, affirmed_concepts, affirmed_in, ruled_out_concepts
+from retriever.concepts import Concept, affirmed_in, ruled_out_concepts
 from retriever.negation.rules import negated_ranges
 from retriever.reports.impression import conclusion_items, positive_items
 from retriever.search.region import compatible, concept_regions, modalities, regions
@@ -61,17 +61,10 @@ class Question:
     purely_negative: bool
     #: The ids of the concepts its findings name only as ruled out ("No pleural effusion").
     ruled_out: frozenset[str] = frozenset()
-    #: The ids of the concepts its findings affirm ("The heart is enlarged": cardiomegaly).
-    affirmed: frozenset[str] = frozenset()
 
     def rules_out(self, concept: Concept) -> bool:
         """Whether the question's own findings mention `concept` only as ruled out ("No pleural effusion")."""
         return concept.id in self.ruled_out
-
-    def names(self, concept: Concept) -> bool:
-        """Whether the question's own findings affirm `concept`: the impression usually concludes what the findings
-        describe, so the evidence ranks it higher (assistant/rag/evidence.py)."""
-        return concept.id in self.affirmed
 
     def fits(self, concept: Concept) -> bool:
         """Whether `concept` occurs in the question's body region (either side unknown, or they share one): a knee
@@ -88,14 +81,12 @@ class Question:
 
 def read_question(text: str) -> Question:
     """The question `text` as the answer reads it."""
-    plain_text = plain(text)
     return Question(
         text=text,
         regions=regions(text),
         modalities=modalities(text),
         purely_negative=_NEGATIVE.search(text) is not None and all(map(_normal_sentence, conclusion_items(text))),
-        ruled_out=ruled_out_concepts(plain_text),
-        affirmed=frozenset(concept.id for concept in affirmed_concepts(plain_text)),
+        ruled_out=ruled_out_concepts(plain(text)),
     )
 
 

@@ -1,6 +1,6 @@
 """Which retrieved reports vote in the evidence differential, and how much: the reports of the question's body region
 and modality, weighed by their search scores, near-duplicates sharing one vote, counting only diagnoses of the
-question's region that the question does not rule out, those the question itself affirms ranked higher.
+question's region that the question does not rule out.
 
 Why one function: `ask`, the chat and the diagnosis benchmark must read the same evidence from the same hits
 (eval/diagnosis/benchmark.py checks a cached answer against it).
@@ -41,7 +41,6 @@ def evidence_for(
         else None,
         rules_out=question.rules_out,
         fits=question.fits,
-        names=question.names,
         excluded=len(hits) - len(voting),
         limit=limit,
         stored=[h.concepts for h in voting],

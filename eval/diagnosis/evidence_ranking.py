@@ -43,8 +43,9 @@ for _bonus in QUESTION_BONUSES:
     )
 #: The product's rule with every near-duplicate voting in full (assistant/rag/near_duplicates.py switched off).
 EVERY_COPY = "the product's rule, every near-duplicate votes"
-#: The rule the product applies (assistant/rag/evidence.py, APPEARANCE and QUESTION_BONUS): what the dev runs chose.
-PRODUCT_RULE = "nonspecific-half, question names +0.1"
+#: The rule the product applies (assistant/rag/evidence.py, APPEARANCE): what the dev runs chose; the question's
+#: bonus won dev cases and lost test ones (docs/decisions/2026-11-29-question-affirms.md).
+PRODUCT_RULE = "nonspecific-half"
 RULES[EVERY_COPY] = RULES[PRODUCT_RULE]
 
 
@@ -66,7 +67,7 @@ def measure(condition: str, cases_path: Path, split: str | None) -> tuple[int, i
     from assistant.rag.votes import evidence_for
     from eval.diagnosis.benchmark import condition_pipeline
     from eval.diagnosis.grading import Grader
-    from retriever.concepts import default_vocabulary
+    from retriever.concepts import affirmed_concepts, default_vocabulary
     from retriever.search.query import clean_query
 
     cases, corpus, pipeline = condition_pipeline(condition, cases_path, split)
@@ -78,6 +79,7 @@ def measure(condition: str, cases_path: Path, split: str | None) -> tuple[int, i
     for case in cases:
         query = clean_query(case.findings)
         question = read_question(query)
+        named = {concept.id for concept in affirmed_concepts(query)}  # what the question's findings affirm
         hits = documents_to_hits(pipeline.retriever.invoke(query))
         evidence = evidence_for(question, hits, pipeline.evidence_weighting, limit=100)
         alone = evidence_for(question, hits, pipeline.evidence_weighting, limit=100, share_near_duplicates=False)
@@ -89,7 +91,7 @@ def measure(condition: str, cases_path: Path, split: str | None) -> tuple[int, i
                     c.score,
                     max(counts[c.concept], 1) / total,
                     kinds.get(c.concept) == "appearance",
-                    c.concept in question.affirmed,
+                    c.concept in named,
                 ),
                 reverse=True,
             )

@@ -30,7 +30,6 @@ TUNED = {
     "DEFAULT_GGUF": PRESET.answer.llm,
     "WEIGHTING": PRESET.answer.evidence_weighting,
     "APPEARANCE": PRESET.answer.evidence_appearance_weight,
-    "QUESTION_BONUS": PRESET.answer.evidence_question_bonus,
 }
 
 
@@ -91,7 +90,6 @@ def test_the_modules_that_expose_tuned_defaults_read_them_from_the_preset() -> N
         "DEFAULT_GGUF": settings.DEFAULT_GGUF,
         "WEIGHTING": evidence.WEIGHTING,
         "APPEARANCE": evidence.APPEARANCE,
-        "QUESTION_BONUS": evidence.QUESTION_BONUS,
     }
     assert exposed == TUNED
     import inspect
