@@ -169,3 +169,19 @@ def test_an_archive_without_the_questions_region_says_so() -> None:
     answer = RagPipeline(None, RankedReports(reports=knees)).invoke("Hypoattenuation along the falciform ligament.")  # type: ignore[arg-type]
     assert answer.diagnosis is None and answer.degraded_kind == "no_evidence"
     assert answer.degraded_reason.startswith("no similar case in this archive: 6 of the 6 most similar reports")
+
+
+def test_a_cached_benchmark_answer_to_a_question_now_read_as_normal_is_asked_again(pipeline) -> None:
+    """The diagnosis benchmark reuses a cached model answer only for the same reports, evidence and reading of the
+    question: one cached before the reader called the question normal (a disease chosen by the model) is stale, and
+    the answer the reader gives now ("no abnormality described") is not (eval/diagnosis/benchmark.py)."""
+    from eval.diagnosis.benchmark import _retrieved_the_same
+    from eval.diagnosis.cases import Case
+
+    case = Case("c", "The heart is normal in size. The mediastinum is unremarkable. The lungs are clear.", "Normal")
+    answer = pipeline.invoke(case.findings)
+    retrieved = [{"id": h.report.id} for h in answer.retrieved]
+    assert answer.degraded_kind == "no_abnormality"
+    assert _retrieved_the_same({"retrieved": retrieved, "degraded_kind": "no_abnormality"}, case, pipeline)
+    cached_disease = {"retrieved": retrieved, "degraded_kind": None, "evidence": answer.evidence}
+    assert not _retrieved_the_same(cached_disease, case, pipeline)
