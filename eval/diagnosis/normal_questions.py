@@ -18,36 +18,12 @@ from __future__ import annotations
 
 import argparse
 from collections import defaultdict
-from dataclasses import dataclass
 
-from eval.common.records import Record, ResultsFile
 from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, split_reports, write_results
 from eval.diagnosis.normalize import fold, is_normal_statement
+from eval.diagnosis.results import NormalQuestions, Reading
 from retriever.reports.impression import positive_items
 from retriever.reports.splits import SPLITS
-
-
-@dataclass
-class Reading(Record):
-    """One group of reports: normal and abnormal studies, and how many of each were read as purely negative."""
-
-    normal: int
-    normal_read_negative: int
-    abnormal: int
-    abnormal_read_negative: int
-    #: Ids of the abnormal studies read as purely negative.
-    false_negative_ids: list[str]
-
-
-@dataclass
-class NormalQuestions(ResultsFile):
-    """eval.diagnosis.normal_questions: the question reader's verdicts on real findings, by source."""
-
-    KIND = "normal question results"
-
-    split: str
-    overall: Reading
-    by_source: dict[str, Reading]
 
 
 def measure(split: str) -> NormalQuestions:

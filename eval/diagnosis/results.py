@@ -2,7 +2,8 @@
 
 eval.diagnosis.report writes a `DiagnosisResults` (eval/results/diagnosis*.json) and its readers (the report, the
 choice of the answer configuration in eval.diagnosis.default, the build agreement, the model survey, the tests) read
-one; the build agreement, the grader validation, the self-contradiction count and the model survey have theirs.
+one; the build agreement, the grader validation, the self-contradiction count, the model survey and the normal-study
+reading have theirs.
 Version 1 is every file written before the version was recorded; fields added since are optional, so older runs
 (no differential recall, no power columns, no self-contradiction count) still read.
 """
@@ -395,3 +396,26 @@ class DifferentialQuality(ResultsFile):
     labelled: int
     not_diagnoses: list[str]
     command: str
+
+
+@dataclass
+class Reading(Record):
+    """One group of reports: normal and abnormal studies, and how many of each were read as purely negative."""
+
+    normal: int
+    normal_read_negative: int
+    abnormal: int
+    abnormal_read_negative: int
+    #: Ids of the abnormal studies read as purely negative.
+    false_negative_ids: list[str]
+
+
+@dataclass
+class NormalQuestions(ResultsFile):
+    """eval.diagnosis.normal_questions: the question reader's verdicts on real findings, by source."""
+
+    KIND = "normal question results"
+
+    split: str
+    overall: Reading
+    by_source: dict[str, Reading]

@@ -18,13 +18,13 @@ import pytest
 from eval.common.records import Record, ResultsFile, key, optional, rest
 from eval.common.shared_data import RESULTS
 from eval.concepts.results import LinkerResults
-from eval.diagnosis.normal_questions import NormalQuestions
 from eval.diagnosis.results import (
     BuildAgreement,
     DiagnosisResults,
     DifferentialQuality,
     GraderValidation,
     ModelSurvey,
+    NormalQuestions,
     RankingResults,
     SelfContradicted,
     StrengthCalibration,
