@@ -152,7 +152,18 @@ def evidence_differential(
             if fits is not None and not fits(concept):
                 continue
             votes.setdefault(concept, _Votes(concept)).reports[report_id] = weight * certainty
-    candidates = _ranked(votes, total, group_of)
+    candidates = [
+        Candidate(
+            v.concept.name,
+            sum(v.reports.values()) / total,
+            tuple(v.reports),
+            v.concept.id,
+            len({group_of[i] for i in v.reports}),
+        )
+        for v in votes.values()
+    ]
+    kinds = {concept.id: concept.kind for concept in votes}
+    candidates.sort(key=lambda c: (-c.score * _rank_factor(kinds[c.concept]), -c.count, len(c.diagnosis)))
     ruled = {concept.id for concept in votes if rules_out is not None and rules_out(concept)}
     kept = tuple(c for c in candidates if c.concept not in ruled)[:limit]
     affirmed = {report_id: tuple(c.name for c, _ in linked[report_id]) for report_id, _ in reports}
@@ -180,18 +191,9 @@ def _linked(
     return linked
 
 
-def _ranked(votes: dict[Concept, _Votes], total: float, group_of: dict[str, int]) -> list[Candidate]:
-    """Each concept's candidate, best first: by its share, an appearance's at APPEARANCE of it (its `score` stays
-    the share: the strength)."""
-    keyed = []
-    for vote in votes.values():
-        concept = vote.concept
-        share = sum(vote.reports.values()) / total
-        texts = len({group_of[i] for i in vote.reports})
-        candidate = Candidate(concept.name, share, tuple(vote.reports), concept.id, texts)
-        keyed.append((share * (APPEARANCE if concept.kind == "appearance" else 1.0), candidate))
-    keyed.sort(key=lambda pair: (-pair[0], -pair[1].count, len(pair[1].diagnosis)))
-    return [candidate for _, candidate in keyed]
+def _rank_factor(kind: str) -> float:
+    """An appearance ranks as if it had APPEARANCE of its share (its `score` stays the share: the strength)."""
+    return APPEARANCE if kind == "appearance" else 1.0
 
 
 def _shared(weights: Sequence[float], members: Sequence[tuple[int, str]]) -> list[float]:
