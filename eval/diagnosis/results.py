@@ -419,3 +419,30 @@ class NormalQuestions(ResultsFile):
     split: str
     overall: Reading
     by_source: dict[str, Reading]
+
+
+@dataclass
+class ModalityCounts(Record):
+    """One group of reports with a modality field: how many its findings' words name a modality of, and how many of
+    those readings contradict the field, read with every sentence (`before`) and without those that name another
+    study (`now`)."""
+
+    reports: int
+    read_before: int
+    read_now: int
+    contradicted_before: int
+    contradicted_now: int
+    #: Ids whose reading stopped / started contradicting the field.
+    fixed_ids: list[str]
+    new_ids: list[str]
+
+
+@dataclass
+class ModalityReading(ResultsFile):
+    """eval.diagnosis.modality_reading: the modality read from findings against each report's own field."""
+
+    KIND = "modality reading results"
+
+    split: str
+    overall: ModalityCounts
+    by_source: dict[str, ModalityCounts]

@@ -60,9 +60,20 @@ MODALITY_WORDS: Mapping[str, str] = {
     r"technetium|tc-99m",
 }
 
+#: Words by which a sentence names another study than its text's own, one it compares with or recommends ("seen on
+#: prior CT", "Comparison is made with radiographs", "upper abdominal MRI is recommended"): such a sentence names no
+#: modality of its text (docs/decisions/2026-11-29-other-studies-modality.md).
+OTHER_STUDY_WORDS = (
+    r"prior|previous|recent|since|comparison|compared|dated|recommend\w*|correlat\w*|follow-?up|"
+    r"further (?:evaluation|assess\w*|characteri\w*|imaging|work-?up)|(?:could|would|should) be|ordered|"
+    r"not present (?:in|on)"
+)
+
 #: Each kind's words as whole-word patterns, matched case-insensitively (fast on ASCII text: any_case.py).
 _REGION = AnyCase({name: rf"\b(?:{words})\b" for name, words in REGION_WORDS.items()})
 _MODALITY = AnyCase({name: rf"\b(?:{words})\b" for name, words in MODALITY_WORDS.items()})
+_OTHER_STUDY = AnyCase({"other": rf"\b(?:{OTHER_STUDY_WORDS})\b"})
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
 #: A report's modality field as one of MODALITY_WORDS' names ("CT - noncontrast", "MRI", "Fluoro/angio").
 _FIELD_MODALITY = (
     ("MR", re.compile(r"\bmri?\b", re.IGNORECASE)),
@@ -87,13 +98,21 @@ def regions(text: str) -> frozenset[str]:
     return _dominant(_REGION.counts(text))
 
 
-def modalities(text: str, field: str = "") -> frozenset[str]:
+def modalities(text: str, field: str = "", *, other_studies: bool = False) -> frozenset[str]:
     """The imaging modalities `text` says it was written about, or its report's modality `field` when that names
-    one (empty: unknown)."""
+    one (empty: unknown). A sentence that names another study (OTHER_STUDY_WORDS) does not count, unless
+    `other_studies` (the reading before that rule, kept so eval.diagnosis.modality_reading measures both)."""
     for name, rx in _FIELD_MODALITY:
         if field and rx.search(field):
             return frozenset({name})
-    return _dominant(_MODALITY.counts(text))
+    return _dominant(_MODALITY.counts(text if other_studies else _own_study(text)))
+
+
+def _own_study(text: str) -> str:
+    """`text` without the sentences that name another study than its own (the whole text when none does)."""
+    if _OTHER_STUDY.first("other", text) is None:
+        return text
+    return " ".join(s for s in _SENTENCE.split(text) if _OTHER_STUDY.first("other", s) is None)
 
 
 def compatible(query: frozenset[str], report: frozenset[str]) -> bool:
