@@ -36,6 +36,19 @@ SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
         "hyperinflated lungs",
     ),
     ("pulmonary fibrosis", "lung fibrosis", "fibrotic lung disease"),
+    # A band scar left by earlier disease, CT-RATE's "pulmonary fibrotic sequela": not pulmonary fibrosis (an
+    # interstitial disease). docs/decisions/2026-11-29-fibrotic-sequela.md
+    (
+        "scarring",
+        "scar",
+        "scars",
+        "fibrotic sequela",
+        "fibrotic sequelae",
+        "fibrotic band",
+        "fibrotic bands",
+        "fibrous band",
+        "fibrous bands",
+    ),
     ("interstitial lung disease", "diffuse parenchymal lung disease"),
     ("pneumothorax", "collapsed lung"),
     ("hiatal hernia", "hiatus hernia"),

@@ -83,6 +83,14 @@ def test_normal_studies_match_however_worded(grader: Grader) -> None:
     assert not grader.grade("Emphysema", ["Examination within normal limits"]).correct
 
 
+def test_a_fibrotic_sequela_is_scarring_not_pulmonary_fibrosis(grader: Grader) -> None:
+    """CT-RATE's label "Pulmonary fibrotic sequela" is a band scar (docs/decisions/2026-11-29-fibrotic-sequela.md)."""
+    assert grader.grade("Scarring", ["Pulmonary fibrotic sequela"]).correct
+    assert grader.grade("scarring", ["Fibrotic sequelae in the upper lobe of the right lung"]).correct
+    assert not grader.grade("Pulmonary fibrosis", ["Pulmonary fibrotic sequela"]).correct
+    assert not grader.grade("Scarring", ["Pulmonary fibrosis"]).correct
+
+
 def test_a_no_abnormality_answer_is_graded_as_the_words_it_states() -> None:
     """The answer to a question that describes nothing abnormal has no diagnosis field; the benchmark grades the
     words `ask` shows, cached rows included."""
