@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from assistant.rag.injection import plain
-from retriever.concepts import Concept, affirmed_in, ruled_out_concepts
+from retriever.concepts import Concept, affirmed_concepts, affirmed_in, ruled_out_concepts
 from retriever.negation.rules import negated_ranges
 from retriever.reports.impression import conclusion_items, positive_items
 from retriever.search.region import compatible, concept_regions, modalities, regions
@@ -41,13 +41,28 @@ _ABNORMAL_WORDS = re.compile(
     r"|loss|widen\w*|deviat\w*|shift\w*|displace\w*|erosi\w*|destruct\w*|scleros\w*|sclerotic|lytic|blunt\w*|free"
     r"|air|gas|thromb\w*|occlu\w*|stenos\w*|infiltrat\w*|consolidat\w*|atelecta\w*|herniat\w*|bulg\w*|protru\w*"
     r"|spur\w*|osteophyt\w*|degenerat\w*|tortu\w*|ectatic|aneurysm\w*|suspicious|concerning|compatible|consistent"
-    r"|suggest\w*|likely|probabl\w*|possibl\w*|may|versus|vs)\b",
+    r"|suggest\w*|likely|probabl\w*|possibl\w*|may|versus|vs|borderline|larger|smaller|top normal|high normal"
+    r"|upper limits? of normal|first limits of normal)\b",
     re.IGNORECASE,
 )
 _OPENS_NEGATED = re.compile(r"\W*(?:no|negative for|without)\b", re.IGNORECASE)
 #: A negative or normal sentence that goes on to name something else ("Normal spine, with incidentally noted intense
 #: focal uptake ..."): not purely negative.
 _BUT = re.compile(r",?\s+\b(?:with|but|except|however|although|apart from|other than)\b", re.IGNORECASE)
+
+
+#: An organ a normal sentence names -> the concepts that sentence rules out, as a negation does: "Heart size normal."
+#: is no cardiomegaly (docs/decisions/2026-11-29-normal-organ-rules-out.md, each kept for erring on <= 1% of the
+#: train reports it applies to).
+NORMAL_ORGAN_RULES_OUT: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"\b(?:heart|cardiac|cardio ?mediastinal)\b", re.IGNORECASE), frozenset({"rad:cardiomegaly"})),
+    (
+        re.compile(
+            r"\b(?:mediastinum|mediastinal (?:contours?|silhouette|width)|cardio ?mediastinal)\b", re.IGNORECASE
+        ),
+        frozenset({"rad:mediastinal_widening"}),
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -86,8 +101,18 @@ def read_question(text: str) -> Question:
         regions=regions(text),
         modalities=modalities(text),
         purely_negative=_NEGATIVE.search(text) is not None and all(map(_normal_sentence, conclusion_items(text))),
-        ruled_out=ruled_out_concepts(plain(text)),
+        ruled_out=ruled_out_concepts(plain(text)) | normal_organs_rule_out(text),
     )
+
+
+def normal_organs_rule_out(text: str) -> frozenset[str]:
+    """The concept ids `text`'s normal sentences rule out (NORMAL_ORGAN_RULES_OUT), unless it affirms them elsewhere."""
+    out: set[str] = set()
+    for sentence in conclusion_items(text):
+        named = [ids for rx, ids in NORMAL_ORGAN_RULES_OUT if rx.search(sentence)]
+        if named and _normal_sentence(sentence):
+            out.update(*named)
+    return frozenset(out - {c.id for c in affirmed_concepts(text)}) if out else frozenset()
 
 
 def stated_diagnosis(diagnosis: str | None, degraded_kind: str | None) -> str | None:

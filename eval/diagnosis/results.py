@@ -446,3 +446,24 @@ class ModalityReading(ResultsFile):
     split: str
     overall: ModalityCounts
     by_source: dict[str, ModalityCounts]
+
+
+@dataclass
+class OrganRule(Record):
+    """One rule of a normal organ: the reports it rules the concept out for, and those whose impression affirms it."""
+
+    concepts: list[str]
+    applies: int
+    contradicted: int
+    contradicted_ids: list[str]
+
+
+@dataclass
+class NormalOrgans(ResultsFile):
+    """eval.diagnosis.normal_organs: what a question's normal sentences rule out, against the reports' impressions."""
+
+    KIND = "normal organ results"
+
+    split: str
+    reports: int
+    rules: dict[str, OrganRule]

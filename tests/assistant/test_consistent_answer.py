@@ -49,6 +49,26 @@ def test_a_purely_negative_question_gets_no_disease(pipeline) -> None:
     assert not read_question("Could it be an empyema?").purely_negative  # a follow-up asks, it negates nothing
 
 
+def test_a_normal_heart_rules_out_cardiomegaly_as_a_negation_does() -> None:
+    """Seen failing first: dev case openi:3459, "Heart size normal. ... Calcified nodules consistent with chronic
+    granulomatous disease.", was answered "cardiomegaly" (docs/decisions/2026-11-29-normal-organ-rules-out.md)."""
+    question = read_question(
+        "Heart size normal. No pneumothorax. Calcified nodules consistent with granulomatous disease."
+    )
+    assert {"rad:cardiomegaly", "rad:pneumothorax"} <= question.ruled_out
+    assert "rad:mediastinal_widening" in read_question("Cardiomediastinal silhouette within normal limits.").ruled_out
+    for borderline in ("The heart is top normal in size.", "The heart is larger than normal.", "The heart is large."):
+        assert "rad:cardiomegaly" not in read_question(borderline).ruled_out, borderline
+    assert "rad:cardiomegaly" not in read_question("The heart is normal in size. Cardiomegaly.").ruled_out
+
+
+def test_a_chest_radiograph_question_that_mentions_a_prior_ct_keeps_its_radiograph_evidence() -> None:
+    """Seen failing first: dev case openi:3251 ("... stable since a CT examination ...") read as a CT question, its
+    chest radiograph reports did not vote, and it was answered "no similar case in this archive"."""
+    question = read_question("Right mid lung nodule, stable since a CT examination from XXXX. The lungs are clear.")
+    assert question.admits("Stable pleural based nodule left mid chest.", "XR")
+
+
 def test_a_normal_study_written_out_sentence_by_sentence_gets_no_disease(pipeline) -> None:
     """Seen failing first: CT-RATE's normal chest CTs were answered "emphysema" or "pulmonary nodule", because a
     sentence saying its organ is normal in other words than "No ..." or "Normal ..." counted as abnormal
