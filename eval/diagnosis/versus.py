@@ -38,7 +38,7 @@ def compare(a_path: Path, a: str, b_path: Path, b: str, cases: Path | None = Non
 
 
 def _verdicts(path: Path, condition: str, cases: Path | None) -> dict[str, bool]:
-    """Case id -> correct, as stored, or graded again by today's grader against `cases`."""
+    """Case id -> correct, as stored, or graded again by today's grader against `cases` (only the cases it holds)."""
     rows = DiagnosisResults.read(path).cases[condition]
     if cases is None:
         return {v.case_id: v.correct for v in rows}
@@ -47,7 +47,9 @@ def _verdicts(path: Path, condition: str, cases: Path | None) -> dict[str, bool]
 
     references = {c.id: c.references() for c in read_cases(cases)}
     grader = Grader.default(icd=False)
-    return {v.case_id: grader.grade(v.prediction, references[v.case_id]).correct for v in rows}
+    return {
+        v.case_id: grader.grade(v.prediction, references[v.case_id]).correct for v in rows if v.case_id in references
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
