@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from assistant.rag.injection import addresses_a_model, plain
 from assistant.rag.weighting import WEIGHTING, Weighting, report_weights
 from models.preset import PRESET
-from retriever.concepts import Concept
+from retriever.concepts import Concept, gives_way
 from retriever.concepts.conclusion import Stored, affirmed_diagnoses, from_stored
 
 #: Most candidates an answer lists.
@@ -165,7 +165,7 @@ def evidence_differential(
     kinds = {concept.id: concept.kind for concept in votes}
     candidates.sort(key=lambda c: (-c.score * _rank_factor(kinds[c.concept]), -c.count, len(c.diagnosis)))
     ruled = {concept.id for concept in votes if rules_out is not None and rules_out(concept)}
-    kept = tuple(c for c in candidates if c.concept not in ruled)[:limit]
+    kept = _named_once([c for c in candidates if c.concept not in ruled], {c.id: c for c in votes}, limit)
     affirmed = {report_id: tuple(c.name for c, _ in linked[report_id]) for report_id, _ in reports}
     return EvidenceDifferential(
         kept,
@@ -176,6 +176,20 @@ def evidence_differential(
         excluded=excluded,
         ruled_out=tuple(c.diagnosis for c in candidates if c.concept in ruled),
     )
+
+
+def _named_once(candidates: list[Candidate], concepts: dict[str, Concept], limit: int) -> tuple[Candidate, ...]:
+    """The first `limit` candidates without those a candidate ranked before them names more specifically
+    ("effusion" after "pleural effusion"): one finding is listed once, by its most specific name
+    (docs/decisions/2026-11-29-one-name-per-finding.md)."""
+    kept: list[Candidate] = []
+    for candidate in candidates:
+        if len(kept) == limit:
+            break
+        concept = concepts[candidate.concept]
+        if not any(gives_way(concept, concepts[before.concept]) for before in kept):
+            kept.append(candidate)
+    return tuple(kept)
 
 
 def _linked(

@@ -7,7 +7,7 @@ none of its concepts (exams, procedures, anatomy, adjectives, measurements, sign
 
 from retriever.concepts.affirmed import affirmed_concepts, affirmed_in, ruled_out_concepts
 from retriever.concepts.concept import KINDS, REGIONS, Concept
-from retriever.concepts.matcher import Mention, link, mentions
+from retriever.concepts.matcher import Mention, gives_way, link, mentions
 from retriever.concepts.vocabulary import VocabularyError, default_vocabulary
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "affirmed_concepts",
     "affirmed_in",
     "default_vocabulary",
+    "gives_way",
     "link",
     "mentions",
     "ruled_out_concepts",

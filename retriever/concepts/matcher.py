@@ -166,7 +166,7 @@ def _guessed(text: str, found: list[Mention], generic: list[bool]) -> list[Menti
 
 
 def _most_specific(vocabulary: Vocabulary, text: str, found: list[Mention]) -> list[Mention]:
-    """The mentions without those a more specific mention of the same sentence stands for (`_gives_way`)."""
+    """The mentions without those a more specific mention of the same sentence stands for (`gives_way`)."""
     if len(found) < 2:
         return found
     sentence = [len(_SENTENCE.findall(text, 0, m.start)) for m in found]
@@ -174,18 +174,19 @@ def _most_specific(vocabulary: Vocabulary, text: str, found: list[Mention]) -> l
         mention
         for mention, where in zip(found, sentence, strict=True)
         if not any(
-            _gives_way(vocabulary, mention.concept, other.concept)
+            gives_way(mention.concept, other.concept, vocabulary)
             for other, other_where in zip(found, sentence, strict=True)
             if other_where == where and other.concept.id != mention.concept.id
         )
     ]
 
 
-def _gives_way(vocabulary: Vocabulary, concept: Concept, other: Concept) -> bool:
-    """Whether `other`, named in the same sentence, is the more specific form of `concept`: a generic concept gives
-    way to one whose name ends with its own ("ground-glass opacity" over "opacity", "hiatal hernia" over "hernia")
-    or to a target of its (not additive) refine rule ("liver lesion" over "lesion"). Another kind of concept stays
-    ("opacity ... consistent with atelectasis")."""
+def gives_way(concept: Concept, other: Concept, vocabulary: Vocabulary | None = None) -> bool:
+    """Whether `other` is the more specific form of `concept`: a generic concept gives way to one whose name ends
+    with its own ("ground-glass opacity" over "opacity", "hiatal hernia" over "hernia") or to a target of its (not
+    additive) refine rule ("liver lesion" over "lesion"). Another kind of concept stays ("opacity ... consistent with
+    atelectasis"). Read for the mentions of one sentence, and for a differential's candidates (assistant/rag)."""
+    vocabulary = vocabulary or default_vocabulary()
     rules = vocabulary.refine.get(concept.id)
     if rules is None:
         return False

@@ -126,6 +126,28 @@ def test_a_report_of_another_body_region_does_not_vote(pipeline) -> None:
     assert not read_question("Nodule.").regions  # unknown: excludes nothing
 
 
+def test_a_differential_names_a_finding_once_by_its_most_specific_name() -> None:
+    """Seen first on dev: "achilles tendon tear, ..., tear" and "pulmonary nodule, ..., nodule" named one finding
+    twice (docs/decisions/2026-11-29-one-name-per-finding.md). A generic concept listed after its specific form is
+    left out; before it, or beside another concept, it stays."""
+    reports = [
+        ("a", "Achilles tendon tear."),
+        ("b", "Complete tear of the Achilles tendon."),
+        ("c", "Tear."),
+        ("d", "Fracture."),
+        ("e", "Rib fracture."),
+        ("f", "Displaced rib fractures."),
+    ]
+    names = [c.diagnosis for c in evidence_differential(reports).candidates]
+    assert names == ["rib fracture", "achilles tendon tear"]
+    generic_first = [("a", "Fracture."), ("b", "Fracture."), ("c", "Rib fracture."), ("d", "Atelectasis.")]
+    assert [c.diagnosis for c in evidence_differential(generic_first).candidates] == [
+        "fracture",
+        "atelectasis",
+        "rib fracture",
+    ]
+
+
 def test_one_far_better_match_can_decide() -> None:
     """Weighed by rank, four weak matches outvote the one strong match; weighed by similarity, it decides."""
     reports = [("r1", "Osteoid osteoma."), *((f"w{i}", "Degenerative changes. Spondylosis.") for i in range(4))]
