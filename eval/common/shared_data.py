@@ -100,3 +100,19 @@ def usable(reports: list[Report]) -> list[Report]:
 def split_reports(data: Path, split: str) -> list[Report]:
     """The usable reports of one split of the shared data: `dev` to choose on, `test` to report once."""
     return usable([r for r in load_shared(data).reports if split_of(r.id) == split])
+
+
+def split_reading_main(
+    doc: str, stem: str, measure: Callable[[str], Any], render: Callable[[Any], str], default: str
+) -> None:
+    """The command line of a measurement that reads one split of the shared reports (the question reader's checks:
+    eval.diagnosis.normal_questions, modality_reading, normal_organs): `--split`, `--name`, `--out`; writes
+    `<stem>_<split>` (or `--name`) and prints its Markdown."""
+    from retriever.reports.splits import SPLITS
+
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--split", choices=SPLITS, default=default)
+    parser.add_argument("--name", help=f"the results' file stem (default: {stem}_<split>)")
+    add_out_option(parser, RESULTS)
+    args = parser.parse_args()
+    print(write_results(args.out / (args.name or f"{stem}_{args.split}"), measure(args.split), render))

@@ -13,12 +13,10 @@ adoption: docs/decisions/2026-11-29-other-studies-modality.md.
 
 from __future__ import annotations
 
-import argparse
 from collections import defaultdict
 
-from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, split_reports, write_results
+from eval.common.shared_data import SHARED_DATA, split_reading_main, split_reports
 from eval.diagnosis.results import ModalityCounts, ModalityReading
-from retriever.reports.splits import SPLITS
 from retriever.search.region import compatible, modalities
 
 #: (report id, field's modality, read before, read now)
@@ -78,11 +76,7 @@ def render(result: ModalityReading) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=SPLITS, default="train")
-    add_out_option(parser, RESULTS)
-    args = parser.parse_args()
-    print(write_results(args.out / f"modality_reading_{args.split}", measure(args.split), render))
+    split_reading_main(__doc__, "modality_reading", measure, render, default="train")
 
 
 if __name__ == "__main__":

@@ -12,11 +12,8 @@ docs/decisions/2026-11-29-normal-organ-rules-out.md.
 
 from __future__ import annotations
 
-import argparse
-
-from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, split_reports, write_results
+from eval.common.shared_data import SHARED_DATA, split_reading_main, split_reports
 from eval.diagnosis.results import NormalOrgans, OrganRule
-from retriever.reports.splits import SPLITS
 
 
 def measure(split: str) -> NormalOrgans:
@@ -62,11 +59,7 @@ def render(result: NormalOrgans) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=SPLITS, default="train")
-    add_out_option(parser, RESULTS)
-    args = parser.parse_args()
-    print(write_results(args.out / f"normal_organs_{args.split}", measure(args.split), render))
+    split_reading_main(__doc__, "normal_organs", measure, render, default="train")
 
 
 if __name__ == "__main__":

@@ -16,14 +16,12 @@ may not be redistributed). Rule and adoption: docs/decisions/2026-11-29-normal-s
 
 from __future__ import annotations
 
-import argparse
 from collections import defaultdict
 
-from eval.common.shared_data import RESULTS, SHARED_DATA, add_out_option, split_reports, write_results
+from eval.common.shared_data import SHARED_DATA, split_reading_main, split_reports
 from eval.diagnosis.normalize import fold, is_normal_statement
 from eval.diagnosis.results import NormalQuestions, Reading
 from retriever.reports.impression import positive_items
-from retriever.reports.splits import SPLITS
 
 
 def measure(split: str) -> NormalQuestions:
@@ -74,13 +72,7 @@ def render(result: NormalQuestions) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=SPLITS, default="dev")
-    parser.add_argument("--name", help="the results' file stem (default: normal_questions_<split>)")
-    add_out_option(parser, RESULTS)
-    args = parser.parse_args()
-    result = measure(args.split)
-    print(write_results(args.out / (args.name or f"normal_questions_{args.split}"), result, render))
+    split_reading_main(__doc__, "normal_questions", measure, render, default="dev")
 
 
 if __name__ == "__main__":
