@@ -62,6 +62,16 @@ NORMAL_ORGAN_RULES_OUT: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
         ),
         frozenset({"rad:mediastinal_widening"}),
     ),
+    (
+        re.compile(
+            r"^(?!.*\b(?:otherwise|remainder|remaining|rest|elsewhere|except|apart|right|left|volumes?)\b)"
+            r".*\b(?:lungs|lung fields)[\s:,]+(?:\w+\s+){0,3}?(?:clear|normal|unremarkable)\b",
+            re.IGNORECASE,
+        ),
+        frozenset(
+            {"rad:pneumonia", "rad:consolidation", "rad:airspace_disease", "rad:infiltrate", "rad:pulmonary_edema"}
+        ),
+    ),
 )
 
 

@@ -60,6 +60,9 @@ def test_a_normal_heart_rules_out_cardiomegaly_as_a_negation_does() -> None:
     for borderline in ("The heart is top normal in size.", "The heart is larger than normal.", "The heart is large."):
         assert "rad:cardiomegaly" not in read_question(borderline).ruled_out, borderline
     assert "rad:cardiomegaly" not in read_question("The heart is normal in size. Cardiomegaly.").ruled_out
+    assert "rad:pneumonia" in read_question("The lungs are clear. No pneumothorax.").ruled_out
+    for partial in ("The right lung is clear.", "The lungs are otherwise clear.", "Low lung volumes, lungs clear."):
+        assert "rad:pneumonia" not in read_question(partial).ruled_out, partial
 
 
 def test_a_chest_radiograph_question_that_mentions_a_prior_ct_keeps_its_radiograph_evidence() -> None:
