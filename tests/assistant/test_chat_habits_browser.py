@@ -130,8 +130,19 @@ def test_arrow_up_recalls_the_last_question(page) -> None:
 def test_regenerate_asks_the_last_question_again_in_its_place(page) -> None:
     _ask(page, EFFUSION_QUERY)
     first = page.inner_text(CHAT)
+    # The old answer goes before the new one comes; the default answer takes a few hundredths of a second, so the
+    # moment without it can fall between two polls: an observer sees every change of the page.
+    page.evaluate(
+        f"""() => {{
+            window.rsCleared = false;
+            new MutationObserver(() => {{
+                const chat = document.querySelector('{CHAT}');
+                if (chat && !chat.innerText.includes('no language model')) window.rsCleared = true;
+            }}).observe(document.body, {{childList: true, subtree: true, characterData: true}});
+        }}"""
+    )
     page.locator(f"{CHAT} .message-buttons").last.get_by_role("button", name="Retry").click()
-    page.wait_for_function(f"() => !document.querySelector('{CHAT}').innerText.includes('no language model')")
+    page.wait_for_function("() => window.rsCleared === true")
     answer_finished(page)
     assert page.locator(f"{CHAT} [data-testid=user]").count() == 1  # replaced, not added
     assert page.locator(f"{CHAT} [data-testid=bot]").count() == 1
