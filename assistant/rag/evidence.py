@@ -162,10 +162,10 @@ def evidence_differential(
         )
         for v in votes.values()
     ]
-    kinds = {concept.id: concept.kind for concept in votes}
-    candidates.sort(key=lambda c: (-c.score * _rank_factor(kinds[c.concept]), -c.count, len(c.diagnosis)))
+    concepts = {concept.id: concept for concept in votes}
+    candidates.sort(key=lambda c: (-c.score * _rank_factor(concepts[c.concept].kind), -c.count, len(c.diagnosis)))
     ruled = {concept.id for concept in votes if rules_out is not None and rules_out(concept)}
-    kept = _named_once([c for c in candidates if c.concept not in ruled], {c.id: c for c in votes}, limit)
+    kept = _named_once([c for c in candidates if c.concept not in ruled], concepts, limit)
     affirmed = {report_id: tuple(c.name for c, _ in linked[report_id]) for report_id, _ in reports}
     return EvidenceDifferential(
         kept,

@@ -23,7 +23,7 @@ from models.atomic import write_atomic
 from models.paths import data_home
 from retriever.reports.ingest import IngestResult, ingest
 from retriever.reports.record import Report
-from retriever.reports.splits import split_of
+from retriever.reports.splits import SPLITS, split_of
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED_DATA_VARIABLE = "RADSEARCH_SHARED_DATA"
@@ -108,8 +108,6 @@ def split_reading_main(
     """The command line of a measurement that reads one split of the shared reports (the question reader's checks:
     eval.diagnosis.normal_questions, modality_reading, normal_organs): `--split`, `--name`, `--out`; writes
     `<stem>_<split>` (or `--name`) and prints its Markdown."""
-    from retriever.reports.splits import SPLITS
-
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--split", choices=SPLITS, default=default)
     parser.add_argument("--name", help=f"the results' file stem (default: {stem}_<split>)")
