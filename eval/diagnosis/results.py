@@ -467,3 +467,17 @@ class NormalOrgans(ResultsFile):
     split: str
     reports: int
     rules: dict[str, OrganRule]
+
+
+@dataclass
+class ConclusionTrialResults(ResultsFile):
+    """eval.diagnosis.conclusion_trial: the evidence answer under each variant of what the question concludes."""
+
+    KIND = "question conclusion trial results"
+
+    cases: int
+    condition: str
+    split: str
+    command: str
+    #: variant -> {"top1", "first_five", "strong", "strong_right", "concluded_answers"} (counts of cases)
+    variants: dict[str, dict[str, int]]

@@ -20,6 +20,7 @@ from eval.common.shared_data import RESULTS
 from eval.concepts.results import LinkerResults
 from eval.diagnosis.results import (
     BuildAgreement,
+    ConclusionTrialResults,
     DiagnosisResults,
     DifferentialQuality,
     GraderValidation,
@@ -45,6 +46,7 @@ KINDS: dict[str, type[ResultsFile]] = {
     "diagnosis_build_agreement.json": BuildAgreement,
     "diagnosis_strength.json": StrengthCalibration,
     "evidence_ranking*.json": RankingResults,
+    "question_concludes_*.json": ConclusionTrialResults,
     "differential_quality.json": DifferentialQuality,
     "diagnosis*.json": DiagnosisResults,
     "grader_validation.json": GraderValidation,
