@@ -42,11 +42,6 @@ _WORD = re.compile(r"\w+")
 #: How much an appearance (a concept of kind "appearance": opacity, lesion, mass) counts against a specific concept:
 #: chosen on the dev cases (docs/decisions/2026-11-28-concept-candidates.md, eval/diagnosis/evidence_ranking.py).
 APPEARANCE = PRESET.answer.evidence_appearance_weight
-#: What a candidate the question's own findings conclude ("... consistent with Bochdalek's hernia") gains in the
-#: ranking (its share, the strength measure, unchanged), and whether a concluded concept no similar report affirms
-#: joins the differential with share 0, ranked at the bonus (docs/decisions/2026-11-29-question-concludes.md).
-CONCLUSION_BONUS = 0.0
-CONCLUSION_JOINS = False
 
 
 @dataclass(frozen=True)
@@ -130,7 +125,6 @@ def evidence_differential(
     scores: Sequence[float] | None = None,
     rules_out: Callable[[Concept], bool] | None = None,
     fits: Callable[[Concept], bool] | None = None,
-    concluded: Sequence[Concept] = (),
     excluded: int = 0,
     groups: Sequence[int] | None = None,
     stored: Sequence[Stored | None] | None = None,
@@ -138,8 +132,7 @@ def evidence_differential(
     """The differential of `reports`, (report id, conclusion) pairs best-ranked first, with their search `scores`
     (needed by a similarity weighting; without them every report scores alike). `rules_out(concept)`: the
     question's own findings rule it out, so it is no candidate (named in `ruled_out`). `fits(concept)`: it occurs in
-    the question's body region; one that does not is no candidate. `concluded`: what the question's findings conclude
-    (`_with_conclusions`). `excluded`: retrieved reports that did not vote.
+    the question's body region; one that does not is no candidate. `excluded`: retrieved reports that did not vote.
     `groups`: each report's near-duplicate group (near_duplicates.py; default: each its own): a group casts one vote
     (`_shared`), and a candidate says how many distinct texts affirm it. A report in `set_aside` (judged on all its
     fields by the caller: assistant.rag.injection.set_aside), or whose conclusion addresses a model, is no evidence:
@@ -170,14 +163,7 @@ def evidence_differential(
         for v in votes.values()
     ]
     concepts = {concept.id: concept for concept in votes}
-    candidates, bonus = _with_conclusions(candidates, concepts, concluded)
-    candidates.sort(
-        key=lambda c: (
-            -c.score * _rank_factor(concepts[c.concept].kind) - bonus.get(c.concept, 0.0),
-            -c.count,
-            len(c.diagnosis),
-        )
-    )
+    candidates.sort(key=lambda c: (-c.score * _rank_factor(concepts[c.concept].kind), -c.count, len(c.diagnosis)))
     ruled = {concept.id for concept in votes if rules_out is not None and rules_out(concept)}
     kept = _named_once([c for c in candidates if c.concept not in ruled], concepts, limit)
     affirmed = {report_id: tuple(c.name for c, _ in linked[report_id]) for report_id, _ in reports}
@@ -190,31 +176,6 @@ def evidence_differential(
         excluded=excluded,
         ruled_out=tuple(c.diagnosis for c in candidates if c.concept in ruled),
     )
-
-
-def _with_conclusions(
-    candidates: list[Candidate], concepts: dict[str, Concept], concluded: Sequence[Concept]
-) -> tuple[list[Candidate], dict[str, float]]:
-    """The candidates, with the concluded concepts no candidate holds when CONCLUSION_JOINS (share 0, no report;
-    added to `concepts`), and each concluded candidate's ranking bonus: a candidate gains CONCLUSION_BONUS when the
-    question concludes its concept or one it names more specifically ("hip fracture" for "fracture")."""
-    if not CONCLUSION_BONUS or not concluded:
-        return candidates, {}
-    bonus = {
-        c.concept: CONCLUSION_BONUS
-        for c in candidates
-        for k in concluded
-        if k.id == c.concept or gives_way(k, concepts[c.concept])
-    }
-    if CONCLUSION_JOINS:
-        held = [concepts[c.concept] for c in candidates if c.concept in bonus]
-        for k in concluded:
-            if not any(k.id == h.id or gives_way(k, h) for h in held):
-                concepts[k.id] = k
-                candidates = [*candidates, Candidate(k.name, 0.0, (), k.id, 0)]
-                bonus[k.id] = CONCLUSION_BONUS
-                held.append(k)
-    return candidates, bonus
 
 
 def _named_once(candidates: list[Candidate], concepts: dict[str, Concept], limit: int) -> tuple[Candidate, ...]:

@@ -10,7 +10,7 @@ module reads the question, once, and the pipeline keeps what the two disagree on
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from assistant.rag.injection import plain
 from retriever.concepts import Concept, affirmed_concepts, affirmed_in, ruled_out_concepts
@@ -43,14 +43,6 @@ _ABNORMAL_WORDS = re.compile(
     r"|spur\w*|osteophyt\w*|degenerat\w*|tortu\w*|ectatic|aneurysm\w*|suspicious|concerning|compatible|consistent"
     r"|suggest\w*|likely|probabl\w*|possibl\w*|may|versus|vs|borderline|larger|smaller|top normal|high normal"
     r"|upper limits? of normal|first limits of normal)\b",
-    re.IGNORECASE,
-)
-#: Words after which findings state their reader's own conclusion ("... most suggestive of a thrombus"): what follows,
-#: to the sentence's end, is what the question concludes (docs/decisions/2026-11-29-question-concludes.md).
-_CONCLUDES = re.compile(
-    r"\b(?:consistent with|compatible with|in keeping with|suggestive of|suggesting|suggests|most likely"
-    r"|likely represents|may represent|probably represents|represents|diagnostic of|characteristic of|typical of"
-    r"|indicative of|concerning for|suspicious for|worrisome for)\b",
     re.IGNORECASE,
 )
 _OPENS_NEGATED = re.compile(r"\W*(?:no|negative for|without)\b", re.IGNORECASE)
@@ -94,9 +86,6 @@ class Question:
     purely_negative: bool
     #: The ids of the concepts its findings name only as ruled out ("No pleural effusion").
     ruled_out: frozenset[str] = frozenset()
-    #: The concepts its findings conclude ("... consistent with Bochdalek's hernia"), in order: neither appearances
-    #: nor concepts it rules out or of another body region (`concluded`).
-    concluded: tuple[Concept, ...] = ()
 
     def rules_out(self, concept: Concept) -> bool:
         """Whether the question's own findings mention `concept` only as ruled out ("No pleural effusion")."""
@@ -117,26 +106,13 @@ class Question:
 
 def read_question(text: str) -> Question:
     """The question `text` as the answer reads it."""
-    question = Question(
+    return Question(
         text=text,
         regions=regions(text),
         modalities=modalities(text),
         purely_negative=_NEGATIVE.search(text) is not None and all(map(_normal_sentence, conclusion_items(text))),
         ruled_out=ruled_out_concepts(plain(text)) | normal_organs_rule_out(text),
     )
-    concluded = [c for c in concluded_concepts(plain(text)) if not question.rules_out(c) and question.fits(c)]
-    return replace(question, concluded=tuple(concluded)) if concluded else question
-
-
-def concluded_concepts(text: str) -> list[Concept]:
-    """The concepts `text`'s findings conclude: those the linker affirms after a cue such as "consistent with" or
-    "most suggestive of", to the sentence's end; an appearance (opacity, lesion, mass) concludes no diagnosis."""
-    found: list[Concept] = []
-    for sentence in conclusion_items(text):
-        cue = _CONCLUDES.search(sentence)
-        if cue is not None:
-            found += [c for c in affirmed_concepts(sentence[cue.end() :]) if c.kind != "appearance"]
-    return list(dict.fromkeys(found))
 
 
 def normal_organs_rule_out(text: str) -> frozenset[str]:

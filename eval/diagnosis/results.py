@@ -471,7 +471,8 @@ class NormalOrgans(ResultsFile):
 
 @dataclass
 class ConclusionTrialResults(ResultsFile):
-    """eval.diagnosis.conclusion_trial: the evidence answer under each variant of what the question concludes."""
+    """The trial of docs/decisions/2026-11-29-question-concludes.md (its script, eval/diagnosis/conclusion_trial.py,
+    lives in the trial's commit c43d681): the evidence answer under each variant of what the question concludes."""
 
     KIND = "question conclusion trial results"
 
