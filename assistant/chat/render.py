@@ -30,6 +30,7 @@ DEGRADED_LABELS = {
     "ruled_out": "the model's diagnosis is ruled out by the findings or the reports it cites",
     "no_evidence": "no similar report affirms a diagnosis",
     "no_abnormality": "no abnormality described: every finding is negated or normal",
+    "no_finding": "no finding described: describe what the images show",
 }
 
 

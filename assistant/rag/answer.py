@@ -27,8 +27,11 @@ MAX_DIFFERENTIAL = 8
 #: Why an answer has no diagnosis; `ruled_out`: the model's diagnosis is negated by the findings or by every report
 #: it cites, and no diagnosis of the evidence is left in its place (assistant/rag/grounding.py); `no_evidence`: an
 #: answer from the evidence alone, and no similar report affirms a diagnosis; `no_abnormality`: the findings describe
-#: nothing abnormal ("No pneumothorax."), so there is no disease to name (assistant/rag/question.py).
-DegradedKind = Literal["backend_unavailable", "timeout", "unparseable", "ruled_out", "no_evidence", "no_abnormality"]
+#: nothing abnormal ("No pneumothorax."), so there is no disease to name; `no_finding`: the question names nothing a
+#: finding is made of ("hello", "N/A"), so nothing is searched (both: assistant/rag/question.py).
+DegradedKind = Literal[
+    "backend_unavailable", "timeout", "unparseable", "ruled_out", "no_evidence", "no_abnormality", "no_finding"
+]
 #: `fallback`: the model was asked to choose among the evidence and its choice could not be read (or named nothing),
 #: so the evidence's best candidate was given (assistant/rag/pipeline.py); benchmarks count these.
 ParseMode = Literal["json", "fenced_json", "embedded_json", "repaired_json", "plain_text", "fallback"]

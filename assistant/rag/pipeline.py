@@ -55,9 +55,9 @@ from assistant.rag.injection import neutralise_tags, set_aside
 from assistant.rag.lc_retriever import documents_to_hits
 from assistant.rag.modes import EVIDENCE_PROMPT_ID, AnswerMode, checked_prompt, mode_of_prompt
 from assistant.rag.prompt_fit import PromptFitter
-from assistant.rag.question import NO_ABNORMALITY, read_question
+from assistant.rag.question import NO_ABNORMALITY, NO_FINDING, read_question
 from assistant.rag.strength import strength
-from assistant.rag.votes import evidence_for
+from assistant.rag.votes import evidence_for, no_evidence_reason
 from assistant.rag.weighting import WEIGHTING, Weighting
 from retriever.search.hit import Hit
 from retriever.search.query import clean_query
@@ -157,9 +157,15 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
         query = clean_query(raw_query)  # EmptyQueryError: bad input, the one case that raises
         history: list[Message] = list(input.get("history") or []) if isinstance(input, Mapping) else []
         base: dict[str, Any] = {"query": query, "notes": [], "timings": {}}
+        question = read_question(query)
+        if question.describes_nothing:  # nothing to search for or diagnose ("hello", "N/A")
+            base |= self._record([], EvidenceDifferential())
+            if streaming and self.retriever is not None:
+                yield Retrieval([], base["evidence"])
+            yield self._degraded(base, "no_finding", NO_FINDING, start)
+            return
         docs = self._retrieve(query, config, base)
         retrieved = documents_to_hits(docs)
-        question = read_question(query)
         evidence = evidence_for(question, retrieved, self.evidence_weighting, set_aside=set_aside(retrieved))
         if evidence.set_aside:
             base["notes"].append(
@@ -175,7 +181,7 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             return
         if self.mode is AnswerMode.EVIDENCE:
             if not choices:
-                yield self._degraded(base, "no_evidence", _no_evidence(len(retrieved), evidence.excluded), start)
+                yield self._degraded(base, "no_evidence", no_evidence_reason(len(retrieved), evidence.excluded), start)
                 return
             proposal: Proposal | Answer = (
                 chosen_output(Choice(choices[0], False), evidence, choices, by_model=False),
@@ -356,17 +362,6 @@ class RagPipeline(Runnable[str | Mapping[str, Any], Answer]):
             degraded_reason=reason,
             **base,
         )
-
-
-def _no_evidence(read: int, excluded: int) -> str:
-    """Why the evidence names no diagnosis: "no similar case in this archive" when most of the reports read are of
-    another body region or modality (a liver question over an archive of knees), else what the reports say."""
-    if excluded * 2 > read:
-        return (
-            f"no similar case in this archive: {excluded} of the {read} most similar reports are of another body "
-            f"region or modality, and the other {read - excluded} affirm no diagnosis of the question's region"
-        )
-    return f"none of the {read} most similar reports affirms a diagnosis (they read as normal, or rule findings out)"
 
 
 def _citations(parsed: ParsedOutput, retrieved: list[Hit], notes: list[str]) -> list[str]:

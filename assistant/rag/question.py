@@ -11,24 +11,36 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from assistant.rag.injection import plain
-from retriever.concepts import Concept, affirmed_concepts, affirmed_in, ruled_out_concepts
+from retriever.concepts import Concept, affirmed_concepts, affirmed_in, default_vocabulary, ruled_out_concepts
+from retriever.concepts.normalize import tokens
 from retriever.negation.rules import negated_ranges
+from retriever.negation.tokens import STOPWORDS
 from retriever.reports.impression import conclusion_items, positive_items
 from retriever.search.region import compatible, concept_regions, modalities, regions
 
 #: What an answer says when the question describes nothing abnormal.
 NO_ABNORMALITY = "no abnormality described"
+#: Why a question that names nothing a finding is made of ("hello", "test", "N/A") gets no diagnosis.
+NO_FINDING = (
+    "no finding described: the question names no finding, organ or study; describe what the images show, e.g. "
+    "'small left pleural effusion'"
+)
+#: Words a question may hold besides its findings: section labels and question words (stopwords aside).
+_NOT_FINDINGS = frozenset({"findings", "finding", "impression", "impressions", "report", "please", "question"})
 #: A negative or normal statement: without one, a text that states nothing abnormal asks (a follow-up such as "Could
 #: it be an empyema?") or recommends, and is no negative question.
-_NEGATIVE = re.compile(r"\b(?:no|not|normal|negative|without|clear|unremarkable|absent|none)\b", re.IGNORECASE)
+_NEGATIVE = re.compile(r"\b(?:no|not|normal|negative|without|clear|unremarkable|absent|none|nil)\b", re.IGNORECASE)
 #: How findings say an organ is normal in words an impression's normal item does not start with ("The heart is
 #: normal in size", "Calibrations of the vascular structures are natural", "Both main bronchi are open").
 #: A bare "no" or "without" is none of them: "... preferentially affected early No contrast enhancement" and "Low
 #: lung volumes without focal consolidation" describe something abnormal beside what they rule out.
 _NORMAL_WORDS = re.compile(
-    r"\b(?:normal|natural|unremarkable|preserved|intact|patent|open|clear|within normal limits|not)\b", re.IGNORECASE
+    r"\b(?:normal|natural|unremarkable|preserved|intact|patent|open|clear|within normal limits|not|none|nil"
+    r"|negative)\b",
+    re.IGNORECASE,
 )
 #: Words that describe something abnormal whatever organ they are about ("Hypoattenuating area along the falciform
 #: ligament; the remaining liver parenchyma is normal", "Decreased attenuation of the pancreas, otherwise normal"):
@@ -86,6 +98,9 @@ class Question:
     purely_negative: bool
     #: The ids of the concepts its findings name only as ruled out ("No pleural effusion").
     ruled_out: frozenset[str] = frozenset()
+    #: It names nothing a finding is made of ("hello", "N/A"): no word of the diagnosis vocabulary, of a body region
+    #: or modality, and none that describes something abnormal. A normal statement ("None.") is purely negative.
+    describes_nothing: bool = False
 
     def rules_out(self, concept: Concept) -> bool:
         """Whether the question's own findings mention `concept` only as ruled out ("No pleural effusion")."""
@@ -106,13 +121,32 @@ class Question:
 
 def read_question(text: str) -> Question:
     """The question `text` as the answer reads it."""
+    where, study = regions(text), modalities(text)
+    purely_negative = _NEGATIVE.search(text) is not None and all(map(_normal_sentence, conclusion_items(text)))
     return Question(
         text=text,
-        regions=regions(text),
-        modalities=modalities(text),
-        purely_negative=_NEGATIVE.search(text) is not None and all(map(_normal_sentence, conclusion_items(text))),
+        regions=where,
+        modalities=study,
+        purely_negative=purely_negative,
         ruled_out=ruled_out_concepts(plain(text)) | normal_organs_rule_out(text),
+        describes_nothing=not (purely_negative or where or study) and _names_nothing(plain(text)),
     )
+
+
+def _names_nothing(text: str) -> bool:
+    """Whether `text` holds no word a finding is made of: none of the diagnosis vocabulary's words (both layers,
+    folded as the linker folds them), and none that describes something abnormal; stopwords, section labels, single
+    letters and bare numbers do not count. docs/decisions/2026-11-29-questions-without-findings.md"""
+    if _ABNORMAL_WORDS.search(text):
+        return False
+    words = {t.word for t in tokens(text) if len(t.word) > 1 and not t.word.isdigit()} - STOPWORDS - _NOT_FINDINGS
+    return not words & _vocabulary_words()
+
+
+@cache
+def _vocabulary_words() -> frozenset[str]:
+    """Every (folded) word of the diagnosis vocabulary's names and synonyms."""
+    return frozenset(word for phrase in default_vocabulary().names() for word in phrase)
 
 
 def normal_organs_rule_out(text: str) -> frozenset[str]:

@@ -1,6 +1,6 @@
 """Which retrieved reports vote in the evidence differential, and how much: the reports of the question's body region
 and modality, weighed by their search scores, near-duplicates sharing one vote, counting only diagnoses of the
-question's region that the question does not rule out.
+question's region that the question does not rule out; and, when none votes for anything, the reason the answer gives.
 
 Why one function: `ask`, the chat and the diagnosis benchmark must read the same evidence from the same hits
 (eval/diagnosis/benchmark.py checks a cached answer against it).
@@ -45,3 +45,14 @@ def evidence_for(
         limit=limit,
         stored=[h.concepts for h in voting],
     )
+
+
+def no_evidence_reason(read: int, excluded: int) -> str:
+    """Why the evidence names no diagnosis: "no similar case in this archive" when most of the reports read are of
+    another body region or modality (a liver question over an archive of knees), else what the reports say."""
+    if excluded * 2 > read:
+        return (
+            f"no similar case in this archive: {excluded} of the {read} most similar reports are of another body "
+            f"region or modality, and the other {read - excluded} affirm no diagnosis of the question's region"
+        )
+    return f"none of the {read} most similar reports affirms a diagnosis (they read as normal, or rule findings out)"

@@ -408,6 +408,10 @@ class Reading(Record):
     abnormal_read_negative: int
     #: Ids of the abnormal studies read as purely negative.
     false_negative_ids: list[str]
+    #: Reports whose findings were read as describing no finding at all (answered "no finding described"), and their
+    #: ids; absent in files written before that reading (docs/decisions/2026-11-29-questions-without-findings.md).
+    read_no_finding: int | None = optional()
+    no_finding_ids: list[str] | None = optional()
 
 
 @dataclass

@@ -49,6 +49,39 @@ def test_a_purely_negative_question_gets_no_disease(pipeline) -> None:
     assert not read_question("Could it be an empyema?").purely_negative  # a follow-up asks, it negates nothing
 
 
+@pytest.mark.parametrize("question", ["None.", "Findings: none.", "Nil.", "Negative."])
+def test_a_question_that_says_none_is_a_normal_study(pipeline, question: str) -> None:
+    """Seen failing first on the demo index: "None." -> "growth arrest lines", "Findings: none." -> "intrauterine
+    pregnancy" (docs/decisions/2026-11-29-questions-without-findings.md)."""
+    answer = pipeline.invoke(question)
+    assert answer.diagnosis is None and answer.degraded_kind == "no_abnormality"
+
+
+@pytest.mark.parametrize("question", ["hello", "test", "What is this?", "N/A", "asdf", "?"])
+def test_a_question_that_describes_no_finding_is_answered_so_and_searches_nothing(pipeline, question: str) -> None:
+    """Seen failing first on the demo index: "hello" -> "hyperlipidemia", "N/A" -> "breast mass", each from one or
+    two unrelated reports."""
+    answer = pipeline.invoke(question)
+    assert answer.diagnosis is None and answer.degraded_kind == "no_finding"
+    assert answer.retrieved == [] and answer.differential == []
+    assert "describe what the images show" in (answer.degraded_reason or "")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Lipoma arborescens",  # a diagnosis the vocabulary may lack, in its own words
+        "Buckling deformity of the anterior cortex",
+        "Stool throughout the colon",  # a region word
+        "Mottled gas pattern",  # a word that describes something abnormal
+        "ill-defined hypoattenuation along the falciform ligament",
+        "CT 2 weeks ago",  # a modality
+    ],
+)
+def test_a_question_with_anything_a_finding_is_made_of_is_searched(question: str) -> None:
+    assert not read_question(question).describes_nothing
+
+
 def test_a_normal_heart_rules_out_cardiomegaly_as_a_negation_does() -> None:
     """Seen failing first: dev case openi:3459, "Heart size normal. ... Calcified nodules consistent with chronic
     granulomatous disease.", was answered "cardiomegaly" (docs/decisions/2026-11-29-normal-organ-rules-out.md)."""
