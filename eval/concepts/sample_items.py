@@ -86,17 +86,20 @@ def sample(reports: list[Report], per_source: int = PER_SOURCE, seed: int = SEED
     return items
 
 
-def sample_more(reports: list[Report], taken: list[Item], per_source: int, seed: int, batch: str) -> list[Item]:
-    """per_source further dev items of each source, drawn with `seed` from the dev items not yet in `taken` (same
-    text, any case): a second dev sample that no tuning has seen, ids "<source>-<batch>-NNN", split "dev"."""
+def sample_more(
+    reports: list[Report], taken: list[Item], per_source: int, seed: int, batch: str, split: str = "dev"
+) -> list[Item]:
+    """per_source further items of each source, drawn with `seed` from the `split` items not yet in `taken` (same
+    text, any case): a further sample that no tuning has seen, ids "<source>-<batch>-NNN" (a second dev sample to
+    tune on, or a second test sample that makes the test split >= 500 items)."""
     rng = random.Random(seed)
     candidates = _candidates(reports)
     items = []
     for source in SOURCES:
         seen = {i.text.lower() for i in taken if i.source == source}
-        pool = [c for c in candidates.get((source, "dev"), []) if c[2].lower() not in seen]
+        pool = [c for c in candidates.get((source, split), []) if c[2].lower() not in seen]
         for n, (report_id, index, text) in enumerate(rng.sample(pool, min(per_source, len(pool))), 1):
-            items.append(Item(f"{source}-{batch}-{n:03d}", source, "dev", report_id, index, text, None))
+            items.append(Item(f"{source}-{batch}-{n:03d}", source, split, report_id, index, text, None))
     return items
 
 
@@ -149,15 +152,16 @@ def main() -> None:
         "--more",
         type=int,
         metavar="N",
-        help="append N new dev items per source to --out (not already in it) instead of drawing the file anew",
+        help="append N new items per source of --split to --out (not already in it) instead of drawing the file anew",
     )
+    parser.add_argument("--split", choices=SPLITS, default="dev", help="the split --more draws from (default: dev)")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--batch", default="dev2", help="id infix of the items --more appends (default: dev2)")
     args = parser.parse_args()
     reports = load_shared().reports
     if args.more:
         taken = load_items(path=args.out)
-        items = taken + sample_more(reports, taken, args.more, args.seed, args.batch)
+        items = taken + sample_more(reports, taken, args.more, args.seed, args.batch, args.split)
     else:
         items = sample(reports, seed=args.seed)
     write_items(items, args.out)
