@@ -33,3 +33,17 @@ class LinkerResults(ResultsFile):
     targets: dict[str, float]
     overall: LinkerScores
     by_source: dict[str, LinkerScores]
+
+
+@dataclass
+class TermListProbe(ResultsFile):
+    """eval.concepts.term_list_probe: how the linker reads each term of a list of radiology terms."""
+
+    KIND = "term list probe results"
+
+    terms: int
+    #: Terms the linker reads as the concept of their own name.
+    own_name: int
+    #: Every other term -> the concept names the linker reads in it (alone).
+    others: dict[str, list[str]]
+    command: str
