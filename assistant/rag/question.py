@@ -98,6 +98,8 @@ class Question:
     purely_negative: bool
     #: The ids of the concepts its findings name only as ruled out ("No pleural effusion").
     ruled_out: frozenset[str] = frozenset()
+    #: The ids of the concepts its findings affirm ("Free air under the right hemidiaphragm": pneumoperitoneum).
+    affirmed: frozenset[str] = frozenset()
     #: It names nothing a finding is made of ("hello", "N/A"): no word of the diagnosis vocabulary, of a body region
     #: or modality, and none that describes something abnormal. A normal statement ("None.") is purely negative.
     describes_nothing: bool = False
@@ -108,8 +110,10 @@ class Question:
 
     def fits(self, concept: Concept) -> bool:
         """Whether `concept` occurs in the question's body region (either side unknown, or they share one): a knee
-        question is never answered with a brain tumour, however the reports that affirm it got in."""
-        return compatible(self.regions, concept_regions(concept.regions))
+        question is never answered with a brain tumour, however the reports that affirm it got in. One the question
+        itself affirms is of its own region, whatever the vocabulary says: a chest radiograph's free air under the
+        diaphragm is pneumoperitoneum (docs/decisions/2026-11-29-what-the-question-names-fits.md)."""
+        return concept.id in self.affirmed or compatible(self.regions, concept_regions(concept.regions))
 
     def admits(self, report_text: str, report_modality: str = "") -> bool:
         """Whether a report may vote for this question: its region and its modality, where both sides name one,
@@ -129,6 +133,7 @@ def read_question(text: str) -> Question:
         modalities=study,
         purely_negative=purely_negative,
         ruled_out=ruled_out_concepts(plain(text)) | normal_organs_rule_out(text),
+        affirmed=frozenset(c.id for c in affirmed_concepts(plain(text))),
         describes_nothing=not (purely_negative or where or study) and _names_nothing(plain(text)),
     )
 

@@ -235,6 +235,17 @@ def test_a_diagnosis_of_another_body_region_is_never_a_candidate() -> None:
     assert {c.diagnosis for c in found.candidates} == {"anterior cruciate ligament tear", "joint effusion"}
 
 
+def test_a_diagnosis_the_question_names_is_of_its_own_region() -> None:
+    """Seen failing first on the demo index: "Free air under the right hemidiaphragm." -> "pneumonia": the
+    hemidiaphragm places the question in the chest, the vocabulary places pneumoperitoneum in the abdomen, so no
+    report could vote for it. Other regions' diagnoses stay out."""
+    question = read_question("Free air under the right hemidiaphragm.")
+    assert question.regions == {"chest"}
+    reports = [("r1", "Pneumoperitoneum."), ("r2", "Right lower lobe pneumonia."), ("r3", "Cholelithiasis.")]
+    found = evidence_differential(reports, fits=question.fits, rules_out=question.rules_out)
+    assert {c.diagnosis for c in found.candidates} == {"pneumoperitoneum", "pneumonia"}
+
+
 def test_an_archive_without_the_questions_region_says_so() -> None:
     """When most of the reports read are of another region and the rest affirm nothing, the answer says that the
     archive holds no similar case, rather than that the reports are normal."""
