@@ -19,7 +19,7 @@ from retriever.concepts.normalize import tokens
 from retriever.negation.rules import negated_ranges
 from retriever.negation.tokens import STOPWORDS
 from retriever.reports.impression import conclusion_items, positive_items
-from retriever.search.region import compatible, concept_regions, modalities, regions
+from retriever.search.region import compatible, concept_regions, modalities, organs, regions
 
 #: What an answer says when the question describes nothing abnormal.
 NO_ABNORMALITY = "no abnormality described"
@@ -98,6 +98,8 @@ class Question:
     purely_negative: bool
     #: The ids of the concepts its findings name only as ruled out ("No pleural effusion").
     ruled_out: frozenset[str] = frozenset()
+    #: The abdominal and pelvic organs it names (retriever.search.region.ORGAN_WORDS).
+    organs: frozenset[str] = frozenset()
     #: The ids of the concepts its findings affirm ("Free air under the right hemidiaphragm": pneumoperitoneum).
     affirmed: frozenset[str] = frozenset()
     #: It names nothing a finding is made of ("hello", "N/A"): no word of the diagnosis vocabulary, of a body region
@@ -110,10 +112,15 @@ class Question:
 
     def fits(self, concept: Concept) -> bool:
         """Whether `concept` occurs in the question's body region (either side unknown, or they share one): a knee
-        question is never answered with a brain tumour, however the reports that affirm it got in. One the question
+        question is never answered with a brain tumour, however the reports that affirm it got in; nor a liver
+        question with a renal mass, when the question names an abdominal organ and the concept's name names others
+        (docs/decisions/2026-11-29-abdominal-organs.md). One the question
         itself affirms is of its own region, whatever the vocabulary says: a chest radiograph's free air under the
         diaphragm is pneumoperitoneum (docs/decisions/2026-11-29-what-the-question-names-fits.md)."""
-        return concept.id in self.affirmed or compatible(self.regions, concept_regions(concept.regions))
+        if concept.id in self.affirmed:
+            return True
+        own = organs(concept.name)
+        return compatible(self.regions, concept_regions(concept.regions)) and compatible(self.organs, own)
 
     def admits(self, report_text: str, report_modality: str = "") -> bool:
         """Whether a report may vote for this question: its region and its modality, where both sides name one,
@@ -134,6 +141,7 @@ def read_question(text: str) -> Question:
         purely_negative=purely_negative,
         ruled_out=ruled_out_concepts(plain(text)) | normal_organs_rule_out(text),
         affirmed=frozenset(c.id for c in affirmed_concepts(plain(text))),
+        organs=organs(text),
         describes_nothing=not (purely_negative or where or study) and _names_nothing(plain(text)),
     )
 

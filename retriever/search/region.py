@@ -60,6 +60,26 @@ MODALITY_WORDS: Mapping[str, str] = {
     r"technetium|tc-99m",
 }
 
+#: Organ of the abdomen and pelvis -> words that name it: one region holds many organs, and a liver question is not
+#: answered with a renal diagnosis (docs/decisions/2026-11-29-abdominal-organs.md).
+ORGAN_WORDS: Mapping[str, str] = {
+    "liver": r"liver|hepat\w*",
+    "biliary": r"gallbladder|biliary|bile ducts?|common duct|cystic duct|cholecyst\w*|choledoch\w*|cholangi\w*|"
+    r"cholelith\w*",
+    "pancreas": r"pancrea\w*",
+    "spleen": r"spleen|splen\w*",
+    "kidney": r"kidneys?|renal|nephr\w*|hydronephro\w*|pyel\w*|ureter\w*|hydroureter\w*|perinephric|perirenal",
+    "adrenal": r"adrenals?",
+    "bowel": r"bowel|colon\w*|colitis|diverticul\w*|append\w*|ileus|intestin\w*|duoden\w*|jejun\w*|ile(?:um|al|itis)|"
+    r"cec(?:um|al)|sigmoid|rect(?:um|al)|enteritis|crohn\w*|intussuscept\w*|volvulus",
+    "stomach": r"stomach|gastric|pylor\w*",
+    "bladder": r"bladder|cystitis",
+    "uterus_ovary": r"uter\w*|endometri\w*|myometri\w*|ovar\w*|adnex\w*|fallopian|fibroids?|leiomyoma\w*|"
+    r"hydrosalpinx",
+    "prostate": r"prostat\w*",
+    "scrotum": r"scrot\w*|testi\w*|epididym\w*|varicocele|hydrocele",
+}
+
 #: Words by which a sentence names another study than its text's own, one it compares with or recommends ("seen on
 #: prior CT", "Comparison is made with radiographs", "upper abdominal MRI is recommended"): such a sentence names no
 #: modality of its text (docs/decisions/2026-11-29-other-studies-modality.md).
@@ -72,6 +92,7 @@ OTHER_STUDY_WORDS = (
 #: Each kind's words as whole-word patterns, matched case-insensitively (fast on ASCII text: any_case.py).
 _REGION = AnyCase({name: rf"\b(?:{words})\b" for name, words in REGION_WORDS.items()})
 _MODALITY = AnyCase({name: rf"\b(?:{words})\b" for name, words in MODALITY_WORDS.items()})
+_ORGAN = AnyCase({name: rf"\b(?:{words})\b" for name, words in ORGAN_WORDS.items()})
 _OTHER_STUDY = AnyCase({"other": rf"\b(?:{OTHER_STUDY_WORDS})\b"})
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+|\n+")
 #: A report's modality field as one of MODALITY_WORDS' names ("CT - noncontrast", "MRI", "Fluoro/angio").
@@ -96,6 +117,11 @@ def _dominant(counts: Counter[str]) -> frozenset[str]:
 def regions(text: str) -> frozenset[str]:
     """The body regions `text` is mostly about (empty: it names none)."""
     return _dominant(_REGION.counts(text))
+
+
+def organs(text: str) -> frozenset[str]:
+    """The abdominal and pelvic organs `text` names (ORGAN_WORDS; empty: none)."""
+    return frozenset(_ORGAN.counts(text))
 
 
 def modalities(text: str, field: str = "", *, other_studies: bool = False) -> frozenset[str]:

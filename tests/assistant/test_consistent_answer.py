@@ -246,6 +246,21 @@ def test_a_diagnosis_the_question_names_is_of_its_own_region() -> None:
     assert {c.diagnosis for c in found.candidates} == {"pneumoperitoneum", "pneumonia"}
 
 
+def test_an_abdominal_question_is_not_answered_with_another_organs_diagnosis() -> None:
+    """Seen failing first on the demo index: "Multiple hypoattenuating liver lesions ... concerning for metastases."
+    -> "renal mass", from abdominal CT reports that matched on "hypoattenuating lesions"."""
+    liver = read_question("Multiple hypoattenuating liver lesions, the largest 2 cm, concerning for metastases.")
+    reports = [
+        ("r1", "Right renal mass. Mild hydronephrosis."),
+        ("r2", "Hepatic metastases. Ascites."),
+        ("r3", "Cirrhosis. Cholelithiasis."),
+    ]
+    found = evidence_differential(reports, fits=liver.fits, rules_out=liver.rules_out)
+    assert {c.diagnosis for c in found.candidates} == {"liver metastases", "ascites", "cirrhosis"}
+    anywhere = read_question("Multiple hypoattenuating lesions, the largest 2 cm.")  # no organ named: all stay
+    assert len(evidence_differential(reports, fits=anywhere.fits).candidates) == 6
+
+
 def test_an_archive_without_the_questions_region_says_so() -> None:
     """When most of the reports read are of another region and the rest affirm nothing, the answer says that the
     archive holds no similar case, rather than that the reports are normal."""
