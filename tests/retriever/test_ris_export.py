@@ -227,7 +227,7 @@ def test_study_dates_of_every_spelling_are_searchable_after_the_next_days_update
     assert _dated_ids(out, "--since", "2026-11-27") == {rid for rid, day in days.items() if day >= date(2026, 11, 27)}
     asked = _assistant(
         "ask",
-        "case",
+        "case of pleural effusion",  # "case" alone names no finding: it would search nothing (no_finding)
         "--index",
         str(out),
         "--prompt",
