@@ -119,8 +119,8 @@ class Question:
         diaphragm is pneumoperitoneum (docs/decisions/2026-11-29-what-the-question-names-fits.md)."""
         if concept.id in self.affirmed:
             return True
-        own = organs(concept.name)
-        return compatible(self.regions, concept_regions(concept.regions)) and compatible(self.organs, own)
+        in_region = compatible(self.regions, concept_regions(concept.regions))
+        return in_region and (not self.organs or compatible(self.organs, _name_organs(concept.name)))
 
     def admits(self, report_text: str, report_modality: str = "") -> bool:
         """Whether a report may vote for this question: its region and its modality, where both sides name one,
@@ -132,17 +132,17 @@ class Question:
 
 def read_question(text: str) -> Question:
     """The question `text` as the answer reads it."""
-    where, study = regions(text), modalities(text)
+    where, study, judged = regions(text), modalities(text), plain(text)
     purely_negative = _NEGATIVE.search(text) is not None and all(map(_normal_sentence, conclusion_items(text)))
     return Question(
         text=text,
         regions=where,
         modalities=study,
         purely_negative=purely_negative,
-        ruled_out=ruled_out_concepts(plain(text)) | normal_organs_rule_out(text),
-        affirmed=frozenset(c.id for c in affirmed_concepts(plain(text))),
+        ruled_out=ruled_out_concepts(judged) | normal_organs_rule_out(text),
+        affirmed=frozenset(c.id for c in affirmed_concepts(judged)),
         organs=organs(text),
-        describes_nothing=not (purely_negative or where or study) and _names_nothing(plain(text)),
+        describes_nothing=not (purely_negative or where or study) and _names_nothing(judged),
     )
 
 
@@ -154,6 +154,13 @@ def _names_nothing(text: str) -> bool:
         return False
     words = {t.word for t in tokens(text) if len(t.word) > 1 and not t.word.isdigit()} - STOPWORDS - _NOT_FINDINGS
     return not words & _vocabulary_words()
+
+
+@cache
+def _name_organs(name: str) -> frozenset[str]:
+    """The organs a concept's preferred name places it in, read once per name: `fits` asks it for every concept of
+    every voting report."""
+    return organs(name)
 
 
 @cache
