@@ -120,11 +120,21 @@ def notes_html(notes: Iterable[str]) -> str:
     return f'<div class="rs-notice rs-info" role="status"><ul>{items}</ul></div>' if items else ""
 
 
+def degraded_heading(answer: Answer) -> str:
+    """"No diagnosis" when the question or its evidence holds none (Answer.no_diagnosis), "No LLM answer" when a
+    part failed: an evidence answer that finds nothing to diagnose asked no model."""
+    return "No diagnosis" if answer.no_diagnosis else "No LLM answer"
+
+
+def degraded_why(answer: Answer) -> str:
+    """Why a degraded answer has no diagnosis, in the words every chat view uses."""
+    return DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")
+
+
 def answer_markdown(answer: Answer) -> str:
     """The chat message for a finished answer; a degraded one says why and lists the top impressions."""
     if answer.degraded:
-        why = DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")
-        lines = [f"**No LLM answer:** {why}."]
+        lines = [f"**{degraded_heading(answer)}:** {degraded_why(answer)}."]
         if answer.retrieved:
             lines += ["", f"Retrieval-only result: {reports_pointer(answer.retrieved)}"]
         return "\n".join([*lines, "", configuration_details(answer)])

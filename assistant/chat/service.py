@@ -346,9 +346,10 @@ class ChatService:
         )
         notice = render.notes_html(answer.notes)
         if answer.degraded:
-            why = render.DEGRADED_LABELS.get(answer.degraded_kind or "", "the language model failed")
             shown = " The retrieval-only result is shown instead." if answer.retrieved else ""
-            notice = render.notice_html("warning", f"No LLM answer: {why}.{shown}", detail=answer.degraded_reason or "")
+            heading, why = render.degraded_heading(answer), render.degraded_why(answer)
+            level = "info" if answer.no_diagnosis else "warning"
+            notice = render.notice_html(level, f"{heading}: {why}.{shown}", detail=answer.degraded_reason or "")
             notice += render.notes_html(answer.notes)
         case = [
             *case,

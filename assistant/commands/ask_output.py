@@ -156,7 +156,7 @@ class DraftPrinter:
 
 def print_answer(answer: Answer, out: Console) -> None:
     """The checked answer (or why there is none), the reports it cites, notes and provenance."""
-    if answer.degraded and answer.degraded_kind in ("no_evidence", "ruled_out", "no_abnormality", "no_finding"):
+    if answer.no_diagnosis:
         body = Text.assemble(("No diagnosis", "bold"), visible(f": {answer.degraded_reason or ''}"))
         out.print(Panel(body, title="no diagnosis", border_style="yellow"))
     elif answer.degraded:

@@ -32,6 +32,10 @@ MAX_DIFFERENTIAL = 8
 DegradedKind = Literal[
     "backend_unavailable", "timeout", "unparseable", "ruled_out", "no_evidence", "no_abnormality", "no_finding"
 ]
+#: The kinds that say something about the question or its evidence, not that a part failed: there is no diagnosis to
+#: give. Every view words them as "No diagnosis", never as a failure of the language model (which no evidence answer
+#: even asks).
+NO_DIAGNOSIS_KINDS: frozenset[str] = frozenset({"ruled_out", "no_evidence", "no_abnormality", "no_finding"})
 #: `fallback`: the model was asked to choose among the evidence and its choice could not be read (or named nothing),
 #: so the evidence's best candidate was given (assistant/rag/pipeline.py); benchmarks count these.
 ParseMode = Literal["json", "fenced_json", "embedded_json", "repaired_json", "plain_text", "fallback"]
@@ -138,6 +142,12 @@ class Answer:
     #: The model's own diagnosis and differential from the findings alone, shown beside weak evidence and labelled as
     #: such (assistant/rag/beside.py): {"diagnosis", "differential", "model_id"}; empty otherwise.
     model_knowledge: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def no_diagnosis(self) -> bool:
+        """Degraded because there is nothing to diagnose or nothing affirms a diagnosis (NO_DIAGNOSIS_KINDS), not
+        because the model or its backend failed."""
+        return self.degraded and self.degraded_kind in NO_DIAGNOSIS_KINDS
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (for `--json` and benchmark result files)."""

@@ -67,6 +67,16 @@ def test_a_question_that_describes_no_finding_is_answered_so_and_searches_nothin
     assert "describe what the images show" in (answer.degraded_reason or "")
 
 
+@pytest.mark.parametrize(("question", "kind"), [("No pneumothorax.", "no_abnormality"), ("hello", "no_finding")])
+def test_every_view_says_no_diagnosis_not_that_a_model_failed(pipeline, question: str, kind: str) -> None:
+    """Seen failing first: the chat said "No LLM answer: no finding described" for an evidence answer, which asks no
+    model; `ask` said "No diagnosis". Both now come from one list (answer.NO_DIAGNOSIS_KINDS)."""
+    answer = pipeline.invoke(question)
+    assert answer.degraded_kind == kind and answer.no_diagnosis
+    assert answer_markdown(answer).startswith("**No diagnosis:**") and "LLM" not in answer_markdown(answer)
+    assert "No diagnosis" in answer_document(answer)
+
+
 @pytest.mark.parametrize(
     "question",
     [
