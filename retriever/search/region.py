@@ -37,10 +37,13 @@ REGION_WORDS: Mapping[str, str] = {
     "abdomen": r"abdomen|abdominal|liver|hepat\w*|gallbladder|biliary|bile ducts?|cholecyst\w*|pancrea\w*|spleen|"
     r"splen\w*|kidneys?|renal|adrenals?|bowel|colon|colonic|appendi\w*|stomach|gastric|duoden\w*|jejun\w*|"
     r"ile(?:um|al)|mesenter\w*|peritone\w*|retroperitone\w*|ascites|portal vein|cecum|cecal|sigmoid|esophag\w*|"
-    r"falciform|ligamentum teres|porta hepatis|omentum|omental",
+    r"falciform|ligamentum teres|porta hepatis|omentum|omental|nephr\w*|hydronephro\w*|pyel\w*|ureter\w*|"
+    r"hydroureter\w*|perinephric|perirenal|colitis|diverticul\w*|ileus|intestin\w*|enteritis|crohn\w*|"
+    r"intussuscept\w*|volvulus|pylor\w*|cholangi\w*|choledoch\w*|cholelith\w*|common duct",
     "pelvis": r"pelvis|pelvic|bladder|uter\w*|endometri\w*|ovar\w*|adnex\w*|prostat\w*|scrot\w*|testic\w*|testis|"
     r"testes|epididym\w*|rectum|rectal|cervix|vagina\w*|seminal|iliac|acetabul\w*|pubic|gestation\w*|fetal|"
-    r"fetus|placent\w*|intrauterine",
+    r"fetus|placent\w*|intrauterine|cystitis|myometri\w*|fallopian|fibroids?|leiomyoma\w*|hydrosalpinx|varicocele|"
+    r"hydrocele",
     "extremity": r"knee|shoulder|elbow|wrist|ankle|hand|foot|feet|finger\w*|toes?|menisc\w*|cruciate|"
     r"collateral ligament|rotator cuff|labr\w*|tendon\w*|femur|femoral head|femoral neck|tibia\w*|fibula\w*|"
     r"humer\w*|radius|ulna\w*|patell\w*|calcane\w*|metatars\w*|metacarp\w*|phalan\w*|carpal|talus|hip joint|"
@@ -60,8 +63,8 @@ MODALITY_WORDS: Mapping[str, str] = {
     r"technetium|tc-99m",
 }
 
-#: Organ of the abdomen and pelvis -> words that name it: one region holds many organs, and a liver question is not
-#: answered with a renal diagnosis (docs/decisions/2026-11-29-abdominal-organs.md).
+#: Organ of the abdomen and pelvis, or structure of the limbs and joints -> words that name it: one region holds many
+#: organs, and a liver question is not answered with a renal diagnosis (docs/decisions/2026-11-29-abdominal-organs.md).
 ORGAN_WORDS: Mapping[str, str] = {
     "liver": r"liver|hepat\w*",
     "biliary": r"gallbladder|biliary|bile ducts?|common duct|cystic duct|cholecyst\w*|choledoch\w*|cholangi\w*|"
@@ -78,6 +81,18 @@ ORGAN_WORDS: Mapping[str, str] = {
     r"hydrosalpinx",
     "prostate": r"prostat\w*",
     "scrotum": r"scrot\w*|testi\w*|epididym\w*|varicocele|hydrocele",
+    # Structures of the limbs and joints: a meniscal question is not answered with a ligament's injury
+    # (docs/decisions/2026-11-29-structures-the-question-names.md). The falciform ligament and the ligamentum teres
+    # are liver anatomy, not ligaments of a joint.
+    "meniscus": r"menisc\w*",
+    "ligament": r"(?<!falciform )ligament(?!um teres)\w*|cruciate|acl|pcl|mcl|lcl|syndesmo\w*",
+    "tendon": r"tendon\w*|tendin\w*|rotator cuff|supraspinatus|infraspinatus|subscapularis|teres minor|achilles",
+    "labrum": r"labr\w*|slap",
+    "bone": r"bones?|osseous|fractur\w*|osteomyelitis|osteopeni\w*|osteoporo\w*|osteonecrosis|ribs?|radius|ulna\w*|"
+    r"tibia\w*|fibula\w*|humer\w*|calcane\w*|metatars\w*|metacarp\w*|phalan\w*|patella\w*|scaphoid|clavicle|"
+    r"scapula\w*|femur|vertebral bod(?:y|ies)",
+    "aorta": r"aort\w*",
+    "heart": r"heart|cardi\w*|coronar\w*|myocardi\w*|pericardi\w*|mitral|tricuspid|atri(?:um|al|a)",
 }
 
 #: Words by which a sentence names another study than its text's own, one it compares with or recommends ("seen on
@@ -120,7 +135,7 @@ def regions(text: str) -> frozenset[str]:
 
 
 def organs(text: str) -> frozenset[str]:
-    """The abdominal and pelvic organs `text` names (ORGAN_WORDS; empty: none)."""
+    """The abdominal and pelvic organs and the limb and joint structures `text` names (ORGAN_WORDS; empty: none)."""
     return frozenset(_ORGAN.counts(text))
 
 
