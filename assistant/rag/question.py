@@ -115,9 +115,9 @@ class Question:
         question is never answered with a brain tumour, however the reports that affirm it got in; nor a liver
         question with a renal mass, when the question names an abdominal organ and the concept's name names others
         (docs/decisions/2026-11-29-abdominal-organs.md), nor a meniscal tear with a ligament's injury (the same for
-        the structures of the limbs, the aorta and the heart: 2026-11-29-structures-the-question-names.md). One the question
-        itself affirms is of its own region, whatever the vocabulary says: a chest radiograph's free air under the
-        diaphragm is pneumoperitoneum (docs/decisions/2026-11-29-what-the-question-names-fits.md)."""
+        the structures of the limbs, the aorta and the heart: 2026-11-29-structures-the-question-names.md). One the
+        question itself affirms is of its own region, whatever the vocabulary says: a chest radiograph's free air
+        under the diaphragm is pneumoperitoneum (docs/decisions/2026-11-29-what-the-question-names-fits.md)."""
         if concept.id in self.affirmed:
             return True
         in_region = compatible(self.regions, concept_regions(concept.regions))
