@@ -121,7 +121,7 @@ def notes_html(notes: Iterable[str]) -> str:
 
 
 def degraded_heading(answer: Answer) -> str:
-    """"No diagnosis" when the question or its evidence holds none (Answer.no_diagnosis), "No LLM answer" when a
+    """ "No diagnosis" when the question or its evidence holds none (Answer.no_diagnosis), "No LLM answer" when a
     part failed: an evidence answer that finds nothing to diagnose asked no model."""
     return "No diagnosis" if answer.no_diagnosis else "No LLM answer"
 
