@@ -74,6 +74,10 @@ def test_effusion_pleural_effusion_and_pleural_effusions_are_one_concept() -> No
         ("Vasogenic edema around the mass in the left frontal lobe", "cerebral edema"),
         ("Interstitial edema", "pulmonary edema"),
         ("Tear of the posterior horn of the medial meniscus", "meniscal tear"),
+        # "Enhancing mass" was a brain tumour's synonym (docs/decisions/2026-11-29-enhancing-is-not-brain.md)
+        ("Heterogeneous enhancing mass in the upper pole of the left kidney", "renal mass"),
+        ("Enhancing lesion in the liver", "liver lesion"),
+        ("Enhancing lesion in the right frontal lobe", "brain tumor"),
     ],
 )
 def test_a_generic_word_takes_the_concept_its_clause_names(text: str, concept: str) -> None:
