@@ -78,6 +78,10 @@ class EvidenceDifferential:
     ruled_out: tuple[str, ...] = ()
     #: Reports read as no evidence because they address a model (issue 51), in rank order.
     set_aside: tuple[str, ...] = ()
+    #: The diagnoses and findings the question describes when no voting report affirms any of them (assistant/rag/
+    #: votes.py): the similar reports are not about what was asked (docs/decisions/2026-11-29-what-no-similar-report-
+    #: affirms.md).
+    unaffirmed: tuple[str, ...] = ()
 
     def support(self, candidate: Candidate) -> str:
         """ "6 of 15 similar reports"; said when it rests on a single report, or on near-identical copies of one."""
@@ -96,6 +100,7 @@ class EvidenceDifferential:
             "excluded": self.excluded,
             "ruled_out": list(self.ruled_out),
             "first_voter": next(iter(self.affirmed), ""),
+            "unaffirmed": list(self.unaffirmed),
             "candidates": [
                 {
                     "diagnosis": c.diagnosis,

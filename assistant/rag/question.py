@@ -123,6 +123,13 @@ class Question:
         in_region = compatible(self.regions, concept_regions(concept.regions))
         return in_region and (not self.organs or compatible(self.organs, _name_organs(concept.name)))
 
+    def described(self) -> tuple[Concept, ...]:
+        """The diagnoses and findings its findings affirm (not the appearances: "opacity", "mass"), by name: what
+        the similar reports should affirm if they are about what it describes."""
+        concepts = default_vocabulary().concepts
+        found = (concepts[i] for i in self.affirmed)
+        return tuple(sorted((c for c in found if c.kind != "appearance"), key=lambda c: c.name))
+
     def admits(self, report_text: str, report_modality: str = "") -> bool:
         """Whether a report may vote for this question: its region and its modality, where both sides name one,
         are the question's."""

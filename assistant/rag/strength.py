@@ -63,9 +63,19 @@ def strength(evidence: Mapping[str, Any], diagnosis: str | None) -> dict[str, An
         return {}
     measure, first_affirms, lead = measures(evidence, diagnosis)
     level = level_of(measure, first_affirms, lead)
-    return {"level": level, "measure": round(measure, 4), "words": WORDS[level]}
+    found = {"level": level, "measure": round(measure, 4), "words": WORDS[level]}
+    return found | ({"unaffirmed": list(evidence["unaffirmed"])} if evidence.get("unaffirmed") else {})
 
 
 def strength_line(answer_strength: Mapping[str, Any]) -> str:
-    """The line every view shows ("Evidence: weak: few similar cases in this archive"), "" when there is none."""
-    return f"Evidence: {answer_strength['words']}" if answer_strength else ""
+    """The line every view shows ("Evidence: weak: few similar cases in this archive"), "" when there is none; and
+    when no similar report affirms what the question describes, that too ("...; none of the similar reports affirms
+    pulmonary embolism, which the question describes"): a statement, not a level
+    (docs/decisions/2026-11-29-what-no-similar-report-affirms.md)."""
+    if not answer_strength:
+        return ""
+    line = f"Evidence: {answer_strength['words']}"
+    if names := answer_strength.get("unaffirmed"):
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+        line += f"; none of the similar reports affirms {listed}, which the question describes"
+    return line

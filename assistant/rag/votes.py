@@ -9,6 +9,7 @@ Why one function: `ask`, the chat and the diagnosis benchmark must read the same
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from assistant.rag.evidence import MAX_CANDIDATES, EvidenceDifferential, evidence_differential
 from assistant.rag.near_duplicates import near_duplicate_groups
@@ -31,7 +32,7 @@ def evidence_for(
     by its conclusion (impression and addendum). `set_aside`: reports that address a model (assistant.rag.injection).
     `share_near_duplicates` off: each near-duplicate votes in full (the comparison of evidence_ranking.py)."""
     voting = [h for h in hits if question.admits(h.report.labelled_text(), h.report.modality)]
-    return evidence_differential(
+    evidence = evidence_differential(
         [(h.report.id, h.report.conclusion) for h in voting],
         set_aside=set_aside,
         weighting=weighting,
@@ -45,6 +46,18 @@ def evidence_for(
         limit=limit,
         stored=[h.concepts for h in voting],
     )
+    return replace(evidence, unaffirmed=unaffirmed(question, evidence))
+
+
+def unaffirmed(question: Question, evidence: EvidenceDifferential) -> tuple[str, ...]:
+    """The names of the diagnoses and findings `question` describes when no report that voted affirms any of them
+    (empty when one does, when it describes none, or when no report voted): then the similar reports are about
+    something else, whatever share of them agrees on the answer."""
+    described = question.described()
+    if not described or not evidence.affirmed:
+        return ()
+    said = {name for names in evidence.affirmed.values() for name in names}
+    return () if any(c.name in said for c in described) else tuple(c.name for c in described)
 
 
 def no_evidence_reason(read: int, excluded: int) -> str:

@@ -365,6 +365,9 @@ class StrengthCalibration(ResultsFile):
     strong_lead: float = 0.0
     #: The same table over the test cases alone: the cut points were chosen on the dev ones.
     levels_test: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Accuracy of the answers that state that no similar report affirms what the question describes, and of the
+    #: others ("stated" / "not stated"; docs/decisions/2026-11-29-what-no-similar-report-affirms.md).
+    unaffirmed: dict[str, dict[str, Any]] | None = None
 
 
 @dataclass

@@ -54,6 +54,7 @@ def measured(condition: str, cases_path: Path, split: str | None) -> list[dict]:
                 "measure": round(measure, 4),
                 "first_affirms": first_affirms,
                 "lead": lead,
+                "unaffirmed": bool(answer.strength.get("unaffirmed")),
             }
         )
     return rows
@@ -111,6 +112,19 @@ def table(rows: list[dict]) -> dict[str, dict]:
     return out
 
 
+def by_statement(rows: list[dict]) -> dict[str, dict]:
+    """Accuracy of the answers that state that no similar report affirms what the question describes, and of the
+    other answers with a diagnosis (docs/decisions/2026-11-29-what-no-similar-report-affirms.md)."""
+    out = {}
+    for key, wanted in (("stated", True), ("not stated", False)):
+        selected = [r for r in rows if r["level"] != "none" and r.get("unaffirmed", False) == wanted]
+        if selected:
+            k = sum(r["correct"] for r in selected)
+            ci = wilson(k, len(selected))
+            out[key] = {"n": len(selected), "correct": k, "accuracy": k / len(selected), "ci95": [ci.low, ci.high]}
+    return out
+
+
 def render(payload: dict) -> str:
     lines = [
         f"# Evidence strength calibration: {payload['name']}",
@@ -131,6 +145,17 @@ def render(payload: dict) -> str:
             "| stated strength | cases | right | top-1 % [95% CI] |",
             "|---|---:|---:|---|",
             *_rows(payload["levels_test"]),
+        ]
+    if payload.get("unaffirmed"):
+        lines += [
+            "",
+            'Answers whose strength line adds "none of the similar reports affirms X, which the question describes" '
+            "(the question's findings affirm diagnoses or findings that no voting report affirms), beside the other "
+            "answers with a diagnosis:",
+            "",
+            "| statement | cases | right | top-1 % [95% CI] |",
+            "|---|---:|---:|---|",
+            *_rows(payload["unaffirmed"]),
         ]
     lines += ["", f"![accuracy by stated strength]({payload['plot']})", ""]
     return "\n".join(lines)
@@ -183,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         "weak_below": WEAK_BELOW,
         "levels": levels,
         "levels_test": table([r for r in rows if r["split"] == "test"]) if args.split is None else {},
+        "unaffirmed": by_statement(rows) if all("unaffirmed" in r for r in rows) else None,
         "plot": plot.name,
         "cases": rows,
     }

@@ -220,6 +220,22 @@ def test_the_strength_words_are_one_function_in_every_view(pipeline) -> None:
     assert strength({"candidates": []}, "own diagnosis")["level"] == "weak" and strength({}, "x") == {}
 
 
+def test_an_answer_says_when_no_similar_report_affirms_what_the_question_describes(pipeline) -> None:
+    """Seen first on the demo index: a pulmonary artery's filling defect was answered "atelectasis", evidence
+    moderate, and nothing said that none of the similar reports is about a pulmonary embolism
+    (docs/decisions/2026-11-29-what-no-similar-report-affirms.md). The level stays what the share says."""
+    answer = pipeline.invoke("Filling defect in the right lower lobe segmental pulmonary artery.")
+    assert answer.diagnosis and answer.strength["unaffirmed"] == ["pulmonary embolism"]
+    assert answer.strength["level"] == level_of(*measures(answer.evidence, answer.diagnosis))
+    said = "none of the similar reports affirms pulmonary embolism, which the question describes"
+    assert said in strength_line(answer.strength) and said in answer_document(answer)
+    assert said in answer_markdown(answer).replace("\\", "")
+    affirmed = pipeline.invoke("Blunted right costophrenic angle, likely a small pleural effusion.")
+    assert "unaffirmed" not in affirmed.strength and "none of the similar" not in strength_line(affirmed.strength)
+    two = strength({"candidates": [{"diagnosis": "x", "score": 0.5}], "unaffirmed": ["a", "b", "c"]}, "x")
+    assert strength_line(two).endswith("affirms a, b or c, which the question describes")
+
+
 def test_strong_evidence_is_a_share_the_best_voting_report_affirms_well_ahead_of_the_runner_up() -> None:
     """The strong level of docs/decisions/2026-11-29-strong-evidence.md: a share alone is not enough."""
     ahead = {"diagnosis": "pneumonia", "score": 0.6, "report_ids": ["r1", "r2"]}
