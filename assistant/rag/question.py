@@ -98,7 +98,7 @@ class Question:
     purely_negative: bool
     #: The ids of the concepts its findings name only as ruled out ("No pleural effusion").
     ruled_out: frozenset[str] = frozenset()
-    #: The abdominal and pelvic organs it names (retriever.search.region.ORGAN_WORDS).
+    #: The organs and structures it names: abdominal, pelvic, of the limbs, the aorta, the heart (region.ORGAN_WORDS).
     organs: frozenset[str] = frozenset()
     #: The ids of the concepts its findings affirm ("Free air under the right hemidiaphragm": pneumoperitoneum).
     affirmed: frozenset[str] = frozenset()

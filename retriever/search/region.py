@@ -63,8 +63,9 @@ MODALITY_WORDS: Mapping[str, str] = {
     r"technetium|tc-99m",
 }
 
-#: Organ of the abdomen and pelvis, or structure of the limbs and joints -> words that name it: one region holds many
-#: organs, and a liver question is not answered with a renal diagnosis (docs/decisions/2026-11-29-abdominal-organs.md).
+#: Organ of the abdomen and pelvis, structure of the limbs and joints, the aorta or the heart -> words that name it: one
+#: region holds many organs, and a liver question is not answered with a renal diagnosis
+#: (docs/decisions/2026-11-29-abdominal-organs.md, 2026-11-29-structures-the-question-names.md).
 ORGAN_WORDS: Mapping[str, str] = {
     "liver": r"liver|hepat\w*",
     "biliary": r"gallbladder|biliary|bile ducts?|common duct|cystic duct|cholecyst\w*|choledoch\w*|cholangi\w*|"
@@ -135,7 +136,7 @@ def regions(text: str) -> frozenset[str]:
 
 
 def organs(text: str) -> frozenset[str]:
-    """The abdominal and pelvic organs and the limb and joint structures `text` names (ORGAN_WORDS; empty: none)."""
+    """The organs and structures `text` names (ORGAN_WORDS; empty: none)."""
     return frozenset(_ORGAN.counts(text))
 
 
