@@ -15,6 +15,8 @@ from assistant.rag.evidence import MAX_CANDIDATES, EvidenceDifferential, evidenc
 from assistant.rag.near_duplicates import near_duplicate_groups
 from assistant.rag.question import Question
 from assistant.rag.weighting import WEIGHTING, Weighting
+from retriever.concepts import affirmed_concepts
+from retriever.reports.judged_text import plain
 from retriever.search.hit import Hit
 
 
@@ -46,18 +48,26 @@ def evidence_for(
         limit=limit,
         stored=[h.concepts for h in voting],
     )
-    return replace(evidence, unaffirmed=unaffirmed(question, evidence))
+    return replace(evidence, unaffirmed=unaffirmed(question, evidence, voting))
 
 
-def unaffirmed(question: Question, evidence: EvidenceDifferential) -> tuple[str, ...]:
-    """The names of the diagnoses and findings `question` describes when no report that voted affirms any of them
-    (empty when one does, when it describes none, or when no report voted): then the similar reports are about
-    something else, whatever share of them agrees on the answer."""
+def unaffirmed(question: Question, evidence: EvidenceDifferential, voting: Sequence[Hit]) -> tuple[str, ...]:
+    """The names of the diagnoses and findings `question` describes when no report that voted affirms any of them,
+    in its conclusion or in its findings (empty when one does, when it describes none, or when no report voted):
+    then the similar reports are about something else, whatever share of them agrees on the answer. Their findings
+    are read only when no conclusion affirms one: an impression concludes "cholecystitis" over findings that
+    describe the thickened wall the question describes (docs/decisions/2026-11-29-what-no-similar-report-affirms.md)."""
     described = question.described()
     if not described or not evidence.affirmed:
         return ()
-    said = {name for names in evidence.affirmed.values() for name in names}
-    return () if any(c.name in said for c in described) else tuple(c.name for c in described)
+    concluded = {name for names in evidence.affirmed.values() for name in names}
+    if any(c.name in concluded for c in described):
+        return ()
+    wanted = {c.id for c in described}
+    findings = (h.report.findings for h in voting if h.report.id in evidence.affirmed and h.report.findings)
+    if any(wanted & {c.id for c in affirmed_concepts(plain(text))} for text in findings):
+        return ()
+    return tuple(c.name for c in described)
 
 
 def no_evidence_reason(read: int, excluded: int) -> str:

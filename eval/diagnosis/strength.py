@@ -150,8 +150,8 @@ def render(payload: dict) -> str:
         lines += [
             "",
             'Answers whose strength line adds "none of the similar reports affirms X, which the question describes" '
-            "(the question's findings affirm diagnoses or findings that no voting report affirms), beside the other "
-            "answers with a diagnosis:",
+            "(the question's findings affirm diagnoses or findings that no voting report affirms, in its conclusion "
+            "or its findings), beside the other answers with a diagnosis:",
             "",
             "| statement | cases | right | top-1 % [95% CI] |",
             "|---|---:|---:|---|",

@@ -236,6 +236,24 @@ def test_an_answer_says_when_no_similar_report_affirms_what_the_question_describ
     assert strength_line(two).endswith("affirms a, b or c, which the question describes")
 
 
+def test_a_similar_report_whose_findings_describe_it_is_about_what_the_question_describes() -> None:
+    """Seen first on the README's example: "gallbladder wall thickening ..." -> "cholecystitis" said that no similar
+    report affirms the thickened wall, true of impressions that conclude the diagnosis, false of reports whose
+    findings describe it (docs/decisions/2026-11-29-what-no-similar-report-affirms.md)."""
+    from assistant.rag.votes import evidence_for
+    from retriever.search.hit import Hit
+
+    def hits(findings: str) -> list[Hit]:
+        report = Report("g1", findings=findings, impression="Acute cholecystitis.")
+        return [Hit(rank=1, score=0.9, field="findings", report=report)]
+
+    question = read_question("Gallbladder wall thickening with pericholecystic fluid.")
+    described = hits("The gallbladder wall is thickened. Gallbladder wall thickening of 6 mm. Pericholecystic fluid.")
+    assert evidence_for(question, described).unaffirmed == ()
+    negated = hits("No gallbladder wall thickening. Sludge in the gallbladder.")
+    assert evidence_for(question, negated).unaffirmed == ("gallbladder wall thickening",)
+
+
 def test_strong_evidence_is_a_share_the_best_voting_report_affirms_well_ahead_of_the_runner_up() -> None:
     """The strong level of docs/decisions/2026-11-29-strong-evidence.md: a share alone is not enough."""
     ahead = {"diagnosis": "pneumonia", "score": 0.6, "report_ids": ["r1", "r2"]}
