@@ -143,8 +143,8 @@ def evidence_differential(
     question's own findings rule it out, so it is no candidate (named in `ruled_out`). `fits(concept)`: it occurs in
     the question's body region; one that does not is no candidate. `describes(concept)`: the question's findings
     affirm it; a finding they do not describe ranks lower (UNDESCRIBED). `excluded`: retrieved reports that did not
-    vote. `groups`: each report's near-duplicate group (near_duplicates.py; default: each its own): a group casts one vote
-    (`_shared`), and a candidate says how many distinct texts affirm it. A report in `set_aside` (judged on all its
+    vote. `groups`: each report's near-duplicate group (near_duplicates.py; default: each its own): a group casts one
+    vote (`_shared`), and a candidate says how many distinct texts affirm it. A report in `set_aside` (judged on all its
     fields by the caller: assistant.rag.injection.set_aside), or whose conclusion addresses a model, is no evidence:
     it is left out and named in the differential's `set_aside`. `stored`: each one's stored concepts (Hit.concepts)."""
     scores = list(scores) if scores is not None else [1.0] * len(reports)
