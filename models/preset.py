@@ -73,13 +73,8 @@ class AnswerPreset:
     #: How much an appearance (a concept of kind "appearance": opacity, lesion, mass) counts against a specific
     #: concept when the evidence ranks its candidates (assistant/rag/evidence.py).
     evidence_appearance_weight: float = 1.0
-    #: How much a finding or appearance the question's own findings do not describe counts when the evidence ranks
-    #: its candidates: what the similar studies also showed, not what explains the question
-    #: (docs/decisions/2026-11-29-findings-the-question-does-not-describe.md).
-    evidence_undescribed_finding_weight: float = 1.0
     chosen_by: str = ""
     evidence_appearance_weight_chosen_by: str = ""
-    evidence_undescribed_finding_weight_chosen_by: str = ""
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,6 @@ _WORD = re.compile(r"\w+")
 #: How much an appearance (a concept of kind "appearance": opacity, lesion, mass) counts against a specific concept:
 #: chosen on the dev cases (docs/decisions/2026-11-28-concept-candidates.md, eval/diagnosis/evidence_ranking.py).
 APPEARANCE = PRESET.answer.evidence_appearance_weight
-#: How much a finding or appearance the question does not describe counts in the ranking, on top of APPEARANCE
-#: (docs/decisions/2026-11-29-findings-the-question-does-not-describe.md); its share, the strength, is unchanged.
-UNDESCRIBED = PRESET.answer.evidence_undescribed_finding_weight
 
 
 @dataclass(frozen=True)
@@ -133,7 +130,6 @@ def evidence_differential(
     scores: Sequence[float] | None = None,
     rules_out: Callable[[Concept], bool] | None = None,
     fits: Callable[[Concept], bool] | None = None,
-    describes: Callable[[Concept], bool] | None = None,
     excluded: int = 0,
     groups: Sequence[int] | None = None,
     stored: Sequence[Stored | None] | None = None,
@@ -141,10 +137,9 @@ def evidence_differential(
     """The differential of `reports`, (report id, conclusion) pairs best-ranked first, with their search `scores`
     (needed by a similarity weighting; without them every report scores alike). `rules_out(concept)`: the
     question's own findings rule it out, so it is no candidate (named in `ruled_out`). `fits(concept)`: it occurs in
-    the question's body region; one that does not is no candidate. `describes(concept)`: the question's findings
-    affirm it; a finding they do not describe ranks lower (UNDESCRIBED). `excluded`: retrieved reports that did not
-    vote. `groups`: each report's near-duplicate group (near_duplicates.py; default: each its own): a group casts one
-    vote (`_shared`), and a candidate says how many distinct texts affirm it. A report in `set_aside` (judged on all its
+    the question's body region; one that does not is no candidate. `excluded`: retrieved reports that did not vote.
+    `groups`: each report's near-duplicate group (near_duplicates.py; default: each its own): a group casts one vote
+    (`_shared`), and a candidate says how many distinct texts affirm it. A report in `set_aside` (judged on all its
     fields by the caller: assistant.rag.injection.set_aside), or whose conclusion addresses a model, is no evidence:
     it is left out and named in the differential's `set_aside`. `stored`: each one's stored concepts (Hit.concepts)."""
     scores = list(scores) if scores is not None else [1.0] * len(reports)
@@ -173,7 +168,7 @@ def evidence_differential(
         for v in votes.values()
     ]
     concepts = {concept.id: concept for concept in votes}
-    candidates.sort(key=lambda c: (-c.score * _rank_factor(concepts[c.concept], describes), -c.count, len(c.diagnosis)))
+    candidates.sort(key=lambda c: (-c.score * _rank_factor(concepts[c.concept].kind), -c.count, len(c.diagnosis)))
     ruled = {concept.id for concept in votes if rules_out is not None and rules_out(concept)}
     kept = _named_once([c for c in candidates if c.concept not in ruled], concepts, limit)
     affirmed = {report_id: tuple(c.name for c, _ in linked[report_id]) for report_id, _ in reports}
@@ -215,14 +210,9 @@ def _linked(
     return linked
 
 
-def _rank_factor(concept: Concept, describes: Callable[[Concept], bool] | None = None) -> float:
-    """An appearance ranks as if it had APPEARANCE of its share, and a finding or appearance the question does not
-    describe (`describes`, when the question is known) UNDESCRIBED of it besides (its `score` stays the share: the
-    strength)."""
-    factor = APPEARANCE if concept.kind == "appearance" else 1.0
-    if describes is not None and concept.kind in ("finding", "appearance") and not describes(concept):
-        factor *= UNDESCRIBED
-    return factor
+def _rank_factor(kind: str) -> float:
+    """An appearance ranks as if it had APPEARANCE of its share (its `score` stays the share: the strength)."""
+    return APPEARANCE if kind == "appearance" else 1.0
 
 
 def _shared(weights: Sequence[float], members: Sequence[tuple[int, str]]) -> list[float]:

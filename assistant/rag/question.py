@@ -123,10 +123,6 @@ class Question:
         in_region = compatible(self.regions, concept_regions(concept.regions))
         return in_region and (not self.organs or compatible(self.organs, _name_organs(concept.name)))
 
-    def describes(self, concept: Concept) -> bool:
-        """Whether its findings affirm `concept`."""
-        return concept.id in self.affirmed
-
     def described(self) -> tuple[Concept, ...]:
         """The diagnoses and findings its findings affirm (not the appearances: "opacity", "mass"), by name: what
         the similar reports should affirm if they are about what it describes."""

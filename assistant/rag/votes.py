@@ -44,7 +44,6 @@ def evidence_for(
         else None,
         rules_out=question.rules_out,
         fits=question.fits,
-        describes=question.describes,
         excluded=len(hits) - len(voting),
         limit=limit,
         stored=[h.concepts for h in voting],

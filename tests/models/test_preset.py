@@ -30,7 +30,6 @@ TUNED = {
     "DEFAULT_GGUF": PRESET.answer.llm,
     "WEIGHTING": PRESET.answer.evidence_weighting,
     "APPEARANCE": PRESET.answer.evidence_appearance_weight,
-    "UNDESCRIBED": PRESET.answer.evidence_undescribed_finding_weight,
 }
 
 
