@@ -101,28 +101,28 @@ def _level(row: dict) -> str:
 def table(rows: list[dict]) -> dict[str, dict]:
     """Accuracy by stated level (at today's cut points, from each answer's measure, first voting report and lead),
     strongest first."""
-
-    out = {}
-    for level in ("strong", "moderate", "weak", "none"):
-        selected = [r for r in rows if (_level(r) if r["level"] != "none" else "none") == level]
-        if selected:
-            k = sum(r["correct"] for r in selected)
-            ci = wilson(k, len(selected))
-            out[level] = {"n": len(selected), "correct": k, "accuracy": k / len(selected), "ci95": [ci.low, ci.high]}
-    return out
+    bins = {
+        level: [r for r in rows if (_level(r) if r["level"] != "none" else "none") == level]
+        for level in ("strong", "moderate", "weak", "none")
+    }
+    return {level: _accuracy(selected) for level, selected in bins.items() if selected}
 
 
 def by_statement(rows: list[dict]) -> dict[str, dict]:
     """Accuracy of the answers that state that no similar report affirms what the question describes, and of the
     other answers with a diagnosis (docs/decisions/2026-11-29-what-no-similar-report-affirms.md)."""
-    out = {}
-    for key, wanted in (("stated", True), ("not stated", False)):
-        selected = [r for r in rows if r["level"] != "none" and r.get("unaffirmed", False) == wanted]
-        if selected:
-            k = sum(r["correct"] for r in selected)
-            ci = wilson(k, len(selected))
-            out[key] = {"n": len(selected), "correct": k, "accuracy": k / len(selected), "ci95": [ci.low, ci.high]}
-    return out
+    bins = {
+        key: [r for r in rows if r["level"] != "none" and r.get("unaffirmed", False) == wanted]
+        for key, wanted in (("stated", True), ("not stated", False))
+    }
+    return {key: _accuracy(selected) for key, selected in bins.items() if selected}
+
+
+def _accuracy(selected: list[dict]) -> dict:
+    """How many of `selected` answers are right, with a Wilson 95% interval: one cell of a table."""
+    k = sum(r["correct"] for r in selected)
+    ci = wilson(k, len(selected))
+    return {"n": len(selected), "correct": k, "accuracy": k / len(selected), "ci95": [ci.low, ci.high]}
 
 
 def render(payload: dict) -> str:
