@@ -11,6 +11,11 @@ source. Items with no gold concept count too: anything linked there is a false p
     python -m eval.concepts.linker_benchmark               # the test split, once: eval/results/concept_linker.*
     python -m eval.concepts.linker_benchmark --split dev --batch dev2 --name concept_linker_dev2_first
                                                            # one drawn batch alone (e.g. before tuning on it)
+    python -m eval.concepts.linker_benchmark --gold first  # against the first annotator's reading alone
+
+The gold is by default the adjudicated labels (`final`: two blind readings, their differences adjudicated,
+docs/decisions/2026-11-29-linker-gold-read-twice.md); `--gold first` scores against the first reading, as every
+result before that record was scored.
 
 The Markdown lists each wrong item by id and concept names only (no report text: most sources may not be
 redistributed).
@@ -30,6 +35,12 @@ from retriever.concepts.normalize import key
 
 TARGET_PRECISION = 0.97
 TARGET_RECALL = 0.90
+#: What each reading's labels are, as the results say it.
+GOLD_WORDS = {
+    "first": "the first annotator's labels",
+    "second": "the second annotator's blind labels",
+    "final": "the adjudicated labels (two blind readings, their differences decided by a third reader)",
+}
 
 
 def gold_ids(names: Sequence[str]) -> set[str]:
@@ -38,13 +49,13 @@ def gold_ids(names: Sequence[str]) -> set[str]:
     return {table.get(key(name), f"unknown:{name}") for name in names}
 
 
-def score(items: list[Item]) -> dict[str, Any]:
-    """Pooled counts, precision and recall, and the wrong items."""
+def score(items: list[Item], reading: str = "first") -> dict[str, Any]:
+    """Pooled counts, precision and recall against the labels of `reading` (Item.gold), and the wrong items."""
     concepts = default_vocabulary().concepts
     correct = predicted = gold = 0
     errors = []
     for item in items:
-        expected = gold_ids(item.concepts or ())
+        expected = gold_ids(item.gold(reading) or ())
         found = {c.id for c in affirmed_in(item.text)}
         correct += len(expected & found)
         predicted += len(found)
@@ -69,20 +80,25 @@ def score(items: list[Item]) -> dict[str, Any]:
     }
 
 
-def run(split: str, batch: str | None = None) -> dict[str, Any]:
-    """The split's items (only those of one drawn batch, ids "<source>-<batch>-NNN", when `batch` is given)."""
+def run(split: str, batch: str | None = None, reading: str = "final") -> dict[str, Any]:
+    """The split's items (only those of one drawn batch, ids "<source>-<batch>-NNN", when `batch` is given), scored
+    against the labels of `reading`."""
     items = [i for i in load_items() if i.split == split and (batch is None or f"-{batch}-" in i.id)]
     if not items:
         raise SystemExit(f"no {split} items{f' of batch {batch}' if batch else ''} in the items file")
-    unlabelled = [i.id for i in items if i.concepts is None]
+    unlabelled = [i.id for i in items if i.gold(reading) is None]
     if unlabelled:
-        raise SystemExit(f"{len(unlabelled)} items are not labelled yet (first: {unlabelled[0]})")
-    by_source = {s: score([i for i in items if i.source == s]) for s in SOURCES}
+        raise SystemExit(
+            f"{len(unlabelled)} items have no {reading!r} labels yet (first: {unlabelled[0]}); "
+            "`--gold first` scores against the first annotator's reading"
+        )
+    by_source = {s: score([i for i in items if i.source == s], reading) for s in SOURCES}
     return {
         "split": split if batch is None else f"{split}, batch {batch} only",
         "definition": "pairs (item, concept); precision = correct/predicted, recall = correct/gold, pooled",
         "targets": {"precision": TARGET_PRECISION, "recall": TARGET_RECALL},
-        "overall": score(items),
+        "gold": reading,
+        "overall": score(items, reading),
         "by_source": by_source,
     }
 
@@ -97,9 +113,9 @@ def render(result: dict[str, Any]) -> str:
         f"# Diagnosis linker on hand-labelled impression items ({result['split']} split)",
         "",
         "Each (item, concept) pair counts once; precision = correct / predicted pairs, recall = correct / gold pairs,",
-        "pooled over items. Gold: the annotator's concept names read through the vocabulary's name table",
-        "(eval/datasets/concept_items.md); predicted: `retriever.concepts.affirmed_in(item)`. Written by",
-        "`eval/concepts/linker_benchmark.py`.",
+        f"pooled over items. Gold: {GOLD_WORDS[result.get('gold') or 'first']}, concept names read through the",
+        "vocabulary's name table (eval/datasets/concept_items.md); predicted: `retriever.concepts.affirmed_in(item)`.",
+        "Written by `eval/concepts/linker_benchmark.py`.",
         "",
         f"| source | items | gold pairs | predicted | correct | precision (target {TARGET_PRECISION}) "
         f"| recall (target {TARGET_RECALL}) |",
@@ -122,11 +138,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=SPLITS, default="test")
     parser.add_argument("--batch", help="only the items of this drawn batch (e.g. dev2: ids <source>-dev2-NNN)")
+    parser.add_argument("--gold", choices=sorted(GOLD_WORDS), default="final", help="whose labels (default: final)")
     parser.add_argument("--name", help="the results' file stem (default: concept_linker[_dev])")
     add_out_option(parser, RESULTS)
     args = parser.parse_args()
-    result = LinkerResults.from_json(run(args.split, args.batch))  # checked against the record before it is written
-    stem = args.name or ("concept_linker" if args.split == "test" else f"concept_linker_{args.split}")
+    # checked against the record before it is written
+    result = LinkerResults.from_json(run(args.split, args.batch, args.gold))
+    default = "concept_linker" if args.split == "test" else f"concept_linker_{args.split}"
+    stem = args.name or (default if args.gold == "final" else f"{default}_{args.gold}")
     print(write_results(args.out / stem, result, lambda r: render(r.to_json())))
 
 

@@ -33,6 +33,8 @@ class LinkerResults(ResultsFile):
     targets: dict[str, float]
     overall: LinkerScores
     by_source: dict[str, LinkerScores]
+    #: Whose labels were the gold ("first", "second", "final"); absent in files written before there was a choice.
+    gold: str | None = optional()
 
 
 @dataclass
@@ -47,3 +49,30 @@ class TermListProbe(ResultsFile):
     #: Every other term -> the concept names the linker reads in it (alone).
     others: dict[str, list[str]]
     command: str
+
+
+@dataclass
+class AgreementScores(Record):
+    """Two readings' pooled (item, concept) pairs: the second scored against the first."""
+
+    items: int
+    #: Items whose two readings name the same concepts.
+    same_items: int
+    first_pairs: int
+    second_pairs: int
+    agreed_pairs: int
+    precision: float | None
+    recall: float | None
+    #: Of the items the readings differ on, how many final labels are the first reading, the second, or neither.
+    adjudicated_as: dict[str, int] | None = optional()
+
+
+@dataclass
+class AnnotatorAgreement(ResultsFile):
+    """eval.concepts.agreement: how far two blind hand readings of the linker's items agree."""
+
+    KIND = "annotator agreement results"
+
+    definition: str
+    #: "all", "<split>", "<split> <source>" -> the agreement of those items.
+    groups: dict[str, AgreementScores]

@@ -45,6 +45,14 @@ class Item:
     index: int
     text: str
     concepts: tuple[str, ...] | None
+    #: A second annotator's blind reading, and the adjudicated labels
+    #: (docs/decisions/2026-11-29-linker-gold-read-twice.md).
+    second: tuple[str, ...] | None = None
+    final: tuple[str, ...] | None = None
+
+    def gold(self, reading: str) -> tuple[str, ...] | None:
+        """The labels of one reading: "first" (the first annotator's), "second" or "final" (adjudicated)."""
+        return {"first": self.concepts, "second": self.second, "final": self.final}[reading]
 
 
 def split_of(report_id: str) -> str:
@@ -115,6 +123,9 @@ def _row(item: Item) -> dict[str, object]:
     if item.source in TEXT_SOURCES:
         row["text"] = item.text
     row["concepts"] = None if item.concepts is None else list(item.concepts)
+    for name, labels in (("second", item.second), ("final", item.final)):
+        if labels is not None:
+            row[name] = list(labels)
     return row
 
 
@@ -140,8 +151,8 @@ def load_items(data_folder: Path | None = None, path: Path = ITEMS_FILE) -> list
         text = found[row["index"]] if row["index"] < len(found) else ""
         if text_sha1(text) != row["sha1"]:
             raise ValueError(f"{where}: item {row['index']} of the report is no longer the labelled text")
-        concepts = None if row["concepts"] is None else tuple(row["concepts"])
-        items.append(Item(row["id"], row["source"], row["split"], row["report_id"], row["index"], text, concepts))
+        labels = {k: None if row.get(k) is None else tuple(row[k]) for k in ("concepts", "second", "final")}
+        items.append(Item(row["id"], row["source"], row["split"], row["report_id"], row["index"], text, **labels))
     return items
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from eval.common.records import Record, ResultsFile, key, optional, rest
 from eval.common.shared_data import RESULTS
-from eval.concepts.results import LinkerResults, TermListProbe
+from eval.concepts.results import AnnotatorAgreement, LinkerResults, TermListProbe
 from eval.diagnosis.results import (
     BuildAgreement,
     ConclusionTrialResults,
@@ -58,6 +58,7 @@ KINDS: dict[str, type[ResultsFile]] = {
     "negation.json": EncoderPairs,
     "negation_detection.json": Detection,
     "concept_linker*.json": LinkerResults,
+    "concept_annotator_agreement.json": AnnotatorAgreement,
     "term_list_probe.json": TermListProbe,
     "negation_real_pairs*.json": RealPairs,
     "negated_hits.json": NegatedHits,
