@@ -1,16 +1,17 @@
 """The second reading and the adjudication of the linker's hand-labelled items, into eval/datasets/concept_items.jsonl.
 
-    python -m eval.concepts.readings second DIR          # DIR/second_<split>_<source>.jsonl -> each item's `second`
+    python -m eval.concepts.readings first FILE...       # an unlabelled batch's first reading -> `concepts`
+    python -m eval.concepts.readings second FILE...      # a second reading -> each item's `second`
     python -m eval.concepts.readings disagreements FILE  # the items whose readings differ, for a third reader
-    python -m eval.concepts.readings final FILE          # the third reader's labels -> each item's `final`
+    python -m eval.concepts.readings final FILE...       # the third readers' labels -> each item's `final`
 
-Why: docs/decisions/2026-11-29-linker-gold-read-twice.md. A second annotator reads every item blind (its id and
-text only) and writes one JSON line per item, {"id", "concepts"}, per split and source. Items whose two readings name
-the same concepts (through the vocabulary's name table) keep them as final; the others are written, with their text
-and the two label sets in a seeded random order under the neutral names "X" and "Y", for a third reader, whose
-{"id", "concepts"} lines become their final labels. Every step checks that no item is missing or unknown: a gold
-standard with a silently dropped label would measure nothing. The files hold report text, so they stay outside the
-repository.
+Why: docs/decisions/2026-11-29-linker-gold-read-twice.md. A second annotator reads every item blind (its id
+and text only) and writes one JSON line per item, {"id", "concepts"} (a file per split and source). Items whose
+two readings name the same concepts (through the vocabulary's name table) keep them as final; the others are
+written, with their text and the two label sets in a seeded random order under the neutral names "X" and "Y", for a
+third reader, whose {"id", "concepts"} lines become their final labels. Every step checks that no item is missing
+or unknown: a gold standard with a silently dropped label would measure nothing. The files hold report text, so
+they stay outside the repository.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from eval.concepts.linker_benchmark import gold_ids
-from eval.concepts.sample_items import ITEMS_FILE, SOURCES, SPLITS, Item, load_items, write_items
+from eval.concepts.sample_items import ITEMS_FILE, Item, load_items, write_items
 
 SEED = 2911
 
@@ -55,13 +56,23 @@ def _apply(items: list[Item], labels: dict[str, tuple[str, ...]], field: str, wa
     return [replace(i, **{field: labels[i.id]}) if i.id in labels else i for i in items]
 
 
-def second(items: list[Item], folder: Path) -> list[Item]:
-    """Every item's second reading from `folder`/second_<split>_<source>.jsonl."""
+def read_all(paths: list[Path]) -> dict[str, tuple[str, ...]]:
+    """The labels of several files; ValueError when two label one item."""
     labels: dict[str, tuple[str, ...]] = {}
-    for split in SPLITS:
-        for source in SOURCES:
-            labels |= read_labels(folder / f"second_{split}_{source}.jsonl")
-    return _apply(items, labels, "second", {i.id for i in items})
+    for path in paths:
+        found = read_labels(path)
+        if twice := sorted(set(found) & set(labels)):
+            raise ValueError(f"{path}: {twice[0]} is labelled in an earlier file too")
+        labels |= found
+    return labels
+
+
+def reading(items: list[Item], labels: dict[str, tuple[str, ...]], field: str) -> list[Item]:
+    """`items` with the labels of one reading ("concepts": the first, or "second") set for the labelled ids; a first
+    reading never replaces one already there."""
+    if field == "concepts" and (labelled := sorted(i.id for i in items if i.id in labels and i.concepts is not None)):
+        raise SystemExit(f"{len(labelled)} items already have a first reading (first: {labelled[0]})")
+    return _apply(items, labels, field, set(labels))
 
 
 def differ(item: Item) -> bool:
@@ -96,11 +107,11 @@ def final(items: list[Item], adjudicated: dict[str, tuple[str, ...]]) -> list[It
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("second").add_argument("folder", type=Path)
+    for name in ("first", "second", "final"):
+        commands.add_parser(name).add_argument("files", type=Path, nargs="+")
     out = commands.add_parser("disagreements")
     out.add_argument("file", type=Path)
     out.add_argument("--seed", type=int, default=SEED)
-    commands.add_parser("final").add_argument("file", type=Path)
     args = parser.parse_args()
     items = load_items()
     if args.command == "disagreements":
@@ -108,7 +119,11 @@ def main() -> None:
         args.file.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         print(f"{args.file}: {len(rows)} of {len(items)} items read differently")
         return
-    items = second(items, args.folder) if args.command == "second" else final(items, read_labels(args.file))
+    labels = read_all(args.files)
+    if args.command == "final":
+        items = final(items, labels)
+    else:
+        items = reading(items, labels, "concepts" if args.command == "first" else "second")
     write_items(items, ITEMS_FILE)
     print(f"{ITEMS_FILE}: {args.command} labels of {len(items)} items")
 

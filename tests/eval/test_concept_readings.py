@@ -10,8 +10,8 @@ import pytest
 
 from eval.concepts.agreement import agreement
 from eval.concepts.linker_benchmark import score
-from eval.concepts.readings import disagreements, final, read_labels, second
-from eval.concepts.sample_items import SOURCES, SPLITS, Item
+from eval.concepts.readings import disagreements, final, read_all, read_labels, reading
+from eval.concepts.sample_items import Item
 
 
 def item(
@@ -64,19 +64,21 @@ def test_final_refuses_missing_or_undisputed_adjudications() -> None:
         disagreements([item("a", ("atelectasis",))])
 
 
-def test_second_readings_are_read_per_split_and_source_and_checked(tmp_path: Path) -> None:
-    items = [item("openi-dev-001", ("effusion",))]
-    for split in SPLITS:
-        for source in SOURCES:
-            (tmp_path / f"second_{split}_{source}.jsonl").write_text("", encoding="utf-8")
-    (tmp_path / "second_dev_openi.jsonl").write_text(json.dumps({"id": "openi-dev-001", "concepts": [" Effusion "]}))
-    assert second(items, tmp_path)[0].second == ("effusion",)
-    (tmp_path / "second_dev_openi.jsonl").write_text(json.dumps({"id": "openi-dev-001", "concepts": "effusion"}))
+def test_readings_are_read_from_files_and_checked(tmp_path: Path) -> None:
+    items = [item("openi-dev-001", ("effusion",)), Item("openi-dev3-001", "openi", "dev", "r", 0, "t", None)]
+    path = tmp_path / "second.jsonl"
+    path.write_text(json.dumps({"id": "openi-dev-001", "concepts": [" Effusion "]}), encoding="utf-8")
+    assert reading(items, read_all([path]), "second")[0].second == ("effusion",)
+    with pytest.raises(SystemExit, match="already have a first reading"):
+        reading(items, read_all([path]), "concepts")
+    with pytest.raises(ValueError, match="earlier file"):
+        read_all([path, path])
+    path.write_text(json.dumps({"id": "openi-dev-001", "concepts": "effusion"}), encoding="utf-8")
     with pytest.raises(ValueError, match="line 1"):
-        read_labels(tmp_path / "second_dev_openi.jsonl")
-    (tmp_path / "second_dev_openi.jsonl").write_text("")
-    with pytest.raises(SystemExit, match="no labels for 1 items"):
-        second(items, tmp_path)
+        read_labels(path)
+    path.write_text(json.dumps({"id": "nowhere", "concepts": []}), encoding="utf-8")
+    with pytest.raises(SystemExit, match="unknown items"):
+        reading(items, read_all([path]), "second")
 
 
 def test_the_linker_is_scored_against_the_chosen_reading() -> None:
