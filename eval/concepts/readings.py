@@ -81,13 +81,15 @@ def differ(item: Item) -> bool:
 
 
 def disagreements(items: list[Item], seed: int = SEED) -> list[dict[str, object]]:
-    """The items whose readings differ: id, text and the two sets as X and Y, in a seeded random order."""
-    unread = [i.id for i in items if i.concepts is None or i.second is None]
+    """The undecided items (no final labels yet) whose readings differ: id, text and the two sets as X and Y, in a
+    seeded random order."""
+    undecided = [i for i in items if i.final is None]
+    unread = [i.id for i in undecided if i.concepts is None or i.second is None]
     if unread:
         raise SystemExit(f"{len(unread)} items are not read twice yet (first: {unread[0]})")
     rng = random.Random(seed)
     rows = []
-    for item in (i for i in items if differ(i)):
+    for item in (i for i in undecided if differ(i)):
         pair = [list(item.concepts or ()), list(item.second or ())]
         rng.shuffle(pair)
         rows.append({"id": item.id, "source": item.source, "text": item.text, "X": pair[0], "Y": pair[1]})
@@ -95,13 +97,17 @@ def disagreements(items: list[Item], seed: int = SEED) -> list[dict[str, object]
 
 
 def final(items: list[Item], adjudicated: dict[str, tuple[str, ...]]) -> list[Item]:
-    """Final labels: the adjudicated ones where the readings differ, the first reading's names where they agree."""
-    disputed = {i.id for i in items if differ(i)}
+    """Final labels of the undecided items: the adjudicated ones where the readings differ, the first reading's names
+    where they agree. Items decided before keep theirs."""
+    undecided = [i for i in items if i.final is None]
+    disputed = {i.id for i in undecided if differ(i)}
     undisputed = sorted(set(adjudicated) - disputed)
     if undisputed:
-        raise SystemExit(f"adjudicated labels for {len(undisputed)} items the readings agree on: {undisputed[:5]}")
-    agreed = {i.id: i.concepts or () for i in items if i.id not in disputed}
-    return _apply(items, agreed | adjudicated, "final", {i.id for i in items})
+        raise SystemExit(
+            f"adjudicated labels for {len(undisputed)} items the readings agree on or decided before: {undisputed[:5]}"
+        )
+    agreed = {i.id: i.concepts or () for i in undecided if i.id not in disputed}
+    return _apply(items, agreed | adjudicated, "final", {i.id for i in undecided})
 
 
 def main() -> None:
