@@ -60,6 +60,10 @@ def test_final_refuses_missing_or_undisputed_adjudications() -> None:
         final(items, {})
     with pytest.raises(SystemExit, match="items the readings agree on"):
         final(items, {"a": (), "b": ()})
+    decided = final(items, {"a": ("atelectasis",)})
+    assert disagreements(decided) == []  # decided items are not asked again
+    with pytest.raises(SystemExit, match="decided before"):
+        final(decided, {"a": ("opacity",)})
     with pytest.raises(SystemExit, match="not read twice"):
         disagreements([item("a", ("atelectasis",))])
 
