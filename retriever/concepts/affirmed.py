@@ -27,28 +27,38 @@ _REQUEST = re.compile(
     r"|question of|query|screening for|to look for|to determine if|to determine whether|determine if|correlate for"
     r"|(?:recommend\w*|evaluat\w*|correlation|follow-up|followed)\b[^.;:]{0,60}\bin terms of"
     r"|if there is|if there are|history of|hx of|h/o|in a patient with|patient with a history|operated|resected"
-    r"|sequelae? of|correlation for"
+    r"|sequelae? of|correlation for|consider"
     r"|atypical (?:in terms of|for)|(?:features|findings) (?:reported|described) (?:in|for))\b",
     re.IGNORECASE,
+)
+#: A request that follows what it asks about: "organizing pneumonia should be considered in the differential" (a
+#: modal "be considered"; a stated "are considered in the etiology" is not one). docs/decisions/
+#: 2026-11-29-linker-requests-and-longer-names.md
+_REQUEST_AFTER = re.compile(
+    r"\b(?:should|must|can|could|may|might)\s+(?:also\s+|further\s+)?be\s+considered\b", re.IGNORECASE
 )
 REQUEST_WORDS = 8
 _CLAUSE_END = re.compile(r"[.;:!?\n]")
 
 
-def _requested(item: str, start: int) -> bool:
-    """Whether a request to rule out reaches the mention starting at `start`."""
+def _requested(item: str, start: int, end: int) -> bool:
+    """Whether a request reaches the mention at [start, end): one before it ("rule out", "consider") or a modal "be
+    considered" after it, in its clause and within REQUEST_WORDS words."""
     for request in _REQUEST.finditer(item, 0, start):
-        between = item[request.end() : start]
-        if not _CLAUSE_END.search(between) and len(between.split()) <= REQUEST_WORDS:
+        if _reaches(item[request.end() : start]):
             return True
-    return False
+    return any(_reaches(item[end : request.start()]) for request in _REQUEST_AFTER.finditer(item, end))
+
+
+def _reaches(between: str) -> bool:
+    return not _CLAUSE_END.search(between) and len(between.split()) <= REQUEST_WORDS
 
 
 @lru_cache(maxsize=65536)
 def affirmed_in(item: str) -> tuple[Concept, ...]:
     """The concepts one impression item affirms, in order (a concept may recur). Cached: conclusions repeat their
     items ("No pneumothorax.", "Mild cardiomegaly.") across thousands of reports."""
-    return tuple(m.concept for m, neg in _judged(item) if not neg and not _requested(item, m.start))
+    return tuple(m.concept for m, neg in _judged(item) if not neg and not _requested(item, m.start, m.end))
 
 
 def _judged(item: str) -> list[tuple[Mention, bool]]:

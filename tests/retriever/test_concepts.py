@@ -158,6 +158,32 @@ def test_the_radiology_layer_wins_over_icd10() -> None:
     assert [c.id for c in link("Pleural effusion")] == ["rad:pleural_effusion"]
 
 
+def test_a_longer_icd10_name_wins_over_a_radiology_word_it_contains() -> None:
+    assert [c.id for c in link("Bronchopleural fistula")] == ["icd10:J86.0/bronchopleural_fistula"]
+    assert [c.id for c in link("Fistula tract to the skin")] == ["rad:fistula"]
+
+
+def test_consider_is_a_request_before_or_after_what_it_names() -> None:
+    text = "Asymmetric left suprahilar opacity, consider focal airspace disease or adenopathy"
+    assert names(affirmed_in(text)) == ["opacity"]
+    assert affirmed_in("Organizing pneumonia and drug toxicity should be considered in the differential") == ()
+    assert names(affirmed_in("Viral pneumonias are considered in the etiology")) == ["pneumonia"]  # stated
+
+
+@pytest.mark.parametrize(
+    ("text", "concept"),
+    [
+        ("Increases in interlobar and interlobular thickness", "interlobular septal thickening"),
+        ("Increased pulmonary artery diameters", "enlarged pulmonary arteries"),
+        ("Bilateral intrarenal stones, no obstruction", "nephrolithiasis"),
+        ("Chronic parenchymal liver disease", "cirrhosis"),
+        ("Structural distortion in the apical segment of the right upper lobe", "architectural distortion"),
+    ],
+)
+def test_names_ct_reports_write_for_common_findings(text: str, concept: str) -> None:
+    assert names(affirmed_in(text)) == [concept]
+
+
 def test_negated_items_affirm_nothing() -> None:
     query = "Right lower lobe consolidation with air bronchograms. No pleural effusion or pneumothorax."
     assert names(affirmed_concepts(query)) == ["consolidation"]
