@@ -20,22 +20,25 @@ from retriever.reports.impression import conclusion_items
 #: What keeps the words after it, within the clause and REQUEST_WORDS words, from being a finding of this study: a
 #: request to look for something ("rule out", "to determine if", CT-RATE's "recommended ... in terms of"), a condition
 #: ("if there is"), the patient's history ("history of", "in a patient with", "operated HCC", "sequelae of prior
-#: infection": the sequela is the finding), or a diagnosis named as
-#: what the findings are not typical of ("atypical in terms of Covid-19 pneumonia", "features reported in ...").
+#: infection": the sequela is the finding), a diagnosis named as what the findings are not typical of ("atypical in
+#: terms of Covid-19 pneumonia", "features reported in ..."), a suggestion ("consider") or look-alikes ("other
+#: diseases such as").
 _REQUEST = re.compile(
     r"(?<!not )(?<!cannot )\b(?:rule out|r/o|to exclude|exclude|evaluate for|evaluated for|assess for|evaluation for"
     r"|question of|query|screening for|to look for|to determine if|to determine whether|determine if|correlate for"
     r"|(?:recommend\w*|evaluat\w*|correlation|follow-up|followed)\b[^.;:]{0,60}\bin terms of"
     r"|if there is|if there are|history of|hx of|h/o|in a patient with|patient with a history|operated|resected"
-    r"|sequelae? of|correlation for|consider"
+    r"|sequelae? of|correlation for|consider|other \w+(?: \w+)? such as"
     r"|atypical (?:in terms of|for)|(?:features|findings) (?:reported|described) (?:in|for))\b",
     re.IGNORECASE,
 )
 #: A request that follows what it asks about: "organizing pneumonia should be considered in the differential" (a
-#: modal "be considered"; a stated "are considered in the etiology" is not one). docs/decisions/
-#: 2026-11-29-linker-requests-and-longer-names.md
+#: modal "be considered"; a stated "are considered in the etiology" is not one), or a look-alike ("... can cause a
+#: similar appearance"). docs/decisions/2026-11-29-linker-requests-and-longer-names.md
 _REQUEST_AFTER = re.compile(
-    r"\b(?:should|must|can|could|may|might)\s+(?:also\s+|further\s+)?be\s+considered\b", re.IGNORECASE
+    r"\b(?:(?:should|must|can|could|may|might)\s+(?:also\s+|further\s+)?be\s+considered"
+    r"|(?:can|could|may|might)\s+(?:also\s+)?cause\s+(?:a\s+)?similar\s+(?:appearance|finding|image)s?)\b",
+    re.IGNORECASE,
 )
 REQUEST_WORDS = 8
 _CLAUSE_END = re.compile(r"[.;:!?\n]")

@@ -170,6 +170,12 @@ def test_consider_is_a_request_before_or_after_what_it_names() -> None:
     assert names(affirmed_in("Viral pneumonias are considered in the etiology")) == ["pneumonia"]  # stated
 
 
+def test_look_alikes_a_report_lists_are_not_findings() -> None:
+    text = "Other diseases such as organizing pneumonia and drug toxicity can cause a similar appearance"
+    assert affirmed_in(text) == ()
+    assert affirmed_in("Sarcoidosis may cause similar findings") == ()
+
+
 @pytest.mark.parametrize(
     ("text", "concept"),
     [
