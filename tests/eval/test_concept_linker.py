@@ -39,6 +39,8 @@ def test_pairs_are_pooled_over_items() -> None:
 def test_the_committed_items_are_labelled_and_balanced() -> None:
     rows = [json.loads(line) for line in ITEMS_FILE.read_text(encoding="utf-8").splitlines()]
     assert len(rows) >= 500 and all(isinstance(r["concepts"], list) for r in rows)
+    # every item read twice and decided (docs/decisions/2026-11-29-linker-gold-read-twice.md)
+    assert all(isinstance(r.get("second"), list) and isinstance(r.get("final"), list) for r in rows)
     for source in SOURCES:
         assert {r["split"] for r in rows if r["source"] == source} == {"dev", "test"}
     assert all(("text" in r) == (r["source"] == "mtsamples") for r in rows)  # only CC0 text is stored
