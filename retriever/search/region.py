@@ -18,8 +18,9 @@ from collections.abc import Mapping
 
 from retriever.reports.any_case import AnyCase
 
-#: Region -> words (regular expressions, matched as whole words, case-insensitive) that place a text there.
-REGION_WORDS: Mapping[str, str] = {
+#: Region -> words (regular expressions, matched as whole words, case-insensitive) that place a text there: its own
+#: words, and for the abdomen and the pelvis the words of their organs (ORGAN_REGION), added below from ORGAN_WORDS.
+_OWN_REGION_WORDS: Mapping[str, str] = {
     "head": r"brain|cerebr\w*|cerebell\w*|intracranial|intra-axial|extra-axial|subdural|epidural hematoma|"
     r"subarachnoid|ventricles|ventricular system|lateral ventricles?|fourth ventricle|third ventricle|"
     r"hydrocephalus|sella\w*|pituitary|orbits?|orbital|globe|skull|calvari\w*|frontal lobe|temporal lobe|"
@@ -34,16 +35,10 @@ REGION_WORDS: Mapping[str, str] = {
     r"bronch\w*|pneumothorax|costophrenic|chest|thora\w*|lobe pneumonia|airspace|air space|atelecta\w*|"
     r"pericardi\w*|emphysema|trachea|lingula\w*|apices|hemidiaphragms?|aortic arch|interstiti\w*|"
     r"upper lobe|lower lobe|middle lobe|ground[- ]glass|pneumonia",
-    "abdomen": r"abdomen|abdominal|liver|hepat\w*|gallbladder|biliary|bile ducts?|cholecyst\w*|pancrea\w*|spleen|"
-    r"splen\w*|kidneys?|renal|adrenals?|bowel|colon|colonic|appendi\w*|stomach|gastric|duoden\w*|jejun\w*|"
-    r"ile(?:um|al)|mesenter\w*|peritone\w*|retroperitone\w*|ascites|portal vein|cecum|cecal|sigmoid|esophag\w*|"
-    r"falciform|ligamentum teres|porta hepatis|omentum|omental|nephr\w*|hydronephro\w*|pyel\w*|ureter\w*|"
-    r"hydroureter\w*|perinephric|perirenal|colitis|diverticul\w*|ileus|intestin\w*|enteritis|crohn\w*|"
-    r"intussuscept\w*|volvulus|pylor\w*|cholangi\w*|choledoch\w*|cholelith\w*|common duct",
-    "pelvis": r"pelvis|pelvic|bladder|uter\w*|endometri\w*|ovar\w*|adnex\w*|prostat\w*|scrot\w*|testic\w*|testis|"
-    r"testes|epididym\w*|rectum|rectal|cervix|vagina\w*|seminal|iliac|acetabul\w*|pubic|gestation\w*|fetal|"
-    r"fetus|placent\w*|intrauterine|cystitis|myometri\w*|fallopian|fibroids?|leiomyoma\w*|hydrosalpinx|varicocele|"
-    r"hydrocele",
+    "abdomen": r"abdomen|abdominal|mesenter\w*|peritone\w*|retroperitone\w*|ascites|portal vein|esophag\w*|"
+    r"falciform|ligamentum teres|porta hepatis|omentum|omental",
+    "pelvis": r"pelvis|pelvic|rectum|rectal|cervix|vagina\w*|seminal|iliac|acetabul\w*|pubic|gestation\w*|fetal|"
+    r"fetus|placent\w*|intrauterine",
     "extremity": r"knee|shoulder|elbow|wrist|ankle|hand|foot|feet|finger\w*|toes?|menisc\w*|cruciate|"
     r"collateral ligament|rotator cuff|labr\w*|tendon\w*|femur|femoral head|femoral neck|tibia\w*|fibula\w*|"
     r"humer\w*|radius|ulna\w*|patell\w*|calcane\w*|metatars\w*|metacarp\w*|phalan\w*|carpal|talus|hip joint|"
@@ -74,14 +69,14 @@ ORGAN_WORDS: Mapping[str, str] = {
     "spleen": r"spleen|splen\w*",
     "kidney": r"kidneys?|renal|nephr\w*|hydronephro\w*|pyel\w*|ureter\w*|hydroureter\w*|perinephric|perirenal",
     "adrenal": r"adrenals?",
-    "bowel": r"bowel|colon\w*|colitis|diverticul\w*|append\w*|ileus|intestin\w*|duoden\w*|jejun\w*|ile(?:um|al|itis)|"
+    "bowel": r"bowel|colon\w*|colitis|diverticul\w*|appendi\w*|ileus|intestin\w*|duoden\w*|jejun\w*|ile(?:um|al|itis)|"
     r"cec(?:um|al)|sigmoid|rect(?:um|al)|enteritis|crohn\w*|intussuscept\w*|volvulus",
     "stomach": r"stomach|gastric|pylor\w*",
     "bladder": r"bladder|cystitis",
     "uterus_ovary": r"uter\w*|endometri\w*|myometri\w*|ovar\w*|adnex\w*|fallopian|fibroids?|leiomyoma\w*|"
     r"hydrosalpinx",
     "prostate": r"prostat\w*",
-    "scrotum": r"scrot\w*|testi\w*|epididym\w*|varicocele|hydrocele",
+    "scrotum": r"scrot\w*|testi(?:s|cles?|cular)|testes|epididym\w*|varicocele|hydrocele",
     # Structures of the limbs and joints: a meniscal question is not answered with a ligament's injury
     # (docs/decisions/2026-11-29-structures-the-question-names.md). The falciform ligament and the ligamentum teres
     # are liver anatomy, not ligaments of a joint.
@@ -94,6 +89,17 @@ ORGAN_WORDS: Mapping[str, str] = {
     r"scapula\w*|femur|vertebral bod(?:y|ies)",
     "aorta": r"aort\w*",
     "heart": r"heart|cardi\w*|coronar\w*|myocardi\w*|pericardi\w*|mitral|tricuspid|atri(?:um|al|a)",
+}
+
+#: The region each abdominal and pelvic organ is in: the region reads its organs' words
+#: (docs/decisions/2026-11-29-region-words-from-organ-words.md).
+ORGAN_REGION: Mapping[str, str] = {
+    **dict.fromkeys(("liver", "biliary", "pancreas", "spleen", "kidney", "adrenal", "bowel", "stomach"), "abdomen"),
+    **dict.fromkeys(("bladder", "uterus_ovary", "prostate", "scrotum"), "pelvis"),
+}
+REGION_WORDS: Mapping[str, str] = {
+    region: "|".join([own, *(ORGAN_WORDS[organ] for organ, where in ORGAN_REGION.items() if where == region)])
+    for region, own in _OWN_REGION_WORDS.items()
 }
 
 #: Words by which a sentence names another study than its text's own, one it compares with or recommends ("seen on

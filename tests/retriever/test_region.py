@@ -6,7 +6,17 @@ import csv
 import re
 
 from retriever.reports.sources.demo_corpus import DEMO_CSV
-from retriever.search.region import MODALITY_WORDS, OTHER_STUDY_WORDS, REGION_WORDS, _dominant, modalities, regions
+from retriever.search.region import (
+    MODALITY_WORDS,
+    ORGAN_REGION,
+    ORGAN_WORDS,
+    OTHER_STUDY_WORDS,
+    REGION_WORDS,
+    _dominant,
+    modalities,
+    organs,
+    regions,
+)
 
 
 def _case_insensitive(words: dict, text: str) -> frozenset[str]:
@@ -55,3 +65,18 @@ def test_a_study_the_text_compares_with_or_recommends_is_not_its_modality() -> N
     assert not modalities("Comparison is made with 10/13/05 radiographs.")
     assert modalities("Contrast-enhanced CT shows a hypoattenuating liver lesion.") == {"CT"}  # its own study counts
     assert modalities("Ultrasound was recommended.", "CT") == {"CT"}  # the report's field still decides
+
+
+def test_the_abdomen_and_pelvis_read_their_organs_words_from_one_list() -> None:
+    """docs/decisions/2026-11-29-region-words-from-organ-words.md: an organ word places a text in its organ's region
+    without being written twice."""
+    for organ, region in ORGAN_REGION.items():
+        assert ORGAN_WORDS[organ] in REGION_WORDS[region], organ
+    assert regions("Cystic duct stone.") == {"abdomen"} and organs("Cystic duct stone.") == {"biliary"}
+    assert regions("Enlarged right testis.") == {"pelvis"} and organs("Enlarged right testis.") == {"scrotum"}
+
+
+def test_words_that_only_look_like_an_organ_name_none() -> None:
+    assert organs("The left atrial appendage is free of thrombus.") == {"heart"}  # not the appendix: no bowel
+    assert organs("Positional testing showed nystagmus.") == frozenset()  # not the testis
+    assert organs("Acute appendicitis.") == {"bowel"}
