@@ -65,6 +65,9 @@ class AgreementScores(Record):
     recall: float | None
     #: Of the items the readings differ on, how many final labels are the first reading, the second, or neither.
     adjudicated_as: dict[str, int] | None = optional()
+    #: Each reading scored against the final labels: {"first": {"precision", "recall"}, "second": {...}}. The second
+    #: shaped most adjudications, so the first's score is the nearer to an independent reader's.
+    against_final: dict[str, dict[str, float]] | None = optional()
 
 
 @dataclass

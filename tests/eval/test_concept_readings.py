@@ -39,7 +39,13 @@ def test_where_the_adjudication_sides_is_counted_only_for_disputed_items() -> No
         Item("b", "openi", "dev", "r", 0, "t", ("pneumonia",), ("infection",), ("pneumonia", "infection")),
         Item("c", "openi", "dev", "r", 0, "t", ("effusion",), ("pleural effusion",), ("pleural effusion",)),
     ]
-    assert agreement(items).adjudicated_as == {"first": 0, "second": 1, "neither": 1}
+    found = agreement(items)
+    assert found.adjudicated_as == {"first": 0, "second": 1, "neither": 1}
+    # against the 4 final pairs: the first has 3 of its 4 pairs right, the second 3 of its 3
+    assert found.against_final == {
+        "first": {"precision": 0.75, "recall": 0.75},
+        "second": {"precision": 1.0, "recall": 0.75},
+    }
 
 
 def test_disagreements_hide_which_reading_is_which_and_final_keeps_agreed_labels() -> None:
