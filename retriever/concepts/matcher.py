@@ -137,9 +137,6 @@ def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
         for first, stop, _, phrase in list(found)
         if (coordinated := _coordinated(vocabulary, text, toks, free, first, phrase)) is not None
     ]
-    found = _longer_names(vocabulary, words, found)
-    for first, stop, _, _ in found:
-        free[first:stop] = [False] * (stop - first)
     found += _scan(vocabulary.icd10, words, free)
     out, generic = [], []
     for first, stop, concept_id, phrase in sorted(found):
@@ -151,28 +148,6 @@ def mentions(text: str, vocabulary: Vocabulary | None = None) -> list[Mention]:
                 out.append(Mention(vocabulary.concepts[target], toks[first].start, toks[stop - 1].end))
                 generic.append((concept_id, phrase) in vocabulary.generic)
     return _most_specific(vocabulary, text, _guessed(text, out, generic))
-
-
-def _longer_names(
-    vocabulary: Vocabulary, words: list[str], found: list[tuple[int, int, str, Phrase]]
-) -> list[tuple[int, int, str, Phrase]]:
-    """The radiology matches, with an ICD-10-CM phrase in place of those it spells out in full and strictly contains
-    ("bronchopleural fistula" over the radiology word "fistula"): the longer name is the more specific one. An ICD
-    phrase that cuts a radiology match stays out (the fallback is never a rival).
-    docs/decisions/2026-11-29-linker-requests-and-longer-names.md"""
-    if not found:
-        return found
-    spans = [(first, stop) for first, stop, _, _ in found]
-    longer = [
-        match
-        for match in _scan(vocabulary.icd10, words, [True] * len(words))
-        if any(match[0] <= a and b <= match[1] and b - a < match[1] - match[0] for a, b in spans)
-        and not any(a < match[0] < b or a < match[1] < b for a, b in spans)
-    ]
-    if not longer:
-        return found
-    kept = [m for m in found if not any(n[0] <= m[0] and m[1] <= n[1] for n in longer)]
-    return sorted(kept + longer)
 
 
 #: A parenthesis right after a word that offers a guess with "?": "hypodense lesions (cysts?) in the liver".

@@ -158,9 +158,12 @@ def test_the_radiology_layer_wins_over_icd10() -> None:
     assert [c.id for c in link("Pleural effusion")] == ["rad:pleural_effusion"]
 
 
-def test_a_longer_icd10_name_wins_over_a_radiology_word_it_contains() -> None:
-    assert [c.id for c in link("Bronchopleural fistula")] == ["icd10:J86.0/bronchopleural_fistula"]
-    assert [c.id for c in link("Fistula tract to the skin")] == ["rad:fistula"]
+def test_an_icd10_phrase_never_takes_a_radiology_match_even_a_longer_one() -> None:
+    """docs/decisions/2026-11-29-linker-requests-and-longer-names.md, rule 2 (reverted): ICD-10-CM's longer phrases
+    name the same disease with a course word ("acute pulmonary embolism") or another disease in the same words
+    ("chronic granulomatous disease", an immunodeficiency in ICD-10-CM, healed granulomas in a chest report)."""
+    assert [c.id for c in link("Acute pulmonary embolism")] == ["rad:pulmonary_embolism"]
+    assert [c.name for c in link("Chronic granulomatous disease")] == ["granuloma"]
 
 
 def test_consider_is_a_request_before_or_after_what_it_names() -> None:
