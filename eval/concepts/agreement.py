@@ -19,7 +19,7 @@ import argparse
 from collections.abc import Sequence
 
 from eval.common.shared_data import RESULTS, add_out_option, write_results
-from eval.concepts.linker_benchmark import gold_ids
+from eval.concepts.linker_benchmark import gold_ids, pooled
 from eval.concepts.results import AgreementScores, AnnotatorAgreement
 from eval.concepts.sample_items import SOURCES, SPLITS, Item, load_items
 
@@ -32,26 +32,22 @@ DEFINITION = (
 
 def agreement(items: Sequence[Item]) -> AgreementScores:
     """The pooled agreement of the items' first and second readings (and where the final labels side)."""
-    agreed = first_pairs = second_pairs = same = 0
+    readings = [(gold_ids(item.concepts or ()), gold_ids(item.second or ())) for item in items]
     sides = {"first": 0, "second": 0, "neither": 0}
-    for item in items:
-        first, second = gold_ids(item.concepts or ()), gold_ids(item.second or ())
-        agreed += len(first & second)
-        first_pairs += len(first)
-        second_pairs += len(second)
-        same += first == second
+    for item, (first, second) in zip(items, readings, strict=True):
         if item.final is not None and first != second:
             final = gold_ids(item.final)
             sides["first" if final == first else "second" if final == second else "neither"] += 1
+    pairs = pooled(readings)  # the first reading as the gold side, the second as the predicted
     decided = [i for i in items if i.final is not None]
     return AgreementScores(
         items=len(items),
-        same_items=same,
-        first_pairs=first_pairs,
-        second_pairs=second_pairs,
-        agreed_pairs=agreed,
-        precision=round(agreed / second_pairs, 4) if second_pairs else None,
-        recall=round(agreed / first_pairs, 4) if first_pairs else None,
+        same_items=sum(first == second for first, second in readings),
+        first_pairs=pairs.gold,
+        second_pairs=pairs.predicted,
+        agreed_pairs=pairs.correct,
+        precision=pairs.precision,
+        recall=pairs.recall,
         adjudicated_as=sides if decided else None,
         against_final={r: _against_final(decided, r) for r in READINGS} if decided else None,
     )
@@ -59,11 +55,8 @@ def agreement(items: Sequence[Item]) -> AgreementScores:
 
 def _against_final(items: Sequence[Item], reading: str) -> dict[str, float]:
     """One reading's pooled precision and recall against the final labels."""
-    agreed = found = gold = 0
-    for item in items:
-        final, labels = gold_ids(item.final or ()), gold_ids(item.gold(reading) or ())
-        agreed, found, gold = agreed + len(final & labels), found + len(labels), gold + len(final)
-    return {"precision": round(agreed / found, 4) if found else 0.0, "recall": round(agreed / gold, 4) if gold else 0.0}
+    pairs = pooled((gold_ids(item.final or ()), gold_ids(item.gold(reading) or ())) for item in items)
+    return {"precision": pairs.precision or 0.0, "recall": pairs.recall or 0.0}
 
 
 def measure(items: Sequence[Item]) -> AnnotatorAgreement:

@@ -24,7 +24,8 @@ redistributed).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from eval.common.shared_data import RESULTS, add_out_option, write_results
@@ -49,33 +50,54 @@ def gold_ids(names: Sequence[str]) -> set[str]:
     return {table.get(key(name), f"unknown:{name}") for name in names}
 
 
+@dataclass(frozen=True)
+class Pairs:
+    """(item, concept) pairs pooled over items: those both sides name, the predicted side's and the gold side's."""
+
+    correct: int
+    predicted: int
+    gold: int
+
+    @property
+    def precision(self) -> float | None:
+        return round(self.correct / self.predicted, 4) if self.predicted else None
+
+    @property
+    def recall(self) -> float | None:
+        return round(self.correct / self.gold, 4) if self.gold else None
+
+
+def pooled(sides: Iterable[tuple[set[str], set[str]]]) -> Pairs:
+    """The pooled pairs of (gold ids, predicted ids) per item: how the linker is scored, and how one hand reading is
+    scored against another (eval/concepts/agreement.py)."""
+    correct = predicted = gold = 0
+    for expected, found in sides:
+        correct, predicted, gold = correct + len(expected & found), predicted + len(found), gold + len(expected)
+    return Pairs(correct, predicted, gold)
+
+
 def score(items: list[Item], reading: str = "first") -> dict[str, Any]:
     """Pooled counts, precision and recall against the labels of `reading` (Item.gold), and the wrong items."""
     concepts = default_vocabulary().concepts
-    correct = predicted = gold = 0
-    errors = []
-    for item in items:
-        expected = gold_ids(item.gold(reading) or ())
-        found = {c.id for c in affirmed_in(item.text)}
-        correct += len(expected & found)
-        predicted += len(found)
-        gold += len(expected)
-        if expected != found:
-            name = lambda i: concepts[i].name if i in concepts else i  # noqa: E731
-            errors.append(
-                {
-                    "id": item.id,
-                    "missed": sorted(name(i) for i in expected - found),
-                    "extra": sorted(name(i) for i in found - expected),
-                }
-            )
+    sides = [(gold_ids(item.gold(reading) or ()), {c.id for c in affirmed_in(item.text)}) for item in items]
+    name = lambda i: concepts[i].name if i in concepts else i  # noqa: E731
+    errors = [
+        {
+            "id": item.id,
+            "missed": sorted(name(i) for i in expected - found),
+            "extra": sorted(name(i) for i in found - expected),
+        }
+        for item, (expected, found) in zip(items, sides, strict=True)
+        if expected != found
+    ]
+    pairs = pooled(sides)
     return {
         "items": len(items),
-        "gold_pairs": gold,
-        "predicted_pairs": predicted,
-        "correct_pairs": correct,
-        "precision": round(correct / predicted, 4) if predicted else None,
-        "recall": round(correct / gold, 4) if gold else None,
+        "gold_pairs": pairs.gold,
+        "predicted_pairs": pairs.predicted,
+        "correct_pairs": pairs.correct,
+        "precision": pairs.precision,
+        "recall": pairs.recall,
         "errors": errors,
     }
 
