@@ -489,3 +489,23 @@ class ConclusionTrialResults(ResultsFile):
     command: str
     #: variant -> {"top1", "first_five", "strong", "strong_right", "concluded_answers"} (counts of cases)
     variants: dict[str, dict[str, int]]
+
+
+@dataclass
+class EvidenceCoverage(ResultsFile):
+    """eval.diagnosis.evidence_coverage: where the right diagnosis sits among the evidence's candidates, and the
+    first five under each alternative (a place for the closest report, the model's own suggestions)."""
+
+    KIND = "evidence coverage results"
+
+    split: str
+    condition: str
+    cases: int
+    #: source -> cases
+    by_source: dict[str, int]
+    #: place of the first right candidate ("1".."8", "none") -> cases
+    right_candidate_at: dict[str, int]
+    #: alternative -> source -> cases right at first place
+    top1: dict[str, dict[str, int]]
+    #: alternative -> source -> cases right among the first five
+    first5: dict[str, dict[str, int]]
